@@ -1,0 +1,251 @@
+"""Input validation shared by every public function.
+
+Each checker either returns the normalised value or raises
+:class:`~dpreg.exceptions.InvalidInputError` whose message names the parameter, the allowed
+range and the value received.  Callers run all checks *before* drawing noise or charging a
+ledger, so rejected input costs no privacy budget.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpreg.exceptions import InvalidInputError
+
+__all__ = [
+    "check_rng",
+    "check_epsilon",
+    "check_delta",
+    "check_rho",
+    "check_mu",
+    "check_positive",
+    "check_int",
+    "check_probability",
+    "check_bounds",
+    "check_array",
+    "check_xy",
+    "fmt",
+]
+
+RNGLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
+
+
+def fmt(value: Any) -> str:
+    """Short printable form of a received value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _fail(name: str, expected: str, value: Any) -> InvalidInputError:
+    return InvalidInputError(f"{name} must be {expected}; got {fmt(value)}")
+
+
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Normalise ``rng``/``random_state`` to a :class:`numpy.random.Generator`.
+
+    * ``None`` -> a generator seeded from fresh OS entropy (the right choice for releases),
+    * a non-negative ``int`` or a :class:`numpy.random.SeedSequence` -> a new seeded generator
+      (reproducible; for experiments and tests),
+    * a :class:`numpy.random.Generator` -> returned unchanged (its state advances),
+    * a legacy :class:`numpy.random.RandomState` -> a generator seeded by one draw from it
+      (accepted for scikit-learn compatibility).
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (bool, np.bool_)):
+        raise _fail(name, "None, a non-negative int, a SeedSequence or a Generator", rng)
+    if isinstance(rng, numbers.Integral):
+        if int(rng) < 0:
+            raise _fail(name, "a non-negative integer seed", rng)
+        return np.random.default_rng(int(rng))
+    if isinstance(rng, np.random.RandomState):
+        return np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
+    raise _fail(name, "None, a non-negative int, a SeedSequence or a Generator", rng)
+
+
+def _as_real(value: Any, name: str, expected: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise _fail(name, expected, value)
+    out = float(value)
+    if math.isnan(out):
+        raise _fail(name, expected, value)
+    return out
+
+
+def check_positive(
+    value: Any, name: str, *, allow_inf: bool = False, allow_zero: bool = False
+) -> float:
+    """A real number > 0 (or >= 0 with ``allow_zero``), finite unless ``allow_inf``."""
+    lo = "0 <=" if allow_zero else "0 <"
+    expected = f"a real number with {lo} {name}" + (" <= inf" if allow_inf else " < inf")
+    out = _as_real(value, name, expected)
+    if out < 0 or (out == 0 and not allow_zero) or (math.isinf(out) and not allow_inf):
+        raise _fail(name, expected, value)
+    return out
+
+
+def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = True) -> float:
+    """Privacy parameter ε: a real number in (0, ∞]; ``inf`` means *no privacy*."""
+    return check_positive(value, name, allow_inf=allow_inf)
+
+
+def check_rho(value: Any, name: str = "rho", *, allow_inf: bool = True) -> float:
+    """zCDP parameter ρ in (0, ∞]."""
+    return check_positive(value, name, allow_inf=allow_inf)
+
+
+def check_mu(value: Any, name: str = "mu", *, allow_inf: bool = True) -> float:
+    """Gaussian-DP parameter μ in (0, ∞]."""
+    return check_positive(value, name, allow_inf=allow_inf)
+
+
+def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True) -> float:
+    """δ in [0, 1) (or (0, 1) when the method needs δ > 0)."""
+    expected = f"a real number with 0 {'<=' if allow_zero else '<'} {name} < 1"
+    out = _as_real(value, name, expected)
+    if not (0.0 <= out < 1.0) or (out == 0.0 and not allow_zero):
+        raise _fail(name, expected, value)
+    return out
+
+
+def check_probability(value: Any, name: str) -> float:
+    """A probability strictly inside (0, 1), e.g. a significance level α."""
+    expected = f"a real number with 0 < {name} < 1"
+    out = _as_real(value, name, expected)
+    if not (0.0 < out < 1.0):
+        raise _fail(name, expected, value)
+    return out
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer within [minimum, maximum]."""
+    lo = "-inf" if minimum is None else str(minimum)
+    hi = "inf" if maximum is None else str(maximum)
+    expected = f"an integer with {lo} <= {name} <= {hi}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise _fail(name, expected, value)
+    out = int(value)
+    if (minimum is not None and out < minimum) or (maximum is not None and out > maximum):
+        raise _fail(name, expected, value)
+    return out
+
+
+def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
+    """Public bounds ``(lo, hi)``: two finite reals with ``lo < hi``.
+
+    Bounds must come from outside the data (domain knowledge, a codebook, or a separate DP
+    release); dpreg never derives them from the private data.
+    """
+    expected = "a pair (lo, hi) of finite real numbers with lo < hi"
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)):
+        raise _fail(name, expected, bounds)
+    if len(bounds) != 2:
+        raise _fail(name, expected, bounds)
+    lo_raw, hi_raw = bounds[0], bounds[1]
+    try:
+        lo = _as_real(lo_raw, name, expected)
+        hi = _as_real(hi_raw, name, expected)
+    except InvalidInputError:
+        raise _fail(name, expected, bounds) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+        raise _fail(name, expected, bounds)
+    return lo, hi
+
+
+def _column_names(obj: Any) -> list[str] | None:
+    cols = getattr(obj, "columns", None)
+    return None if cols is None else [str(c) for c in cols]
+
+
+def check_array(
+    a: Any, name: str, *, ndim: int | tuple[int, ...] = (1, 2), min_rows: int = 1
+) -> np.ndarray:
+    """Convert to a float64 array and check it is numeric, finite, non-empty and well shaped.
+
+    ``ndim`` may be 1, 2 or a tuple of allowed dimensions.  Booleans are accepted as 0/1;
+    strings, objects, complex numbers and datetimes are rejected with the offending columns
+    named when the input is a DataFrame.
+    """
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if a is None:
+        raise _fail(name, "an array of numbers", a)
+    bad = _non_numeric_columns(a)
+    if bad:
+        raise InvalidInputError(
+            f"{name} must contain only numeric columns; non-numeric columns: {bad}"
+        )
+    try:
+        raw = np.asarray(a)
+    except Exception as exc:  # pragma: no cover - exotic containers
+        raise _fail(name, "an array of numbers", a) from exc
+    if raw.dtype.kind in "cOSUMmV" and raw.dtype.kind != "O":
+        raise _fail(name, "an array of real numbers (not complex, text or dates)", raw)
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _fail(name, "an array of real numbers (non-numeric values found)", raw) from None
+    if raw.dtype.kind == "O" and any(
+        isinstance(v, (str, bytes, complex)) for v in raw.ravel().tolist()
+    ):
+        raise _fail(name, "an array of real numbers (non-numeric values found)", raw)
+    if arr.ndim not in allowed:
+        raise _fail(name, f"an array with ndim in {allowed}", arr)
+    if arr.shape[0] < min_rows or arr.size == 0:
+        raise _fail(name, f"a non-empty array with at least {min_rows} rows", arr)
+    if not np.all(np.isfinite(arr)):
+        n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise InvalidInputError(
+            f"{name} must contain only finite numbers (no NaN or inf); got {n_bad} "
+            "non-finite value(s). Remove or impute them before fitting."
+        )
+    return arr
+
+
+def _non_numeric_columns(a: Any) -> list[str]:
+    """Names of non-numeric columns of a pandas/polars frame (empty list otherwise)."""
+    dtypes = getattr(a, "dtypes", None)
+    cols = _column_names(a)
+    if dtypes is None or cols is None or isinstance(dtypes, np.dtype):
+        return []
+    from pandas.api.types import is_bool_dtype, is_complex_dtype, is_numeric_dtype
+
+    bad = []
+    for col, dt in zip(cols, list(dtypes)):
+        try:
+            ok = (is_numeric_dtype(dt) or is_bool_dtype(dt)) and not is_complex_dtype(dt)
+        except TypeError:  # a dtype pandas does not know (e.g. polars)
+            ok = dt.is_numeric() if hasattr(dt, "is_numeric") else False
+        if not ok:
+            bad.append(col)
+    return bad
+
+
+def check_xy(
+    x: Any, y: Any, *, x_ndim: int | tuple[int, ...] = 1, min_rows: int = 1,
+    x_name: str = "x", y_name: str = "y",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a design ``x`` and response ``y`` (finite, numeric, non-empty, same length)."""
+    xa = check_array(x, x_name, ndim=x_ndim, min_rows=1)
+    ya = check_array(y, y_name, ndim=1, min_rows=1)
+    if xa.shape[0] != ya.shape[0]:
+        raise InvalidInputError(
+            f"{x_name} and {y_name} must have the same number of rows; got {xa.shape[0]} and "
+            f"{ya.shape[0]}"
+        )
+    if xa.shape[0] < min_rows:
+        raise InvalidInputError(
+            f"{x_name} and {y_name} must have at least {min_rows} rows for this method; got "
+            f"{xa.shape[0]}"
+        )
+    return xa, ya

@@ -1,0 +1,5 @@
+"""Regression results with statsmodels vocabulary and privacy metadata."""
+
+from dpreg.inference.results import RegressionResults, Summary, significance_code
+
+__all__ = ["RegressionResults", "Summary", "significance_code"]

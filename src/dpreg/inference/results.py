@@ -1,0 +1,358 @@
+"""``RegressionResults``: what every dpreg regression returns.
+
+Vocabulary follows statsmodels (``params``, ``bse``, ``tvalues``, ``pvalues``,
+``conf_int(alpha)``, ``summary()``), plus what a DP release must carry: the privacy statement
+(budget, neighbouring relation, mechanism, source), the ⊥ flag and reason, and a plain-words
+description of how the standard errors/intervals were obtained (``uncertainty``) -- a plug-in
+standard error that ignores the privacy noise is always labelled as such.
+
+A failed release (⊥) is a typed result: ``failed`` is True, ``reason`` says why, and reading
+``params`` raises :class:`~dpreg.exceptions.MechanismFailure` instead of handing out numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from dpreg._validation import check_probability
+from dpreg._version import __version__
+from dpreg.exceptions import DPRegError, MechanismFailure
+from dpreg.privacy.neighbours import PrivacyStatement
+
+__all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]
+
+
+class NoUncertaintyError(DPRegError):
+    """The method has no valid standard error/interval at the requested level."""
+
+
+def significance_code(p: float) -> str:
+    """R's codes with right-closed cut points: *** <= 0.001 < ** <= 0.01 < * <= 0.05 < . <= 0.1."""
+    if p is None or not math.isfinite(p):
+        return ""
+    for cut, code in ((0.001, "***"), (0.01, "**"), (0.05, "*"), (0.1, ".")):
+        if p <= cut:
+            return code
+    return " "
+
+
+def _as_series(values: Any, names: Sequence[str]) -> pd.Series:
+    if isinstance(values, pd.Series):
+        return values.astype(float).reindex(list(names))
+    if isinstance(values, Mapping):
+        return pd.Series({n: float(values[n]) for n in names}, dtype=float)
+    arr = np.asarray(values, dtype=float).ravel()
+    return pd.Series(arr, index=list(names), dtype=float)
+
+
+class RegressionResults:
+    """Results of a DP regression.
+
+    Parameters
+    ----------
+    params:
+        Coefficients, ``"intercept"`` first when fitted, then the feature names.
+    privacy:
+        The :class:`~dpreg.privacy.PrivacyStatement` of the release.
+    method:
+        dpreg method name (e.g. ``"noisy-stats"``).
+    bse:
+        Standard errors (same index) or ``None`` when the method has none.
+    df_resid:
+        Residual degrees of freedom for t-based tests; ``None`` means normal (z) reference.
+    intervals:
+        Pre-computed intervals keyed by α (e.g. DP confidence intervals that consumed budget at
+        fit time): ``{alpha: DataFrame(lower, upper)}``.
+    interval_fn:
+        Optional ``alpha -> DataFrame`` computing intervals by post-processing (no budget).
+    uncertainty:
+        Plain-words description of how ``bse``/intervals were obtained.
+    nobs:
+        Number of observations if public (``None`` when n itself is private).
+    failed, reason:
+        ⊥ flag and explanation.
+    extra:
+        Method-specific released quantities (e.g. predictions at x_eval, noisy statistics).
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        *,
+        names: Sequence[str] | None = None,
+        privacy: PrivacyStatement,
+        method: str,
+        bse: Any = None,
+        df_resid: float | None = None,
+        intervals: Mapping[float, pd.DataFrame] | None = None,
+        interval_fn: Callable[[float], pd.DataFrame] | None = None,
+        uncertainty: str = "none: this method releases point estimates only",
+        nobs: int | None = None,
+        dep_var: str = "y",
+        failed: bool = False,
+        reason: str = "",
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        if names is None:
+            names = list(params.index) if isinstance(params, pd.Series) else (
+                list(params) if isinstance(params, Mapping) else
+                [f"x{i}" for i in range(np.asarray(params).size)])
+        self._names = [str(n) for n in names]
+        self._params = _as_series(params, self._names) if not failed else pd.Series(
+            np.nan, index=self._names, dtype=float)
+        self._bse = None if bse is None else _as_series(bse, self._names)
+        self.df_resid = df_resid
+        self._intervals = {float(a): df for a, df in (intervals or {}).items()}
+        self._interval_fn = interval_fn
+        self.uncertainty = uncertainty
+        self.privacy = privacy
+        self.method = method
+        self.nobs = nobs
+        self.dep_var = dep_var
+        self.failed = bool(failed)
+        self.reason = reason
+        self.extra = dict(extra or {})
+        self.version = __version__
+
+    # ------------------------------------------------------------------ numbers
+    def _guard(self) -> None:
+        if self.failed:
+            raise MechanismFailure(self.reason or "the mechanism returned ⊥")
+
+    @property
+    def params(self) -> pd.Series:
+        self._guard()
+        return self._params.copy()
+
+    @property
+    def bse(self) -> pd.Series:
+        self._guard()
+        if self._bse is None:
+            return pd.Series(np.nan, index=self._names, dtype=float)
+        return self._bse.copy()
+
+    @property
+    def has_bse(self) -> bool:
+        return self._bse is not None and not self.failed
+
+    @property
+    def tvalues(self) -> pd.Series:
+        return self.params / self.bse
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided p-values of H0: coefficient = 0 (NaN where no standard error exists)."""
+        t = self.tvalues.abs()
+        if self.df_resid is not None and self.df_resid > 0:
+            p = 2.0 * stats.t.sf(t, self.df_resid)
+        else:
+            p = 2.0 * stats.norm.sf(t)
+        return pd.Series(p, index=self._names, dtype=float)
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """(1 − α) intervals: DataFrame with columns ``lower``, ``upper``.
+
+        Uses, in order: intervals computed at fit time for this α, the method's
+        post-processing interval function, or ``params ± q·bse`` (t with ``df_resid`` or
+        normal).  Raises :class:`NoUncertaintyError` when none exists.
+        """
+        self._guard()
+        alpha = check_probability(alpha, "alpha")
+        for a, df in self._intervals.items():
+            if math.isclose(a, alpha, rel_tol=0, abs_tol=1e-12):
+                return df.copy()
+        if self._interval_fn is not None:
+            return self._interval_fn(alpha)
+        if self._bse is not None:
+            q = (stats.t.ppf(1 - alpha / 2, self.df_resid) if self.df_resid
+                 else stats.norm.ppf(1 - alpha / 2))
+            return pd.DataFrame({"lower": self._params - q * self._bse,
+                                 "upper": self._params + q * self._bse})
+        avail = ", ".join(f"{a:g}" for a in self._intervals) or "none"
+        raise NoUncertaintyError(
+            f"{self.method} has no valid confidence interval at alpha={alpha:g} "
+            f"(intervals computed at fit time for alpha: {avail}; uncertainty: {self.uncertainty})"
+        )
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Linear predictions for rows of X (columns in the order of the non-intercept params)."""
+        p = self.params
+        coef = p.drop("intercept") if "intercept" in p.index else p
+        intercept = float(p["intercept"]) if "intercept" in p.index else 0.0
+        arr = np.asarray(X, dtype=float)
+        if arr.ndim == 1:
+            arr = arr.reshape(-1, 1) if coef.size == 1 else arr.reshape(1, -1)
+        return arr @ coef.to_numpy() + intercept
+
+    # ------------------------------------------------------------------ export
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "method": self.method,
+            "failed": self.failed,
+            "reason": self.reason,
+            "privacy": self.privacy.as_dict(),
+            "nobs": self.nobs,
+            "uncertainty": self.uncertainty,
+            "dpreg_version": self.version,
+        }
+        if self.failed:
+            out.update(coef=None, intercept=None, bse=None)
+            return out
+        p = self._params
+        out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
+        out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
+        out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
+        out["extra"] = {k: _jsonable(v) for k, v in self.extra.items()}
+        return out
+
+    def summary(self, alpha: float = 0.05) -> Summary:
+        return Summary(self, alpha)
+
+    def __repr__(self) -> str:
+        if self.failed:
+            return f"<RegressionResults {self.method}: FAILED (⊥): {self.reason}>"
+        coefs = ", ".join(f"{k}={v:.4g}" for k, v in self._params.items())
+        return f"<RegressionResults {self.method}: {coefs}; {self.privacy.budget}>"
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+@dataclass
+class Summary:
+    """Printable summary: ``str()`` / ``as_text()``, ``_repr_html_()`` / ``as_html()``,
+    ``as_latex()``."""
+
+    results: RegressionResults
+    alpha: float = 0.05
+
+    # --------------------------------------------------------------- content
+    def header(self) -> list[tuple[str, str]]:
+        r = self.results
+        priv = r.privacy
+        rows = [
+            ("Dep. variable", r.dep_var),
+            ("Method", f"{r.method} ({priv.mechanism})"),
+            ("Privacy budget", str(priv.budget) + ("" if priv.private else "  NOT PRIVATE")),
+            ("Neighbouring", str(priv.neighbouring)),
+            ("No. observations", "private" if r.nobs is None else str(r.nobs)),
+            ("Uncertainty", r.uncertainty),
+            ("Randomness", "seeded (reproducible: for experiments only)" if priv.seeded
+             else "fresh OS entropy"),
+            ("Source", priv.source or "-"),
+            ("dpreg", r.version),
+        ]
+        if r.failed:
+            rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
+        return rows
+
+    def table(self) -> pd.DataFrame | None:
+        r = self.results
+        if r.failed:
+            return None
+        lo_name, hi_name = f"[{self.alpha / 2:g}", f"{1 - self.alpha / 2:g}]"
+        df = pd.DataFrame({"coef": r.params})
+        stat_name = "t" if r.df_resid else "z"
+        if r.has_bse:
+            df["std err"] = r.bse
+            df[stat_name] = r.tvalues
+            df[f"P>|{stat_name}|"] = r.pvalues
+        try:
+            ci = r.conf_int(self.alpha)
+            df[lo_name] = ci["lower"]
+            df[hi_name] = ci["upper"]
+        except NoUncertaintyError:
+            pass
+        if r.has_bse:
+            df[""] = [significance_code(p) for p in r.pvalues]
+        return df
+
+    # --------------------------------------------------------------- renderers
+    def as_text(self) -> str:
+        width = 78
+        lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
+        for k, v in self.header():
+            lines.append(f"{k + ':':<20}{v}")
+        lines.append("-" * width)
+        tab = self.table()
+        if tab is None:
+            lines.append("No estimates: the mechanism returned ⊥ (the budget stays spent).")
+        else:
+            lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+            if "" in tab.columns:
+                lines.append("---")
+                lines.append("Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1")
+            if not self.results.has_bse:
+                lines.append("(no standard errors: see Uncertainty above)")
+        lines.append("=" * width)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return self.as_text()
+
+    def as_html(self) -> str:
+        head = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in self.header()
+        )
+        tab = self.table()
+        body = ("<p>No estimates: the mechanism returned ⊥.</p>" if tab is None
+                else tab.to_html(float_format=lambda v: f"{v:.4g}", border=0,
+                                 classes="dpreg-coef"))
+        return (f"<div class='dpreg-summary'><h4>DP Regression Results</h4>"
+                f"<table class='dpreg-header'>{head}</table>{body}</div>")
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+    def as_latex(self) -> str:
+        tab = self.table()
+        out = ["\\begin{table}[ht]", "\\centering"]
+        cap = f"{self.results.method}: {self.results.privacy.budget}, " \
+              f"{self.results.privacy.neighbouring} neighbours"
+        out.append(f"\\caption{{{_tex(cap)}}}")
+        if tab is None:
+            out.append("Mechanism returned $\\bot$.")
+        else:
+            cols = list(tab.columns)
+            out.append("\\begin{tabular}{l" + "r" * len(cols) + "}")
+            out.append("\\hline")
+            out.append(" & ".join([""] + [_tex(c) for c in cols]) + " \\\\")
+            out.append("\\hline")
+            for name, row in tab.iterrows():
+                cells = [_tex(str(name))]
+                for c in cols:
+                    v = row[c]
+                    cells.append(_tex(v) if isinstance(v, str) else f"{v:.4g}")
+                out.append(" & ".join(cells) + " \\\\")
+            out.append("\\hline")
+            out.append("\\end{tabular}")
+        out.append("\\end{table}")
+        return "\n".join(out)
+
+
+def _tex(s: str) -> str:
+    rep = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",
+           "_": "\\_", "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\^{}",
+           "|": "$|$", "<": "$<$", ">": "$>$"}
+    return "".join(rep.get(ch, ch) for ch in str(s))

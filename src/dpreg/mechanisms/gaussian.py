@@ -1,0 +1,84 @@
+"""The Gaussian mechanism with classical, analytic, zCDP and Gaussian-DP calibrations.
+
+For a statistic with L2 sensitivity Δ (under the neighbouring relation being protected),
+releasing f(D) + N(0, σ² I):
+
+* is **μ-GDP** with μ = Δ/σ (Dong, Roth & Su 2022, Thm 2.7),
+* is **ρ-zCDP** with ρ = Δ²/(2σ²) (Bun & Steinke 2016, Prop. 1.6),
+* is **(ε, δ)-DP** exactly when δ ≥ δ_μ(ε) on the Gaussian trade-off curve with μ = Δ/σ --
+  the *analytic* calibration (Balle & Wang 2018), computed via :func:`dpreg.privacy.gdp_mu`,
+* with the *classical* calibration σ = Δ√(2 ln(1.25/δ))/ε is (ε, δ)-DP for ε < 1 only
+  (Dwork & Roth 2014, Thm A.1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_positive, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
+
+__all__ = ["gaussian", "gaussian_sigma"]
+
+
+def gaussian_sigma(sensitivity: float, budget: Budget, *, calibration: str = "analytic") -> float:
+    """Noise standard deviation σ for L2 sensitivity Δ and a budget.
+
+    ``budget`` is a :class:`ZCDP` (σ = Δ/√(2ρ)), :class:`GDP` (σ = Δ/μ) or :class:`ApproxDP`
+    (``calibration="analytic"``: the smallest σ meeting (ε, δ) on the exact Gaussian curve;
+    ``"classical"``: Δ√(2 ln(1.25/δ))/ε, only for ε < 1).  Rounded toward more noise.
+    """
+    sensitivity = check_positive(sensitivity, "sensitivity", allow_zero=True)
+    if isinstance(budget, ZCDP):
+        if budget.rho == 0:
+            raise InvalidInputError("budget must have rho > 0; got ZCDP(rho=0)")
+        sigma = 0.0 if budget.is_infinite else sensitivity / math.sqrt(2.0 * budget.rho)
+    elif isinstance(budget, GDP):
+        if budget.mu == 0:
+            raise InvalidInputError("budget must have mu > 0; got GDP(mu=0)")
+        sigma = 0.0 if budget.is_infinite else sensitivity / budget.mu
+    elif isinstance(budget, ApproxDP):
+        if budget.epsilon == 0 or budget.delta == 0:
+            raise InvalidInputError(
+                f"the Gaussian mechanism needs epsilon > 0 and 0 < delta < 1; got {budget!r}"
+            )
+        if budget.is_infinite:
+            sigma = 0.0
+        elif calibration == "analytic":
+            sigma = sensitivity / gdp_mu(budget.epsilon, budget.delta)
+        elif calibration == "classical":
+            if budget.epsilon >= 1:
+                raise InvalidInputError(
+                    "the classical Gaussian calibration needs epsilon < 1; got "
+                    f"epsilon={budget.epsilon!r} (use calibration='analytic')"
+                )
+            sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / budget.delta)) / budget.epsilon
+        else:
+            raise InvalidInputError(
+                f"calibration must be 'analytic' or 'classical'; got {calibration!r}"
+            )
+    else:
+        raise InvalidInputError(
+            f"budget must be a ZCDP, GDP or ApproxDP budget for the Gaussian mechanism; got {budget!r}"
+        )
+    return math.nextafter(sigma, math.inf) if 0 < sigma < math.inf else sigma
+
+
+def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
+             calibration: str = "analytic") -> Any:
+    """Return ``value + N(0, σ²)`` per coordinate with σ from :func:`gaussian_sigma`.
+
+    Guarantee: the budget given (ρ-zCDP, μ-GDP or (ε, δ)-DP) for the neighbouring relation the
+    L2 ``sensitivity`` was computed for.
+    """
+    sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
+    arr = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    gen = check_rng(rng)
+    noisy = arr.copy() if sigma == 0 else arr + gen.normal(0.0, sigma, size=arr.shape)
+    return float(noisy) if noisy.ndim == 0 else noisy

@@ -1,0 +1,102 @@
+"""Neighbouring relations and the privacy statement attached to every release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from dpreg.exceptions import InvalidInputError
+from dpreg.privacy.budgets import Budget
+
+__all__ = ["Neighbouring", "check_neighbouring", "PrivacyStatement"]
+
+
+class Neighbouring(str, Enum):
+    """Which pairs of datasets a guarantee protects.
+
+    * ``REPLACE_ONE`` -- bounded DP: datasets of the same, public size n that differ in one
+      record (a record is changed).  Used by Alabi et al. 2022 and Sarathy & Vadhan 2025.
+    * ``ADD_REMOVE`` -- unbounded DP: one dataset is the other with one record added or
+      removed; n itself is protected.  Used by Wang 2018 (AdaSSP) and Amin et al. 2023.
+
+    A guarantee under add/remove at ε implies replace-one at 2ε (replace = remove + add);
+    sensitivities are stated for each relation in :mod:`dpreg.mechanisms.sensitivity`.
+    """
+
+    REPLACE_ONE = "replace-one"
+    ADD_REMOVE = "add-remove"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def check_neighbouring(value: Any, name: str = "neighbouring") -> Neighbouring:
+    """Accept a :class:`Neighbouring` or its string value (``"replace-one"``/``"add-remove"``)."""
+    if isinstance(value, Neighbouring):
+        return value
+    if isinstance(value, str):
+        norm = value.strip().lower().replace("_", "-").replace("/", "-")
+        aliases = {
+            "replace-one": Neighbouring.REPLACE_ONE, "replace": Neighbouring.REPLACE_ONE,
+            "bounded": Neighbouring.REPLACE_ONE, "change-one": Neighbouring.REPLACE_ONE,
+            "add-remove": Neighbouring.ADD_REMOVE, "add-remove-one": Neighbouring.ADD_REMOVE,
+            "unbounded": Neighbouring.ADD_REMOVE,
+        }
+        if norm in aliases:
+            return aliases[norm]
+    raise InvalidInputError(
+        f"{name} must be 'replace-one' or 'add-remove'; got {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class PrivacyStatement:
+    """What a release cost and what it protects.
+
+    Attributes
+    ----------
+    budget:
+        The budget charged for the release (in the definition the mechanism is analysed in).
+    neighbouring:
+        The neighbouring relation the guarantee is stated for.
+    mechanism:
+        Short name of the algorithm (e.g. ``"DPSuffStats"``).
+    source:
+        The paper/algorithm the implementation follows.
+    seeded:
+        ``True`` when the caller supplied a seed: the output is reproducible, which is right
+        for experiments but means anyone with the seed can remove the noise.
+    details:
+        Mechanism-specific facts (per-step budgets, sensitivities, clipping bounds ...).
+    """
+
+    budget: Budget
+    neighbouring: Neighbouring
+    mechanism: str
+    source: str = ""
+    seeded: bool = False
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def private(self) -> bool:
+        """False when the release used an infinite budget (a non-private reference run)."""
+        return not self.budget.is_infinite
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "budget": self.budget.as_dict(),
+            "neighbouring": self.neighbouring.value,
+            "mechanism": self.mechanism,
+            "source": self.source,
+            "seeded": self.seeded,
+            "details": dict(self.details),
+        }
+
+    def __str__(self) -> str:
+        text = f"{self.budget}, {self.neighbouring} neighbours, {self.mechanism}"
+        if self.source:
+            text += f" [{self.source}]"
+        if not self.private:
+            text += " -- NOT PRIVATE (infinite budget)"
+        return text
