@@ -10,7 +10,16 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpreg import GDP, ZCDP, ApproxDP, BudgetExceededError, InvalidInputError, Ledger, PureDP, compose
+from dpreg import (
+    GDP,
+    ZCDP,
+    ApproxDP,
+    BudgetExceededError,
+    InvalidInputError,
+    Ledger,
+    PureDP,
+    compose,
+)
 from dpreg.privacy.budgets import gdp_epsilon, zcdp_epsilon
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import ALPHA, chi2_pvalue, ks_pvalue
+from _stats import ALPHA, chi2_pvalue, ks_pvalue
 from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, PrivacyLeakWarning, PureDP
 from dpreg.mechanisms import (
     exp_quantile,
