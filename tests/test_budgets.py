@@ -85,7 +85,8 @@ class TestZCDPConversion:
                 assert got >= expect and got == pytest.approx(expect, rel=1e-14)
 
     def test_bun_steinke_formula(self):
-        assert zcdp_to_approx_bun_steinke(0.5, 1e-6) == pytest.approx(0.5 + 2 * math.sqrt(0.5 * math.log(1e6)))
+        expected = 0.5 + 2 * math.sqrt(0.5 * math.log(1e6))
+        assert zcdp_to_approx_bun_steinke(0.5, 1e-6) == pytest.approx(expected)
 
     def test_lemma21_validity_region(self):
         assert zcdp_to_approx_lemma21(1e-10, 0.5) == math.inf  # √(πρ) <= δ

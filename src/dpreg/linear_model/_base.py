@@ -59,8 +59,11 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     #: minimum number of rows the method needs
     _min_rows: int = 1
 
-    def _validate_data_xy(self, X: Any, y: Any, *, min_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        Xa, ya = check_xy(X, y, x_ndim=2, min_rows=min_rows or self._min_rows, x_name="X", y_name="y")
+    def _validate_data_xy(
+        self, X: Any, y: Any, *, min_rows: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        Xa, ya = check_xy(X, y, x_ndim=2, min_rows=min_rows or self._min_rows, x_name="X",
+                          y_name="y")
         self.n_features_in_ = Xa.shape[1]
         cols = getattr(X, "columns", None)
         if cols is not None and all(isinstance(c, str) for c in cols):

@@ -100,6 +100,12 @@ def _up(x: float, ulps: int = 2) -> float:
     return x
 
 
+def _budget_param(value: Any, name: str) -> float:
+    """Budget parameters may be 0 (an empty budget, e.g. ``remaining()``) or inf (no privacy);
+    mechanisms reject 0 themselves."""
+    return check_positive(value, name, allow_inf=True, allow_zero=True)
+
+
 def _check_weights(weights: Iterable[float]) -> list[float]:
     w = [float(v) for v in weights]
     if not w:
@@ -306,7 +312,7 @@ class PureDP(Budget):
     kind: ClassVar[str] = "pure"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", allow_inf=True, allow_zero=True))
+        object.__setattr__(self, "epsilon", _budget_param(self.epsilon, "epsilon"))
 
     @property
     def is_infinite(self) -> bool:
@@ -347,7 +353,7 @@ class ApproxDP(Budget):
     kind: ClassVar[str] = "approx"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", allow_inf=True, allow_zero=True))
+        object.__setattr__(self, "epsilon", _budget_param(self.epsilon, "epsilon"))
         object.__setattr__(self, "delta", check_delta(self.delta))
 
     @property
@@ -395,7 +401,7 @@ class ZCDP(Budget):
     kind: ClassVar[str] = "zcdp"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", check_positive(self.rho, "rho", allow_inf=True, allow_zero=True))
+        object.__setattr__(self, "rho", _budget_param(self.rho, "rho"))
 
     @property
     def is_infinite(self) -> bool:
@@ -434,7 +440,7 @@ class GDP(Budget):
     kind: ClassVar[str] = "gdp"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", check_positive(self.mu, "mu", allow_inf=True, allow_zero=True))
+        object.__setattr__(self, "mu", _budget_param(self.mu, "mu"))
 
     @property
     def is_infinite(self) -> bool:

@@ -375,8 +375,10 @@ class Ledger:
         if isinstance(t, ZCDP):
             return ZCDP(_as_float_up(loss))
         if isinstance(t, GDP):
-            return GDP(math.inf if isinstance(loss, float) and math.isinf(loss) else _sqrt_up(Fraction(loss)))
-        return ApproxDP(_as_float_up(loss), min(float(delta_used), _round_up(Fraction(t.delta))))
+            infinite = isinstance(loss, float) and math.isinf(loss)
+            return GDP(math.inf if infinite else _sqrt_up(Fraction(loss)))
+        assert isinstance(t, ApproxDP)
+        return ApproxDP(_as_float_up(loss), min(float(delta_used), t.delta))
 
     def spent(self) -> Budget:
         """Composed loss of all charges so far, in the total's definition (rounded up).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from dpreg.exceptions import InvalidInputError
@@ -12,7 +12,7 @@ from dpreg.privacy.budgets import Budget
 __all__ = ["Neighbouring", "check_neighbouring", "PrivacyStatement"]
 
 
-class Neighbouring(str, Enum):
+class Neighbouring(StrEnum):
     """Which pairs of datasets a guarantee protects.
 
     * ``REPLACE_ONE`` -- bounded DP: datasets of the same, public size n that differ in one
