@@ -1,17 +1,40 @@
 """dpreg: differentially private linear regression.
 
-Stable top-level names: the budget types (:class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`,
-:class:`GDP`), :class:`Ledger`, :class:`Neighbouring`, and the exceptions.  Algorithms live in
-:mod:`dpreg.simple` (one x), :mod:`dpreg.linear_model` (estimators) and :mod:`dpreg.mechanisms`.
+Quick start::
+
+    import dpreg
+    res = dpreg.regress(df, "child_rank ~ parent_rank", method="theil-sen-exp", epsilon=1.0,
+                        bounds={"child_rank": (0, 1), "parent_rank": (0, 1)})
+    print(res.summary())
+
+Stable names: the budget types (:class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP`, :class:`GDP`),
+:class:`Ledger`, :func:`regress`, :func:`release_sscp` / :class:`SSCPRelease`,
+:func:`fit_by_group`, the estimators (:class:`NoisyStats`, :class:`DPTheilSen`,
+:class:`DPGradientDescent`, :class:`AdaSSP`, :class:`BoostedAdaSSP`, :class:`TukeyEM`,
+:class:`CovarianceOLS`) and the exceptions.  Functional cores live in :mod:`dpreg.simple`
+(one x) and :mod:`dpreg.multivariate`; primitives in :mod:`dpreg.mechanisms`.
 """
 
 from dpreg._version import __version__
+from dpreg.api import METHODS, regress
+from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.exceptions import (
     BudgetExceededError,
     DPRegError,
     InvalidInputError,
     MechanismFailure,
     PrivacyLeakWarning,
+)
+from dpreg.grouped import fit_by_group
+from dpreg.inference import RegressionResults
+from dpreg.linear_model import (
+    AdaSSP,
+    BoostedAdaSSP,
+    CovarianceOLS,
+    DPGradientDescent,
+    DPTheilSen,
+    NoisyStats,
+    TukeyEM,
 )
 from dpreg.privacy import (
     GDP,
@@ -28,6 +51,19 @@ from dpreg.privacy import (
 
 __all__ = [
     "__version__",
+    "regress",
+    "METHODS",
+    "release_sscp",
+    "SSCPRelease",
+    "fit_by_group",
+    "RegressionResults",
+    "NoisyStats",
+    "DPTheilSen",
+    "DPGradientDescent",
+    "AdaSSP",
+    "BoostedAdaSSP",
+    "TukeyEM",
+    "CovarianceOLS",
     "DPRegError",
     "InvalidInputError",
     "BudgetExceededError",

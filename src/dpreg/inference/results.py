@@ -213,7 +213,11 @@ class RegressionResults:
         out["extra"] = {k: _jsonable(v) for k, v in self.extra.items()}
         return out
 
-    def summary(self, alpha: float = 0.05) -> Summary:
+    def summary(self, alpha: float | None = None) -> Summary:
+        """Printable summary; ``alpha`` defaults to the level of intervals computed at fit
+        time (if any), else 0.05."""
+        if alpha is None:
+            alpha = next(iter(self._intervals), 0.05) if len(self._intervals) == 1 else 0.05
         return Summary(self, alpha)
 
     def __repr__(self) -> str:

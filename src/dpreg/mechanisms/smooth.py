@@ -89,8 +89,9 @@ def student_t_scale(epsilon: float, dof: int) -> tuple[float, float]:
 
 
 def smooth_median(
-    z: Any, *, epsilon: float, lo: float, hi: float, k: int = 1, dof: int = 3, rng: Any = None
-) -> float:
+    z: Any, *, epsilon: float, lo: float, hi: float, k: int = 1, dof: int = 3, rng: Any = None,
+    size: int | None = None,
+) -> float | np.ndarray:
     """ε-DP median of ``z`` with smooth-sensitivity Student-t noise (Alabi et al. Alg. 6).
 
     Parameters
@@ -105,6 +106,9 @@ def smooth_median(
         Number of values one data record can change (see module doc).
     dof:
         Degrees of freedom d >= 1 of the Student-t noise (default 3, Alabi et al. Table 1).
+    size:
+        Optional number of i.i.d. draws (experiments on a fixed dataset; each draw is a
+        separate ε-DP release).
 
     Guarantee: ε-DP (pure) for records that each affect at most k values, M fixed.
     """
@@ -125,7 +129,9 @@ def smooth_median(
     if math.isinf(eps):
         warnings.warn("epsilon=inf: returning the exact (non-private) median",
                       PrivacyLeakWarning, stacklevel=2)
-        return center
+        return center if size is None else np.full(size, center)
     t, s = student_t_scale(eps, dof)
     sens = median_smooth_sensitivity(arr, lo=lo, hi=hi, k=k, t=t)
-    return center + (sens / s) * float(gen.standard_t(dof))
+    if size is None:
+        return center + (sens / s) * float(gen.standard_t(dof))
+    return center + (sens / s) * gen.standard_t(dof, size=size)

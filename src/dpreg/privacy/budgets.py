@@ -215,12 +215,13 @@ def zcdp_to_approx_bun_steinke(rho: float, delta: float) -> float:
 def zcdp_to_approx_lemma21(rho: float, delta: float) -> float:
     """ρ-zCDP ⇒ (ρ + √(4ρ ln(√(πρ)/δ)), δ)-DP, the form used in Alabi et al. 2022, Lemma 21.
 
-    Only valid when √(πρ) > δ; returns ``inf`` otherwise so that callers taking a minimum fall
-    back to :func:`zcdp_to_approx_bun_steinke`.
+    The formula needs √(πρ) > δ.  For larger δ we use the guarantee at the largest valid
+    δ′ < δ (an (ε, δ′) guarantee implies (ε, δ) for every δ >= δ′), which keeps ε(δ)
+    non-increasing in δ: δ′ = √(πρ)·(1 − 10⁻¹²), where ε ≈ ρ.
     """
-    inner = math.sqrt(math.pi * rho) / delta
-    if inner <= 1.0:
-        return math.inf
+    cap = math.sqrt(math.pi * rho) * (1.0 - 1e-12)
+    d = min(delta, cap)
+    inner = math.sqrt(math.pi * rho) / d
     return rho + math.sqrt(4.0 * rho * math.log(inner))
 
 

@@ -1,0 +1,3 @@
+from dpreg.cli import main
+
+main()

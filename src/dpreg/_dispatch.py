@@ -1,0 +1,158 @@
+"""Method name -> estimator/functional core (the engine behind ``regress``, the CLI and
+per-group fits).  Kept separate from :mod:`dpreg.api` so that importing the API is cheap."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg._validation import check_bounds, check_epsilon, check_probability
+from dpreg.exceptions import InvalidInputError, MechanismFailure
+from dpreg.inference import RegressionResults
+
+_TS_MEDIAN = {"theil-sen-exp": "exp", "theil-sen-wide": "wide", "theil-sen-smooth": "smooth"}
+
+#: minimum number of rows each method needs (public n; used by per-group fits)
+MIN_ROWS = {"noisy-stats": 2, "dp-intercept": 1, "theil-sen-exp": 2, "theil-sen-wide": 2,
+            "theil-sen-smooth": 2, "dp-gd": 2, "adassp": 2, "boosted-adassp": 2,
+            "tukey-em": 16, "covariance-ols": 2}
+
+
+def default_slope_range(x_bounds: tuple[float, float], y_bounds: tuple[float, float]
+                        ) -> tuple[float, float]:
+    """Public default range for DP slopes: ±10·(y width)/(x width).
+
+    Any line through two points of the bounding box with x-distance at least a tenth of the
+    x range has a slope in this range; steeper pair slopes are clipped (the median is robust to
+    that unless more than half the pairs are that steep).
+    """
+    r = 10.0 * (y_bounds[1] - y_bounds[0]) / (x_bounds[1] - x_bounds[0])
+    return (-r, r)
+
+
+def _frame(X: np.ndarray, names: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(X, columns=names)
+
+
+def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
+        x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float], x_names: list[str],
+        y_name: str, fit_intercept: bool, ledger: Any, random_state: Any,
+        options: dict[str, Any]) -> RegressionResults:
+    from dpreg import linear_model as lm
+    from dpreg.simple import dp_intercept, theil_sen, theil_sen_ci
+
+    opts = dict(options)
+    y_bounds = check_bounds(y_bounds, "bounds for the response")
+    if method in ("noisy-stats", "dp-intercept", *tuple(_TS_MEDIAN)) and not fit_intercept:
+        raise InvalidInputError(f"method {method!r} always fits an intercept; remove '- 1' from "
+                                "the formula (or --no-intercept)")
+    ci_alpha = opts.pop("ci_alpha", None)  # other methods: intervals by post-processing
+    if ci_alpha is not None:
+        ci_alpha = check_probability(ci_alpha, "ci_alpha")
+    Xf = _frame(X, x_names)
+    if method == "dp-intercept":
+        res = dp_intercept(X[:, 0], y, epsilon=epsilon, y_bounds=y_bounds, x_bounds=x_bounds[0],
+                           ledger=ledger, rng=random_state, **opts)
+        out = res.to_regression_results(x_name=x_names[0], y_name=y_name)
+    elif method in _TS_MEDIAN:
+        eps = check_epsilon(epsilon)
+        if ci_alpha is None:
+            est = lm.DPTheilSen(epsilon=eps, bounds_X=x_bounds[0], bounds_y=y_bounds,
+                                median=_TS_MEDIAN[method], random_state=random_state,
+                                ledger=ledger, **opts)
+            try:
+                est.fit(Xf, y)
+            except MechanismFailure:
+                pass
+            out = est.results_
+        else:
+            out = _theil_sen_with_ci(X[:, 0], y, eps=eps, alpha=ci_alpha, method=method,
+                                     x_bounds=x_bounds[0], y_bounds=y_bounds, x_name=x_names[0],
+                                     y_name=y_name, ledger=ledger, random_state=random_state,
+                                     opts=opts, theil_sen=theil_sen, theil_sen_ci=theil_sen_ci)
+    else:
+        est = _estimator(method, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                         y_bounds=y_bounds, fit_intercept=fit_intercept, ledger=ledger,
+                         random_state=random_state, opts=opts)
+        try:
+            est.fit(Xf, y)
+        except MechanismFailure:
+            pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
+        out = est.results_
+    out.dep_var = y_name
+    return out
+
+
+def _estimator(method: str, *, epsilon: float, delta: float | None,
+               x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+               fit_intercept: bool, ledger: Any, random_state: Any,
+               opts: dict[str, Any]) -> Any:
+    from dpreg import linear_model as lm
+
+    common = dict(epsilon=epsilon, bounds_X=x_bounds, bounds_y=y_bounds,
+                  fit_intercept=fit_intercept, random_state=random_state, ledger=ledger)
+    if method == "noisy-stats":
+        return lm.NoisyStats(**common, **opts)
+    if method == "dp-gd":
+        return lm.DPGradientDescent(**common, delta=delta, **opts)
+    classes = {"adassp": lm.AdaSSP, "boosted-adassp": lm.BoostedAdaSSP, "tukey-em": lm.TukeyEM,
+               "covariance-ols": lm.CovarianceOLS}
+    try:
+        return classes[method](**common, delta=delta, **opts)
+    except TypeError as exc:  # an unknown hyperparameter name
+        raise InvalidInputError(f"unknown option for method {method!r}: {exc}") from None
+
+
+def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float, method: str,
+                       x_bounds: tuple[float, float], y_bounds: tuple[float, float], x_name: str,
+                       y_name: str, ledger: Any, random_state: Any, opts: dict[str, Any],
+                       theil_sen: Any, theil_sen_ci: Any) -> RegressionResults:
+    """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP CI for the slope (ε/2).
+
+    The CI consumes budget, so it is computed at fit time for this α only; the intercept has no
+    DP interval (its row is NaN, labelled in ``uncertainty``).
+    """
+    from dpreg._validation import check_rng
+    from dpreg.linear_model._simple import default_prediction_range
+    from dpreg.privacy import PrivacyStatement, PureDP, charge
+    from dpreg.simple._common import check_pairs_arg, check_simple_xy
+
+    half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
+    slope_range = tuple(opts.pop("slope_range", default_slope_range(x_bounds, y_bounds)))
+    ci_method = opts.pop("ci_method", "tight")
+    output_range = opts.pop("output_range", None) or default_prediction_range(y_bounds)
+    gen = check_rng(random_state)
+    # validate everything both releases need before anything is charged
+    x, y = check_simple_xy(x, y)
+    check_pairs_arg(opts.get("pairs", "all"), x.size)
+    check_bounds(slope_range, "slope_range")
+    check_bounds(output_range, "output_range")
+    if ci_method not in ("union", "tight"):
+        raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
+    charge(ledger, PureDP(eps), f"{method} + DP slope CI")
+    line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
+                     median=_TS_MEDIAN[method], rng=gen, **opts)
+    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slope_range,
+                      method=ci_method, pairs=opts.get("pairs", "all"), rng=gen)
+    base = line.to_regression_results(x_name=x_name, y_name=y_name)
+    if base.failed:
+        return base
+    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
+                      index=["intercept", x_name])
+    privacy = PrivacyStatement(
+        PureDP(eps), base.privacy.neighbouring, f"{base.privacy.mechanism} + DPTSCI",
+        base.privacy.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2",
+        seeded=base.privacy.seeded,
+        details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
+                 "split": "ε/2 line, ε/2 slope CI"},
+    )
+    return RegressionResults(
+        base.params, privacy=privacy, method=method, intervals={alpha: iv},
+        uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
+                     f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
+                     "for the intercept"),
+        nobs=base.nobs, dep_var=y_name, extra=base.extra,
+    )

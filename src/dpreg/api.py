@@ -1,0 +1,193 @@
+"""High-level entry point: ``dpreg.regress(data, "y ~ x1 + x2", method=..., epsilon=..., bounds=...)``.
+
+The formula is parsed with `formulaic <https://matthewwardrop.github.io/formulaic/>`_.  Every
+response and regressor column needs *public* bounds given in ``bounds`` (a dict mapping the
+column -- or the formula term, e.g. ``"np.log(income)"`` -- to ``(lo, hi)``); missing bounds are
+an error that says how to supply them, never something read off the data.  Categorical
+regressors are accepted only as pandas ``Categorical`` columns whose declared categories are
+the public list of levels (their dummy columns get bounds (0, 1)).
+
+Methods (``method=``):
+
+=====================  ===========================================================  =========
+name                   algorithm                                                    x columns
+=====================  ===========================================================  =========
+``noisy-stats``        DPSuffStats, noisy sufficient statistics (Alabi et al. Alg 1) 1
+``dp-intercept``       intercept-only baseline (noisy mean of y)                      1
+``theil-sen-exp``      DP Theil-Sen, exponential-mechanism median                     1
+``theil-sen-wide``     DP Theil-Sen, θ-widened exponential-mechanism median          1
+``theil-sen-smooth``   DP Theil-Sen, smooth-sensitivity median with Student-t noise  1
+``dp-gd``              DP gradient descent (Alabi et al. for one x; clipped GD else)  >= 1
+``adassp``             AdaSSP (Wang 2018)                                            >= 1
+``boosted-adassp``     BoostedAdaSSP (Tang et al. 2023)                              >= 1
+``tukey-em``           TukeyEM (Amin et al. 2023)                                    >= 1
+``covariance-ols``     OLS on an Analyze-Gauss DP SSCP matrix (Bain et al.)         >= 1
+=====================  ===========================================================  =========
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg._validation import check_bounds
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference import RegressionResults
+
+__all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays"]
+
+SIMPLE_ONLY = ("noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide", "theil-sen-smooth")
+MULTI = ("dp-gd", "adassp", "boosted-adassp", "tukey-em", "covariance-ols")
+METHODS: tuple[str, ...] = SIMPLE_ONLY + MULTI
+NEEDS_DELTA = ("adassp", "boosted-adassp", "tukey-em", "covariance-ols")
+
+
+@dataclass(frozen=True)
+class ModelFrame:
+    """Design matrix, response and public bounds resolved from a formula."""
+
+    X: np.ndarray
+    y: np.ndarray
+    x_names: list[str]
+    y_name: str
+    x_bounds: list[tuple[float, float]]
+    y_bounds: tuple[float, float]
+    fit_intercept: bool
+
+
+def _bounds_for(name: str, bounds: Mapping[str, Any], what: str) -> tuple[float, float]:
+    if name not in bounds:
+        raise InvalidInputError(
+            f"bounds for {what} {name!r} are missing: pass bounds={{{name!r}: (lo, hi), ...}} "
+            "with public limits from domain knowledge or a codebook (CLI: --bounds "
+            f"{name}=LO:HI). dpreg never reads bounds off the private data."
+        )
+    return check_bounds(bounds[name], f"bounds[{name!r}]")
+
+
+def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any]) -> ModelFrame:
+    """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc)."""
+    from formulaic import Formula
+
+    if not isinstance(data, pd.DataFrame):
+        raise InvalidInputError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    if not isinstance(formula, str) or "~" not in formula:
+        raise InvalidInputError(f"formula must be a string like 'y ~ x1 + x2'; got {formula!r}")
+    if not isinstance(bounds, Mapping):
+        raise InvalidInputError(
+            f"bounds must be a dict mapping column -> (lo, hi); got {type(bounds).__name__}"
+        )
+    if data.shape[0] == 0:
+        raise InvalidInputError("data must have at least one row; got an empty DataFrame")
+    for col in data.columns:
+        dt = data[col].dtype
+        if isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_numeric_dtype(dt) \
+                or pd.api.types.is_bool_dtype(dt):
+            continue
+        if str(col) in formula:
+            raise InvalidInputError(
+                f"column {col!r} is not numeric (dtype {dt}); encode it as a pandas Categorical "
+                "with the public list of levels, e.g. pd.Categorical(df[col], categories=[...]), "
+                "so that the set of levels is not read off the data"
+            )
+    try:
+        mm = Formula(formula).get_model_matrix(data, na_action="raise")
+    except Exception as exc:  # formulaic raises several types; surface a clear message
+        raise InvalidInputError(f"could not evaluate formula {formula!r}: {exc}") from None
+    lhs, rhs = mm.lhs, mm.rhs
+    if lhs.shape[1] != 1:
+        raise InvalidInputError(f"formula must have exactly one response; got {list(lhs.columns)}")
+    y_name = str(lhs.columns[0])
+    cols = [str(c) for c in rhs.columns]
+    fit_intercept = "Intercept" in cols
+    x_names = [c for c in cols if c != "Intercept"]
+    if not x_names:
+        raise InvalidInputError(f"formula {formula!r} has no regressors besides the intercept")
+    cat_prefixes = {str(c) for c in data.columns if isinstance(data[c].dtype, pd.CategoricalDtype)}
+    x_bounds = []
+    for name in x_names:
+        is_dummy = any(name.startswith(f"{p}[") or name.startswith(f"C({p})[") for p in cat_prefixes)
+        x_bounds.append((0.0, 1.0) if is_dummy and name not in bounds
+                        else _bounds_for(name, bounds, "regressor"))
+    y_bounds = _bounds_for(y_name, bounds, "response")
+    X = np.asarray(rhs[x_names], dtype=float)
+    y = np.asarray(lhs.iloc[:, 0], dtype=float)
+    return ModelFrame(X, y, x_names, y_name, x_bounds, y_bounds, fit_intercept)
+
+
+def fit_arrays(
+    X: np.ndarray, y: np.ndarray, *, method: str, epsilon: float, x_bounds: list[tuple[float, float]],
+    y_bounds: tuple[float, float], x_names: list[str] | None = None, y_name: str = "y",
+    fit_intercept: bool = True, delta: float | None = None, ledger: Any = None,
+    random_state: Any = None, **options: Any,
+) -> RegressionResults:
+    """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits)."""
+    from dpreg import _dispatch
+
+    if method not in METHODS:
+        hint = " ('auto' is not available yet)" if method == "auto" else ""
+        raise InvalidInputError(f"method must be one of {list(METHODS)}{hint}; got {method!r}")
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    names = x_names or [f"x{j}" for j in range(X.shape[1])]
+    if method in SIMPLE_ONLY and X.shape[1] != 1:
+        raise InvalidInputError(
+            f"method {method!r} fits y on exactly one x; got {X.shape[1]} regressors ({names}). "
+            f"Use one of {list(MULTI)} for several regressors."
+        )
+    if method in NEEDS_DELTA and delta is None:
+        raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
+                                "e.g. 1e-6 or smaller than 1/n)")
+    return _dispatch.fit(
+        method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+        y_bounds=y_bounds, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
+        ledger=ledger, random_state=random_state, options=options,
+    )
+
+
+def regress(
+    data: pd.DataFrame, formula: str, *, method: str, epsilon: float,
+    bounds: Mapping[str, Any], delta: float | None = None, ledger: Any = None,
+    random_state: Any = None, **method_options: Any,
+) -> RegressionResults:
+    """Fit a DP linear regression described by a formula on a DataFrame.
+
+    Parameters
+    ----------
+    data:
+        pandas DataFrame holding the private data.
+    formula:
+        ``"y ~ x1 + x2"`` (formulaic syntax; ``- 1`` drops the intercept).
+    method:
+        One of :data:`METHODS` (see the module documentation).
+    epsilon, delta:
+        Privacy budget of this fit (δ for the methods that need it).
+    bounds:
+        Public ``(lo, hi)`` per response and regressor column (or formula term).
+    ledger:
+        Optional :class:`dpreg.Ledger` charged before any noise is drawn.
+    random_state:
+        ``None`` (fresh OS entropy, for releases) or a seed (reproducible experiments).
+    method_options:
+        Method hyperparameters (e.g. ``theta=0.01`` for ``theil-sen-wide``, ``n_models`` for
+        ``tukey-em``).
+
+    Returns
+    -------
+    RegressionResults
+        ``params``, ``bse``/``conf_int`` where a valid one exists, ``summary()``, ``privacy``.
+    """
+    if isinstance(epsilon, float) and math.isnan(epsilon):
+        raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
+    mf = parse_formula(data, formula, bounds)
+    return fit_arrays(
+        mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,
+        x_names=mf.x_names, y_name=mf.y_name, fit_intercept=mf.fit_intercept, delta=delta,
+        ledger=ledger, random_state=random_state, **method_options,
+    )

@@ -1,0 +1,419 @@
+"""The ``dpreg`` command line (thin: parses, calls library functions, prints/writes).
+
+Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
+error (unknown option, malformed ``--bounds``).  Errors print one line without a traceback
+unless ``--debug`` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from dpreg._version import __version__
+from dpreg.exceptions import DPRegError
+
+app = typer.Typer(
+    name="dpreg",
+    help="Differentially private linear regression: fit, per-group fits, DP covariance "
+         "releases, paper reproductions and the demo.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+ledger_app = typer.Typer(help="Create and inspect persistent privacy ledgers.",
+                         no_args_is_help=True)
+app.add_typer(ledger_app, name="ledger")
+
+console = Console()
+err_console = Console(stderr=True)
+_STATE: dict[str, bool] = {"debug": False}
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.print(f"dpreg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version_callback,
+                                          is_eager=True, help="Print the version.")] = False,
+) -> None:
+    _STATE["debug"] = debug
+
+
+# ------------------------------------------------------------------ helpers
+def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
+    """``["x=0:1", "y=-1:2.5"]`` -> ``{"x": (0, 1), "y": (-1, 2.5)}`` (usage error if malformed)."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in items or []:
+        name, sep, rng = item.rpartition("=")
+        lo_s, sep2, hi_s = rng.partition(":")
+        try:
+            if not sep or not sep2 or not name:
+                raise ValueError
+            out[name] = (float(lo_s), float(hi_s))
+        except ValueError:
+            raise typer.BadParameter(
+                f"expected COL=LO:HI (e.g. income=0:250000); got {item!r}", param_hint="--bounds"
+            ) from None
+    return out
+
+
+def parse_options(items: list[str] | None) -> dict[str, Any]:
+    """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values (JSON literals when possible)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--option")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _open_ledger(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from dpreg import Ledger
+    from dpreg.exceptions import InvalidInputError
+
+    if not path.exists():
+        raise InvalidInputError(
+            f"ledger {path} does not exist; create it first with: dpreg ledger init {path} "
+            "--epsilon TOTAL [--delta TOTAL_DELTA]"
+        )
+    return Ledger(None, path)
+
+
+def _read_csv(path: Path) -> Any:
+    import pandas as pd
+
+    from dpreg.exceptions import InvalidInputError
+
+    if not path.exists():
+        raise InvalidInputError(f"DATA file {path} does not exist")
+    try:
+        return pd.read_csv(path)
+    except Exception as exc:
+        raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
+
+
+def _fail(exc: BaseException) -> None:
+    if _STATE["debug"]:
+        raise exc
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+    raise typer.Exit(code=1)
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, float) and not math.isfinite(o):
+        return str(o)
+    return str(o)
+
+
+# ------------------------------------------------------------------ fit
+@app.command()
+def fit(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    y: Annotated[str, typer.Option("--y", help="Response column.")],
+    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
+    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget ε of this fit.")],
+    bounds: Annotated[list[str], typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor.")],
+    delta: Annotated[float | None, typer.Option("--delta", "-d", help="δ (methods that need it).")] = None,
+    no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
+    ci: Annotated[float | None, typer.Option("--ci", help="Also report (1-ALPHA) intervals.")] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o", help="Method hyperparameter KEY=VALUE (repeatable).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed (reproducible; experiments only).")] = None,
+    ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Fit one DP regression of Y on X from a CSV file."""
+    bmap = parse_bounds(bounds)
+    opts = parse_options(option)
+    try:
+        from dpreg.api import regress
+
+        frame = _read_csv(data)
+        formula = f"{y} ~ " + " + ".join(x) + (" - 1" if no_intercept else "")
+        led = _open_ledger(ledger)
+        if ci is not None:
+            opts.setdefault("ci_alpha", ci)
+        res = regress(frame, formula, method=method, epsilon=epsilon, bounds=bmap, delta=delta,
+                      ledger=led, random_state=seed, **opts)
+        ci_frame = res.conf_int(ci) if (ci is not None and not res.failed) else None
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        out = res.to_dict()
+        out["method"] = method
+        if ci_frame is not None:
+            out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
+                                         for k, r in ci_frame.iterrows()}}
+        _print_json(out)
+        return
+    console.print(str(res.summary(alpha=ci)), highlight=False)
+    if res.failed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def methods() -> None:
+    """List the method names accepted by --method."""
+    from dpreg.api import METHODS, NEEDS_DELTA, SIMPLE_ONLY
+
+    table = Table(title="dpreg methods")
+    table.add_column("method")
+    table.add_column("regressors")
+    table.add_column("needs --delta")
+    for m in METHODS:
+        table.add_row(m, "exactly 1" if m in SIMPLE_ONLY else "1 or more",
+                      "yes" if m in NEEDS_DELTA else "no")
+    console.print(table)
+
+
+@app.command()
+def datasets() -> None:
+    """List the real and simulated data sets that ship with dpreg's dependencies."""
+    from dpreg.data import list_datasets
+
+    table = Table(title="dpreg.data.load_dataset(name)")
+    table.add_column("name")
+    table.add_column("description")
+    for name, summary in list_datasets().items():
+        table.add_row(name, summary)
+    console.print(table)
+
+
+# ------------------------------------------------------------------ per-group fits
+@app.command("fit-groups")
+def fit_groups(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    by: Annotated[str, typer.Option("--by", help="Group key column (keys are treated as public).")],
+    y: Annotated[str, typer.Option("--y", help="Response column.")],
+    x: Annotated[str, typer.Option("--x", help="The regressor column.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε per group (parallel composition).")],
+    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    out: Annotated[Path, typer.Option("--out", help="Output CSV, one row per group.")],
+    groups_file: Annotated[Path | None, typer.Option(
+        "--groups-file", help="Text file with the public list of group keys (one per line).")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", "-d")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
+    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
+    bmap = parse_bounds(bounds)
+    opts = parse_options(option)
+    try:
+        from dpreg.grouped import fit_by_group
+
+        frame = _read_csv(data)
+        keys = None
+        if groups_file is not None:
+            keys = [ln.strip() for ln in groups_file.read_text().splitlines() if ln.strip()]
+        table = fit_by_group(frame, by, x, y, method=method, epsilon=epsilon, bounds=bmap,
+                             delta=delta, groups=keys, random_state=seed, progress=not as_json,
+                             **opts)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
+               "out": str(out), "privacy": table.attrs.get("privacy", "")}
+    if as_json:
+        _print_json(summary)
+    else:
+        console.print(f"wrote {summary['groups']} group releases ({summary['failed']} ⊥) to {out}")
+        console.print(summary["privacy"], highlight=False)
+
+
+# ------------------------------------------------------------------ covariance release
+@app.command("release-cov")
+def release_cov(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    columns: Annotated[list[str], typer.Option("--columns", "-c", help="Columns to release (repeat).")],
+    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", "-e")],
+    delta: Annotated[float, typer.Option("--delta", "-d")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
+    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
+    bmap = parse_bounds(bounds)
+    cols: list[str] = []
+    for c in columns:
+        cols.extend(part for part in c.split(",") if part)
+    try:
+        from dpreg.covariance import release_sscp
+
+        frame = _read_csv(data)
+        rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=epsilon, delta=delta,
+                           rng=seed, ledger=_open_ledger(ledger))
+        rel.save(out)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json({"out": str(out), "columns": cols, "epsilon": epsilon, "delta": delta})
+    else:
+        console.print(f"wrote DP SSCP release of {len(cols)} columns to {out} "
+                      f"((ε={epsilon:g}, δ={delta:g})-DP); analyse it with: dpreg regress {out} "
+                      f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
+
+
+@app.command()
+def regress(
+    release: Annotated[Path, typer.Argument(help="A release written by `dpreg release-cov`.")],
+    formula: Annotated[str, typer.Argument(help='Formula over released columns, e.g. "y ~ x1 + x2".')],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
+    try:
+        from dpreg.covariance import SSCPRelease
+
+        res = SSCPRelease.load(release).regress(formula)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(res.to_dict())
+    else:
+        console.print(str(res.summary()), highlight=False)
+
+
+# ------------------------------------------------------------------ ledger
+@ledger_app.command("init")
+def ledger_init(
+    path: Annotated[Path, typer.Argument(help="SQLite file to create.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Total ε.")],
+    delta: Annotated[float, typer.Option("--delta", "-d", help="Total δ (0: pure DP ledger).")] = 0.0,
+) -> None:
+    """Create a persistent ledger with a total (ε,δ) budget."""
+    try:
+        from dpreg import ApproxDP, Ledger, PureDP
+        from dpreg.exceptions import InvalidInputError
+
+        if path.exists():
+            raise InvalidInputError(f"{path} already exists; use `dpreg ledger show {path}`")
+        total = PureDP(epsilon) if delta == 0 else ApproxDP(epsilon, delta)
+        if total.epsilon == 0:
+            raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
+        Ledger(total, path).close()
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"created ledger {path} with total {total}")
+
+
+@ledger_app.command("show")
+def ledger_show(
+    path: Annotated[Path, typer.Argument(help="Ledger file.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Show a ledger's total, spending and events."""
+    try:
+        led = _open_ledger(path)
+        events = led.events()
+        spent, remaining, total = led.spent(), led.remaining(), led.total
+        led.close()
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json({"total": total.as_dict(), "spent": spent.as_dict(),
+                     "remaining": remaining.as_dict(), "events": [e.as_dict() for e in events]})
+        return
+    table = Table(title=f"ledger {path}: total {total}, spent {spent}, remaining {remaining}")
+    for col in ("id", "budget", "label"):
+        table.add_column(col)
+    for e in events:
+        table.add_row(str(e.id), str(e.budget), e.label)
+    console.print(table)
+
+
+# ------------------------------------------------------------------ demo, reproduce, audit
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("demo-output"),
+    epsilon: Annotated[float, typer.Option(
+        "--epsilon", "-e", help="ε per tract (default 16, the paper's setting).")] = 16.0,
+    trials: Annotated[int, typer.Option("--trials", help="DP runs per tract for the error measure.")] = 25,
+    tracts: Annotated[int | None, typer.Option("--tracts", help="Use only the first N tracts.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation runs.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The main job: per-tract DP regressions on the bundled simulated state."""
+    try:
+        from dpreg.demo import run_demo
+
+        report = run_demo(out, epsilon=epsilon, trials=trials, max_tracts=tracts, seed=seed,
+                          progress=not as_json, console=console)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(report)
+
+
+@app.command()
+def reproduce(
+    name: Annotated[str, typer.Argument(help="Name of a paper figure/table reproduction.")] = "",
+    list_: Annotated[bool, typer.Option("--list", help="List reproductions.")] = False,
+) -> None:
+    """Reproduce a paper figure/table (experiment harness)."""
+    err_console.print(
+        "dpreg reproduce is not available yet: the experiment harness (project issue "
+        "'Evidence: an experiment harness...') has not landed. No output was produced."
+    )
+    raise typer.Exit(code=1)
+
+
+@app.command()
+def audit(
+    method: Annotated[str, typer.Argument(help="Method to audit.")] = "",
+) -> None:
+    """Empirical privacy audit of a method."""
+    err_console.print(
+        "dpreg audit is not available yet: the empirical auditor (project issue 'Privacy "
+        "assurance...') has not landed. No output was produced."
+    )
+    raise typer.Exit(code=1)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

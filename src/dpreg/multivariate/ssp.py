@@ -1,0 +1,208 @@
+"""AdaSSP: adaptive sufficient-statistics perturbation (Wang 2018, Alg. 2) with Wang's constants.
+
+Three Gaussian releases on data whose rows are clipped to ‖x‖₂ <= B (the public row-norm bound
+‖X‖) and labels clipped to |y| <= C (the public label bound ‖Y‖):
+
+1. λ_min(XᵀX) + c·Δ_λ·Z, turned into a high-probability lower bound
+   λ̃ = max(0, λ_min + c·Δ_λ·Z − c·Δ_λ·√ln(6/δ)),
+2. XᵀX + c·Δ_XX·E (E symmetric, i.i.d. N(0, 1) upper triangle),
+3. Xᵀy + c·Δ_Xy·z,
+
+with c = √ln(6/δ)/(ε/3).  The ridge is λ = max(0, c·Δ_XX·√(d·ln(2d²/ρ)) − λ̃) (ρ = 0.05 is
+Wang's failure probability) and θ̃ = (XᵀX^ + λI)⁻¹ Xᵀy^.  Under add/remove (Wang's setting)
+Δ_XX = B², Δ_λ = B², Δ_Xy = B·C, which makes the three terms exactly Wang's
+√(d·ln(6/δ)·ln(2d²/ρ))·B²/(ε/3), B²·ln(6/δ)/(ε/3) and the noise scales c·B², c·B·C.  Under
+replace-one the same formulas run with the replace-one sensitivities (√2·B², B², 2·B·C).
+
+Accounting: each release has σ = c·Δ, i.e. is (ε/3)²/(2 ln(6/δ))-zCDP; the composition is
+ρ = ε²/(6 ln(6/δ))-zCDP, which converts back to (ε', δ)-DP with ε' <= ε only for ε up to a
+δ-dependent maximum (≈21.7 at δ = 1e−6; ε = 30 gives ε' ≈ 32.7).  :func:`adassp_max_epsilon`
+computes that maximum and :func:`adassp` refuses larger ε (ε = inf is allowed as a
+non-private reference run).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+
+from dpreg._validation import (
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_probability,
+    check_rng,
+)
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference.results import RegressionResults
+from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
+from dpreg.mechanisms.sensitivity import (
+    gram_sensitivity,
+    lambda_min_sensitivity,
+    xty_sensitivity,
+)
+from dpreg.multivariate._common import (
+    check_design,
+    clip_labels,
+    clip_rows,
+    column_names,
+    noisy_symmetric,
+    solve_sym,
+    warn_if_not_private,
+)
+from dpreg.privacy.budgets import ZCDP, compose, zcdp_epsilon
+from dpreg.privacy.ledger import charge
+from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
+
+__all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee"]
+
+SOURCE = "Wang 2018 (AdaSSP, Alg. 2) via google-research dp_regression/baselines.py constants"
+
+
+def _rho_each(epsilon: float, delta: float) -> float:
+    """zCDP of one of the three releases: 1/(2c²) with c = √ln(6/δ)/(ε/3)."""
+    return (epsilon / 3.0) ** 2 / (2.0 * math.log(6.0 / delta))
+
+
+def adassp_guarantee(epsilon: float, delta: float) -> tuple[ZCDP, float]:
+    """(composed zCDP budget of the three releases, the ε it implies at ``delta``).
+
+    The ε is what Wang's constants actually deliver; AdaSSP is (ε, δ)-DP as advertised only
+    when it is <= the requested ε.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=False)
+    if math.isinf(epsilon):
+        return ZCDP(math.inf), math.inf
+    each = ZCDP(_rho_each(epsilon, delta))
+    total = compose([each, each, each])
+    return total, zcdp_epsilon(total.rho, delta)
+
+
+@lru_cache(maxsize=256)
+def adassp_max_epsilon(delta: float) -> float:
+    """Largest ε for which Wang's constants are (ε, δ)-DP by the zCDP composition.
+
+    f(ε) = ε'(ε) − ε is negative for small ε (ε' ≈ 0.78·ε) and positive for large ε (ε'
+    grows like ε²); the set where f <= 0 is an interval (0, ε_max], found by bracketing and
+    Brent's method and then moved down until the guarantee holds in floating point.
+    """
+    delta = check_delta(delta, allow_zero=False)
+
+    def f(eps: float) -> float:
+        return adassp_guarantee(eps, delta)[1] - eps
+
+    hi = 1.0
+    while f(hi) <= 0:
+        hi *= 2.0
+        if hi > 1e9:  # pragma: no cover - never reached for 0 < δ < 1
+            return math.inf
+    lo = hi / 2.0 if hi > 1.0 else 1e-9
+    eps = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=8 * np.finfo(float).eps, maxiter=500)
+    while f(eps) > 0:
+        eps = math.nextafter(eps, 0.0)
+    return float(eps)
+
+
+def adassp(
+    X: Any,
+    y: Any,
+    *,
+    x_norm_bound: float,
+    y_bound: float,
+    epsilon: float,
+    delta: float,
+    neighbouring: str | Neighbouring = "add-remove",
+    failure_prob: float = 0.05,
+    rng: Any = None,
+    ledger: Any = None,
+    names: Any = None,
+) -> RegressionResults:
+    """AdaSSP ridge regression on the design ``X`` (include a ones column for an intercept).
+
+    Parameters
+    ----------
+    X, y:
+        Design (n×d) and response.  Rows are clipped to ‖x‖₂ <= ``x_norm_bound`` and labels to
+        |y| <= ``y_bound`` before anything is computed.
+    x_norm_bound, y_bound:
+        PUBLIC bounds ‖X‖ and ‖Y‖ (required; never derived from the data).
+    epsilon, delta:
+        Target (ε, δ); δ > 0 is required and ε must not exceed :func:`adassp_max_epsilon`.
+    neighbouring:
+        ``"add-remove"`` (Wang's constants; default) or ``"replace-one"``.
+    failure_prob:
+        Wang's ρ, the failure probability of the λ_min lower bound (default 0.05).
+    rng, ledger, names:
+        Randomness; optional :class:`~dpreg.Ledger` charged (ρ-zCDP) after validation and
+        before any noise; coefficient names.
+
+    Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
+    ρ-zCDP (``details['implied_epsilon']`` is the (ε, δ) it implies).
+    """
+    Xa, ya = check_design(X, y)
+    n, d = Xa.shape
+    bnd = check_positive(x_norm_bound, "x_norm_bound")
+    cbd = check_positive(y_bound, "y_bound")
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    rel = check_neighbouring(neighbouring)
+    fail = check_probability(failure_prob, "failure_prob")
+    labels = column_names(X, d, names)
+    if not math.isinf(eps):
+        eps_max = adassp_max_epsilon(dlt)
+        if eps > eps_max:
+            raise InvalidInputError(
+                f"epsilon must be <= {eps_max:.4g} for AdaSSP with delta={dlt:g}: Wang's noise "
+                f"constants are (epsilon, delta)-DP only up to that value (the three zCDP "
+                f"releases compose to more than epsilon beyond it); got {epsilon!r}"
+            )
+    gen = check_rng(rng)
+    budget, implied = adassp_guarantee(eps, dlt)
+    charge(ledger, budget, "AdaSSP")
+    warn_if_not_private(eps, "AdaSSP")
+
+    Xc = clip_rows(Xa, bnd)
+    yc = clip_labels(ya, cbd)
+    d_xx = gram_sensitivity(bnd, rel)
+    d_lam = lambda_min_sensitivity(bnd, rel)
+    d_xy = xty_sensitivity(bnd, cbd, rel)
+    each = ZCDP(math.inf) if math.isinf(eps) else ZCDP(_rho_each(eps, dlt))
+    sd_xx = gaussian_sigma(d_xx, each)
+    sd_lam = gaussian_sigma(d_lam, each)
+    sd_xy = gaussian_sigma(d_xy, each)
+    log6 = math.log(6.0 / dlt)
+
+    xtx = Xc.T @ Xc
+    xty = Xc.T @ yc
+    lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
+    lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=each, rng=gen))
+    lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
+    lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
+    xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=each, rng=gen)
+    xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=each, rng=gen), dtype=float)
+    theta = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
+
+    privacy = PrivacyStatement(
+        budget=budget, neighbouring=rel, mechanism="AdaSSP", source=SOURCE,
+        seeded=rng is not None,
+        details={
+            "requested": {"epsilon": eps, "delta": dlt},
+            "implied_epsilon": implied,
+            "delta": dlt,
+            "x_norm_bound": bnd, "y_bound": cbd,
+            "sensitivity": {"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy},
+            "noise_sd": {"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy},
+            "failure_prob": fail,
+        },
+    )
+    return RegressionResults(
+        theta, names=labels, privacy=privacy, method="adassp",
+        uncertainty="none: AdaSSP releases a point estimate only",
+        nobs=n if rel is Neighbouring.REPLACE_ONE else None,
+        extra={"ridge_lambda": lam},
+    )

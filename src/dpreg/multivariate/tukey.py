@@ -1,0 +1,299 @@
+"""TukeyEM: private aggregation of OLS models by approximate Tukey depth (Amin et al. 2023).
+
+Steps (m = ``n_models``):
+
+1. Shuffle the rows with a data-independent random permutation and fit OLS (minimum-norm
+   least squares, so rank-deficient batches are fine) on m disjoint batches of b = ⌊n/m⌋
+   rows; the n − m·b leftover rows are not used.  b >= d is required.
+2. Add a tiny per-model jitter (10⁻¹⁰·max(|v|, 10⁻¹²)·U(0, 1) to every coordinate v) to break
+   ties, sort every coordinate, and compute log-volumes of the nested boxes of approximate
+   Tukey depth >= ℓ: V(ℓ) = Π_j (p_j(m−ℓ+1) − p_j(ℓ)), ℓ = 1..⌈m/2⌉.  The jitter is an
+   independent randomised map of each model on its own, so neighbouring datasets still give
+   model sets that differ in at most one model.
+3. Propose-test-release with ε₁ = ε/2 and all of δ: the distance lower bound A is the largest
+   k ∈ {0, …, t−2} (t = ⌊⌊m/2⌋/2⌋) such that some g >= 1 with t+k+g+1 <= ⌈m/2⌉−1 has
+   ln V(t−k−1) − ln V(t+k+g+1) − ε₂·g/2 <= ln(δ/(8·e^{ε₂})), and −1 if none does (Amin et al.
+   Lemma 3.6, after Brown et al. 2021 Lemma 3.8).  A is 1-sensitive; the test passes iff
+   A + Lap(1/ε₁) > ln(1/(2δ))/ε₁ (:func:`dpreg.mechanisms.ptr_test`).  On failure the result
+   is ⊥ (``failed=True``), never a zero vector.
+4. Restricted exponential mechanism with ε₂ = ε/2 over the depth levels ℓ ∈ {t, …, ⌈m/2⌉}:
+   level ℓ is drawn with probability ∝ W(ℓ)·exp(ε₂·ℓ/2) (W = volume of depth exactly ℓ) by
+   Gumbel-max in log space, and a uniform point of depth exactly ℓ -- the SAME ℓ -- is returned.
+
+Neighbouring relation (algorithms.md §5.7): the guarantee is stated for **replace-one at
+record level with n public**.  With n fixed the partition is data independent, so replacing
+one record changes at most one model: a swap of one model.  Approximate Tukey depth is not
+monotone under swaps, so the exponential mechanism keeps the factor ½ (the paper drops it by
+appealing to monotonicity under model-level add/remove, which a fixed-m partition does not
+provide), and the safety lemma is Brown et al.'s, which is stated for swaps.
+
+ε = inf is the non-private limit: no PTR, and the coordinate-wise median of the models -- a
+point of maximal approximate Tukey depth ⌈m/2⌉ -- is returned.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_delta, check_epsilon, check_int, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference.results import RegressionResults
+from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
+from dpreg.multivariate._common import check_design, column_names, warn_if_not_private
+from dpreg.privacy.budgets import ApproxDP
+from dpreg.privacy.ledger import charge
+from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement
+
+__all__ = [
+    "tukey_em",
+    "partition_models",
+    "jitter_and_sort",
+    "log_volumes",
+    "distance_lower_bound",
+    "level_log_weights",
+    "sample_at_depth",
+    "approximate_depth",
+    "target_depth",
+    "MIN_MODELS",
+]
+
+SOURCE = "Amin, Joseph, Ribero, Vassilvitskii 2023 (TukeyEM); Brown et al. 2021 (PTR lemma)"
+MIN_MODELS = 8
+
+
+def target_depth(m: int) -> int:
+    """The PTR target depth t = ⌊⌊m/2⌋/2⌋ (≈ m/4)."""
+    return (m // 2) // 2
+
+
+def partition_models(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Generator
+                     ) -> np.ndarray:
+    """OLS models (m×d) on m disjoint random batches of ⌊n/m⌋ rows (minimum-norm lstsq)."""
+    n, d = X.shape
+    b = n // n_models
+    order = rng.permutation(n)[: n_models * b]
+    Xb = X[order].reshape(n_models, b, d)
+    yb = y[order].reshape(n_models, b, 1)
+    return (np.linalg.pinv(Xb) @ yb)[:, :, 0]
+
+
+def jitter_and_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Tie-breaking jitter per model coordinate, then every coordinate sorted: a d×m array."""
+    scale = 1e-10 * np.maximum(np.abs(models), 1e-12)
+    jittered = models + scale * rng.uniform(size=models.shape)
+    return np.sort(jittered.T, axis=1)
+
+
+def log_volumes(P: np.ndarray) -> np.ndarray:
+    """lv[ℓ] = ln V(ℓ) for ℓ = 0..⌈m/2⌉ (lv[0] = +inf), V(ℓ) the volume of depth >= ℓ.
+
+    ``P`` is the d×m array of sorted coordinates; V(ℓ) = Π_j (p_j(m−ℓ+1) − p_j(ℓ)) in the
+    1-based order statistics p_j(1) <= … <= p_j(m).
+    """
+    d, m = P.shape
+    h = (m + 1) // 2
+    lengths = P[:, ::-1][:, :h] - P[:, :h]  # column ℓ−1: p(m−ℓ+1) − p(ℓ)
+    with np.errstate(divide="ignore"):
+        logs = np.log(np.maximum(lengths, 0.0))
+    out = np.empty(h + 1)
+    out[0] = math.inf
+    out[1:] = logs.sum(axis=0)
+    return out
+
+
+def _qualifies(lv: np.ndarray, t: int, k: int, eps_em: float, log_thr: float) -> bool:
+    """Does some g >= 1 with t+k+g+1 <= ⌈m/2⌉−1 satisfy the Lemma 3.6 volume condition?"""
+    h = lv.size - 1
+    top = h - 1
+    first = t + k + 2
+    if first > top:
+        return False
+    a = lv[t - k - 1]
+    deep = lv[first: top + 1]
+    g = np.arange(1, deep.size + 1, dtype=float)
+    if not np.isfinite(a):  # a zero-volume box never qualifies
+        return False
+    with np.errstate(invalid="ignore"):
+        lhs = a - deep - eps_em * g / 2.0
+    lhs = np.where(np.isfinite(deep), lhs, math.inf)
+    return bool(np.min(lhs) <= log_thr)
+
+
+def distance_lower_bound(lv: np.ndarray, t: int, eps_em: float, delta: float) -> int:
+    """The paper's A: largest k in {0..t−2} whose volume condition holds, else −1.
+
+    The condition is monotone in k (if it holds for k it holds for k−1 with g+1), so a binary
+    search over k is exact.
+    """
+    if t < 2:
+        return -1
+    log_thr = math.log(delta) - math.log(8.0) - eps_em
+    lo, hi = -1, t - 2  # invariant: A in [lo, hi]; condition(lo) true (or lo = −1)
+    if not _qualifies(lv, t, 0, eps_em, log_thr):
+        return -1
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _qualifies(lv, t, mid, eps_em, log_thr):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def level_log_weights(lv: np.ndarray, t: int, eps_em: float) -> tuple[np.ndarray, np.ndarray]:
+    """Levels ℓ = t..⌈m/2⌉ and their log-weights ln W(ℓ) + ε₂·ℓ/2 (restricted EM)."""
+    h = lv.size - 1
+    levels = np.arange(t, h + 1)
+    cur = lv[levels]
+    nxt = np.append(lv[levels[:-1] + 1], -math.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(cur), np.exp(np.minimum(nxt - cur, 0.0)), 1.0)
+        log_w = np.where(np.isfinite(cur), cur + np.log1p(-ratio), -math.inf)
+    return levels, log_w + eps_em * levels / 2.0
+
+
+def _uniform(lo: float, hi: float, rng: np.random.Generator) -> float:
+    return float(lo + (hi - lo) * rng.uniform())
+
+
+def sample_at_depth(P: np.ndarray, level: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniform point of approximate Tukey depth exactly ``level`` (Amin et al. App. 7.4).
+
+    The region is split by the first coordinate j whose coordinate depth equals ``level``:
+    coordinates before j have depth >= level+1, coordinate j exactly level, later ones >= level;
+    j is drawn proportionally to the region volumes (Gumbel-max in log space).
+    """
+    d, m = P.shape
+
+    def length(lv_: int) -> np.ndarray:
+        if 2 * lv_ > m + 1 or lv_ < 1:
+            return np.zeros(d)
+        return np.maximum(P[:, m - lv_] - P[:, lv_ - 1], 0.0)
+
+    geq = length(level)
+    gt = length(level + 1)
+    exact = np.maximum(geq - gt, 0.0)
+    with np.errstate(divide="ignore"):
+        lg_gt, lg_geq, lg_exact = np.log(gt), np.log(geq), np.log(exact)
+    prefix = np.concatenate([[0.0], np.cumsum(lg_gt)[:-1]])
+    suffix = np.concatenate([np.cumsum(lg_geq[::-1])[::-1][1:], [0.0]])
+    log_vol = prefix + lg_exact + suffix
+    j = int(np.argmax(log_vol + rng.gumbel(size=d)))
+    out = np.empty(d)
+    for i in range(j):
+        out[i] = _uniform(P[i, level], P[i, m - level - 1], rng)
+    lo_l, hi_l = P[j, level - 1], P[j, m - level]
+    if 2 * level + 1 > m:  # the two exact-depth pieces are the same central interval
+        out[j] = _uniform(lo_l, hi_l, rng)
+    else:
+        left = P[j, level] - lo_l
+        right = hi_l - P[j, m - level - 1]
+        if rng.uniform() * (left + right) < left:
+            out[j] = _uniform(lo_l, P[j, level], rng)
+        else:
+            out[j] = _uniform(P[j, m - level - 1], hi_l, rng)
+    for i in range(j + 1, d):
+        out[i] = _uniform(P[i, level - 1], P[i, m - level], rng)
+    return out
+
+
+def approximate_depth(w: np.ndarray, models: np.ndarray) -> int:
+    """Approximate Tukey depth of ``w`` w.r.t. the rows of ``models``: the minimum over the 2d
+    axis-aligned halfspaces through w of the number of models they contain."""
+    w = np.asarray(w, dtype=float)
+    le = (models <= w).sum(axis=0)
+    ge = (models >= w).sum(axis=0)
+    return int(np.min(np.minimum(le, ge)))
+
+
+def tukey_em(
+    X: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    delta: float,
+    n_models: int,
+    rng: Any = None,
+    ledger: Any = None,
+    names: Any = None,
+) -> RegressionResults:
+    """TukeyEM on the design ``X`` (include a ones column for an intercept).
+
+    Parameters
+    ----------
+    X, y:
+        Design (n×d) and response; no bounds are needed.
+    epsilon, delta:
+        (ε, δ) with δ > 0: ε/2 for the PTR test, ε/2 for the exponential mechanism, all of δ
+        for PTR.  ``epsilon=inf`` returns the coordinate-wise median of the models (not
+        private).
+    n_models:
+        m >= 8 models; needs n >= m·d.  Guidance: the method works when n is large compared
+        with d (about n >= 1000·d, with m around 1000); too few models make PTR fail, too
+        many make every model (fitted on ⌊n/m⌋ rows) inaccurate.
+    rng, ledger, names:
+        Randomness; optional ledger charged (ε, δ) after validation and before any
+        randomness is used; coefficient names.
+
+    Guarantee: (ε, δ)-DP for replace-one neighbours with n public.  PTR failure is a private
+    output (``failed=True``; the budget stays spent).
+    """
+    Xa, ya = check_design(X, y)
+    n, d = Xa.shape
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    m = check_int(n_models, "n_models", minimum=MIN_MODELS)
+    if n // m < d:
+        raise InvalidInputError(
+            f"n_models must be <= n // d = {n // d} for this data: each of the m models is fitted "
+            f"on b = n // m rows and needs b >= d = {d} (columns of the design); got "
+            f"n_models={m} with n={n} rows (b={n // m})"
+        )
+    labels = column_names(X, d, names)
+    gen = check_rng(rng)
+    budget = ApproxDP(eps, dlt)
+    charge(ledger, budget, "TukeyEM")
+    warn_if_not_private(eps, "TukeyEM")
+
+    b = n // m
+    t = target_depth(m)
+    eps_ptr = eps / 2.0
+    eps_em = eps / 2.0
+    models = partition_models(Xa, ya, m, gen)
+    P = jitter_and_sort(models, gen)
+    details: dict[str, Any] = {
+        "requested": {"epsilon": eps, "delta": dlt},
+        "n_models": m, "batch_size": b, "rows_unused": n - m * b, "target_depth": t,
+        "epsilon_ptr": eps_ptr, "epsilon_em": eps_em,
+        "em_exponent": "epsilon_em * depth / 2 (swap neighbours at model level)",
+    }
+    privacy = PrivacyStatement(budget=budget, neighbouring=Neighbouring.REPLACE_ONE,
+                               mechanism="TukeyEM", source=SOURCE, seeded=rng is not None,
+                               details=details)
+    extra = {"n_models": m, "batch_size": b}
+    if math.isinf(eps):
+        theta = np.median(P, axis=1)
+        return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
+                                 uncertainty="none: TukeyEM releases a point estimate only",
+                                 nobs=n, extra=extra)
+    lv = log_volumes(P)
+    details["ptr_threshold"] = ptr_threshold(eps_ptr, dlt)
+    distance = distance_lower_bound(lv, t, eps_em, dlt)
+    if not ptr_test(distance, epsilon=eps_ptr, delta=dlt, rng=gen):
+        return RegressionResults(
+            np.zeros(d), names=labels, privacy=privacy, method="tukey-em", failed=True,
+            reason=("TukeyEM's propose-test-release check failed (⊥): the models are not "
+                    "concentrated enough for this epsilon/delta and n_models. TukeyEM needs "
+                    "n large compared with d (about n >= 1000*d, n_models around 1000)."),
+            nobs=n, extra=extra,
+        )
+    levels, logits = level_log_weights(lv, t, eps_em)
+    level = int(levels[int(np.argmax(logits + gen.gumbel(size=logits.size)))])
+    theta = sample_at_depth(P, level, gen)
+    return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
+                             uncertainty="none: TukeyEM releases a point estimate only",
+                             nobs=n, extra=extra)

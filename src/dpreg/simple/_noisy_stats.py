@@ -1,0 +1,266 @@
+"""DPSuffStats ("noisy statistics") and DPIntercept (Alabi et al. 2022, Alg. 1 and §6.4).
+
+Guarantee: **ε-DP (pure) under replace-one neighbours with n public.**
+
+Sensitivities (x clipped to [a, b], width w_x = b − a; y clipped to [c, d], width w_y):
+
+* nvar(x) = Σ(x_i − x̄)²: (1 − 1/n)·w_x²;  ncov(x, y) = Σ(x_i − x̄)(y_i − ȳ): (1 − 1/n)·w_x·w_y.
+  Both statistics are translation invariant, so only the widths matter.  (The paper writes
+  (1 − 1/n)·r_u², equal to this only when the lower bound is 0 and both variables share one
+  range; it is too small when r_l < 0.)
+* For a fixed (already released) slope α̃, ȳ − α̃x̄ = (1/n)Σ(y_i − α̃x_i); replacing one record
+  changes one term y − α̃x, whose range over the box has length w_y + |α̃|·w_x, so the exact
+  sensitivity is (w_y + |α̃|·w_x)/n.  (The paper's r_u/n·(1 + |α̃|) is the special case of one
+  shared range [0, r_u].)
+* DPIntercept: ȳ of y clipped to [c, d] has sensitivity w_y/n.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.mechanisms import laplace, laplace_scale
+from dpreg.mechanisms.sensitivity import mean_sensitivity, ncov_sensitivity, nvar_sensitivity
+from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
+from dpreg.privacy.neighbours import check_neighbouring
+from dpreg.simple._common import (
+    check_bounds_opt,
+    check_flag,
+    check_simple_xy,
+    check_x_eval,
+    warn_not_private,
+)
+from dpreg.simple._result import SimpleRegressionResult
+
+__all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity"]
+
+_SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
+_SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
+
+
+def noisy_stats_sensitivities(
+    x_bounds: tuple[float, float], y_bounds: tuple[float, float], n: int
+) -> dict[str, float]:
+    """Replace-one sensitivities of nvar(x) and ncov(x, y) for clipped data, n public."""
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    n = check_int(n, "n", minimum=1)
+    return {"nvar": nvar_sensitivity(xb, n), "ncov": ncov_sensitivity(xb, yb, n)}
+
+
+def intercept_sensitivity(
+    slope: float, x_bounds: tuple[float, float], y_bounds: tuple[float, float], n: int
+) -> float:
+    """Exact replace-one sensitivity of ȳ − slope·x̄ for a fixed slope: (w_y + |slope|·w_x)/n."""
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    n = check_int(n, "n", minimum=1)
+    return ((yb[1] - yb[0]) + abs(float(slope)) * (xb[1] - xb[0])) / n
+
+
+def _check_replace_one(neighbouring: Any) -> Neighbouring:
+    rel = check_neighbouring(neighbouring)
+    if rel is not Neighbouring.REPLACE_ONE:
+        raise InvalidInputError(
+            "neighbouring must be 'replace-one' for noisy_stats (the sensitivities use the "
+            f"public n); got {rel.value!r}"
+        )
+    return rel
+
+
+def noisy_stats(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    x_bounds: tuple[float, float],
+    y_bounds: tuple[float, float],
+    x_eval: Any = None,
+    neighbouring: str | Neighbouring = "replace-one",
+    release_stats: bool = False,
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> SimpleRegressionResult:
+    """DPSuffStats: OLS from Laplace-noised sufficient statistics (Alabi et al. 2022, Alg. 1).
+
+    Parameters
+    ----------
+    x, y:
+        The data (1-D, equal length n >= 2, finite).  They are clipped to the public bounds.
+    epsilon:
+        Total privacy budget ε in (0, ∞]; split in thirds (ncov, nvar, intercept).  ``inf``
+        returns OLS on the clipped data (not private; warns).
+    x_bounds, y_bounds:
+        Public ranges (lo, hi) the data are clipped to.  Required: never derived from data.
+    x_eval:
+        Points at which predictions are reported (default: 25% and 75% of ``x_bounds``);
+        must lie in ``x_bounds``.  Any number of points: they are post-processing.
+    neighbouring:
+        Only ``"replace-one"`` (n public) is supported.
+    release_stats:
+        Also release the noisy nvar(x) and ncov(x, y) in ``extra`` (free: already private).
+    ledger:
+        Optional :class:`~dpreg.Ledger` charged ``PureDP(epsilon)`` before any noise is drawn.
+    rng:
+        ``None`` (fresh entropy), a seed, a SeedSequence or a Generator.
+
+    Algorithm: clip; L₁ ~ Lap(Δ_cov/(ε/3)), L₂ ~ Lap(Δ_var/(ε/3)); if nvar + L₂ <= 0 the
+    release is ⊥ (``failed=True``; decided from the noisy denominator only); α̃ = (ncov +
+    L₁)/(nvar + L₂); β̃ = ȳ − α̃x̄ + Lap(Δ₃/(ε/3)) with Δ₃ = (w_y + |α̃|·w_x)/n.  A noisy slope
+    or output so large that it overflows is also ⊥ (decided from released values only).
+
+    Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivities: nvar
+    (1 − 1/n)w_x², ncov (1 − 1/n)w_x·w_y, intercept (w_y + |α̃|w_x)/n (see module doc).
+    Source: Alabi et al. 2022, Alg. 1 and Lemma 18, with the width-based sensitivities.
+    """
+    xa, ya = check_simple_xy(x, y, min_rows=2)
+    eps = check_epsilon(epsilon)
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    xe = check_x_eval(x_eval, xb)
+    rel = _check_replace_one(neighbouring)
+    release = check_flag(release_stats, "release_stats")
+    gen = check_rng(rng)
+    n = int(xa.size)
+    budget = PureDP(eps)
+    parts = budget.split([1, 1, 1])
+    sens = noisy_stats_sensitivities(xb, yb, n)
+    charge(ledger, budget, "dpreg.simple.noisy_stats")
+    if budget.is_infinite:
+        warn_not_private("noisy_stats")
+
+    stats = _clipped_stats(xa, ya, xb, yb)
+    draw = _release_line(stats, sens, parts, xb, yb, n, gen)
+    noisy_ncov, noisy_nvar = float(draw["noisy_ncov"][0]), float(draw["noisy_nvar"][0])
+
+    details: dict[str, Any] = {
+        "epsilon_parts": {"ncov": parts[0].epsilon, "nvar": parts[1].epsilon,
+                          "intercept": parts[2].epsilon},
+        "sensitivity_ncov": sens["ncov"],
+        "sensitivity_nvar": sens["nvar"],
+        "laplace_scale_ncov": laplace_scale(sens["ncov"], parts[0].epsilon),
+        "laplace_scale_nvar": laplace_scale(sens["nvar"], parts[1].epsilon),
+        "x_bounds": xb,
+        "y_bounds": yb,
+        "n": n,
+    }
+    extra: dict[str, Any] = {"x_eval": list(xe)}
+    if release:
+        extra["noisy_ncov"] = noisy_ncov
+        extra["noisy_nvar"] = noisy_nvar
+
+    reason = str(draw["reason"][0])
+    if reason:
+        stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, rng is not None, details)
+        return SimpleRegressionResult("noisy-stats", stmt, failed=True, reason=reason, n=n,
+                                      extra=extra)
+    slope, intercept = float(draw["slope"][0]), float(draw["intercept"][0])
+    d3 = float(draw["sensitivity_intercept"][0])
+    details["sensitivity_intercept"] = d3
+    details["laplace_scale_intercept"] = laplace_scale(d3, parts[2].epsilon)
+    preds = {v: slope * v + intercept for v in xe}
+    stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, rng is not None, details)
+    return SimpleRegressionResult("noisy-stats", stmt, released_slope=slope,
+                                  released_intercept=intercept, released_predictions=preds,
+                                  n=n, extra=extra)
+
+
+def _clipped_stats(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
+                   yb: tuple[float, float]) -> tuple[float, float, float, float]:
+    """(x̄, ȳ, nvar, ncov) of the data clipped to the public bounds."""
+    xc = np.clip(xa, *xb)
+    yc = np.clip(ya, *yb)
+    xbar, ybar = float(np.mean(xc)), float(np.mean(yc))
+    dx = xc - xbar
+    return xbar, ybar, float(np.dot(dx, dx)), float(np.dot(dx, yc - ybar))
+
+
+_FAIL_DENOMINATOR = "noisy nvar(x) <= 0: the noisy denominator is not positive (⊥)"
+_FAIL_SLOPE = "noisy slope overflows floating point (⊥)"
+_FAIL_INTERCEPT = "noisy intercept overflows floating point (⊥)"
+
+
+def _release_line(stats: tuple[float, float, float, float], sens: dict[str, float],
+                  parts: list[PureDP], xb: tuple[float, float], yb: tuple[float, float], n: int,
+                  gen: np.random.Generator, size: int = 1) -> dict[str, np.ndarray]:
+    """``size`` independent runs of Alg. 1's noise-and-divide step (vectorised).
+
+    Returns arrays ``noisy_ncov``, ``noisy_nvar``, ``slope``, ``intercept``,
+    ``sensitivity_intercept`` and ``reason`` ("" where the run released a line, the ⊥
+    reason otherwise -- decided from noisy quantities only).
+    """
+    xbar, ybar, nvar, ncov = stats
+    zeros = np.zeros(size)
+    noisy_ncov = np.asarray(laplace(zeros + ncov, sensitivity=sens["ncov"],
+                                    epsilon=parts[0].epsilon, rng=gen))
+    noisy_nvar = np.asarray(laplace(zeros + nvar, sensitivity=sens["nvar"],
+                                    epsilon=parts[1].epsilon, rng=gen))
+    ok = noisy_nvar > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = np.where(ok, noisy_ncov / np.where(ok, noisy_nvar, 1.0), np.nan)
+        d3 = ((yb[1] - yb[0]) + np.abs(slope) * (xb[1] - xb[0])) / n
+        reach = max(abs(yb[0]), abs(yb[1])) + np.abs(slope) * max(abs(xb[0]), abs(xb[1]))
+    slope_ok = ok & np.isfinite(d3) & np.isfinite(reach)
+    intercept = np.full(size, np.nan)
+    if slope_ok.any():
+        centre = ybar - slope[slope_ok] * xbar
+        # Lap(Δ₃/ε₃) with a per-run Δ₃: unit-scale Laplace noise times Δ₃ (same law)
+        unit = np.asarray(laplace(np.zeros(int(slope_ok.sum())), sensitivity=1.0,
+                                  epsilon=parts[2].epsilon, rng=gen))
+        intercept[slope_ok] = centre + unit * d3[slope_ok]
+    with np.errstate(invalid="ignore", over="ignore"):
+        line_ok = slope_ok & np.isfinite(intercept) & np.isfinite(
+            np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
+    reason = np.where(~ok, _FAIL_DENOMINATOR,
+                      np.where(~slope_ok, _FAIL_SLOPE, np.where(~line_ok, _FAIL_INTERCEPT, "")))
+    return {"noisy_ncov": noisy_ncov, "noisy_nvar": noisy_nvar, "slope": slope,
+            "intercept": intercept, "sensitivity_intercept": d3, "reason": reason}
+
+
+def dp_intercept(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    y_bounds: tuple[float, float],
+    x_bounds: tuple[float, float] | None = None,
+    x_eval: Any = None,
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> SimpleRegressionResult:
+    """DPIntercept: the noisy mean of y as a flat line (Alabi et al. 2022, §6.4).
+
+    Releases ỹ = mean(clip(y, y_bounds)) + Lap((d − c)/(εn)) and reports it as the prediction
+    at every ``x_eval`` (slope 0, intercept ỹ).  Good only when the true slope is near 0.
+    ``x`` is only checked for shape (it does not enter the release); ``x_bounds`` only sets
+    the default ``x_eval``.  ``epsilon=inf`` returns the mean of the clipped y (warns).
+
+    Guarantee: ε-DP (pure), replace-one neighbours, n public; sensitivity (d − c)/n.
+    Source: Alabi et al. 2022, §6.4.
+    """
+    _, ya = check_simple_xy(x, y, min_rows=2)
+    eps = check_epsilon(epsilon)
+    yb = check_bounds(y_bounds, "y_bounds")
+    xb = check_bounds_opt(x_bounds, "x_bounds")
+    xe = check_x_eval(x_eval, xb)
+    gen = check_rng(rng)
+    n = int(ya.size)
+    budget = PureDP(eps)
+    sens = mean_sensitivity(yb, n)
+    charge(ledger, budget, "dpreg.simple.dp_intercept")
+    if budget.is_infinite:
+        warn_not_private("dp_intercept")
+    level = float(laplace(float(np.mean(np.clip(ya, *yb))), sensitivity=sens, epsilon=eps,
+                          rng=gen))
+    details = {"sensitivity_mean": sens, "laplace_scale": laplace_scale(sens, eps),
+               "y_bounds": yb, "n": n}
+    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, "DPIntercept", _SOURCE_INT,
+                            rng is not None, details)
+    return SimpleRegressionResult("dp-intercept", stmt, released_slope=0.0,
+                                  released_intercept=level,
+                                  released_predictions={v: level for v in xe}, n=n,
+                                  extra={"x_eval": list(xe)})

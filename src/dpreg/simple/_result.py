@@ -1,0 +1,174 @@
+"""Result types of the simple (one-x) suite.
+
+:class:`SimpleRegressionResult` holds one release: a line (slope and intercept, plus the
+predictions it was released as), or a slope alone (``theil_sen(..., estimand="slope")``), or
+the failure symbol ⊥.  Reading numbers from a failed release raises
+:class:`~dpreg.exceptions.MechanismFailure` instead of handing out NaN.
+
+:class:`ConfidenceInterval` is a (1 − α) interval for the slope, optionally with a point
+estimate that was released from the same budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpreg.exceptions import InvalidInputError, MechanismFailure
+from dpreg.inference import RegressionResults
+from dpreg.privacy.neighbours import PrivacyStatement
+
+__all__ = ["SimpleRegressionResult", "ConfidenceInterval"]
+
+_NO_SE = (
+    "none: {method} releases point estimates only; no standard error that accounts for the "
+    "privacy noise is attached (the OLS standard error of the same data would ignore it)"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class SimpleRegressionResult:
+    """One release of a simple (one-x) regression.
+
+    Attributes
+    ----------
+    method:
+        dpreg method name (``"noisy-stats"``, ``"dp-intercept"``, ``"theil-sen-exp"``,
+        ``"theil-sen-wide"``, ``"theil-sen-smooth"``, ``"dp-gd"``, ``"ols"``, ``"theil-sen"``).
+    privacy:
+        What the release cost and protects (budget, neighbouring relation, mechanism, source,
+        whether the generator was seeded, mechanism details).
+    released_slope, released_intercept, released_predictions:
+        The released numbers (use :attr:`slope`, :attr:`intercept`, :attr:`predictions`,
+        which refuse to read a failed release).  A slope-only release has
+        ``released_intercept=None`` and no predictions.
+    failed, reason:
+        ⊥ flag and explanation.  ⊥ is itself a private output: the budget stays spent.
+    n:
+        Number of records (public under replace-one neighbours).
+    extra:
+        Further released quantities (e.g. noisy sufficient statistics) -- only ever values
+        computed from the private outputs or public inputs.
+    """
+
+    method: str
+    privacy: PrivacyStatement
+    released_slope: float | None = None
+    released_intercept: float | None = None
+    released_predictions: Mapping[float, float] = field(default_factory=dict)
+    failed: bool = False
+    reason: str = ""
+    n: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- guarded access
+    def _guard(self) -> None:
+        if self.failed:
+            raise MechanismFailure(self.reason or f"{self.method} returned ⊥")
+
+    @property
+    def slope(self) -> float:
+        """Released slope (raises :class:`MechanismFailure` on ⊥)."""
+        self._guard()
+        assert self.released_slope is not None
+        return float(self.released_slope)
+
+    @property
+    def intercept(self) -> float | None:
+        """Released intercept, or ``None`` for a slope-only release."""
+        self._guard()
+        return None if self.released_intercept is None else float(self.released_intercept)
+
+    @property
+    def predictions(self) -> dict[float, float]:
+        """Released predictions ``{x_eval: value}`` (empty for a slope-only release)."""
+        self._guard()
+        return {float(k): float(v) for k, v in self.released_predictions.items()}
+
+    @property
+    def has_line(self) -> bool:
+        """True when both a slope and an intercept were released."""
+        return (not self.failed) and self.released_intercept is not None
+
+    def predict(self, x: Any) -> Any:
+        """``intercept + slope · x`` (post-processing; no further privacy cost)."""
+        self._guard()
+        if self.released_intercept is None:
+            raise InvalidInputError(
+                f"{self.method} released a slope only (estimand='slope'); there is no "
+                "intercept to predict with -- use estimand='predictions' to release a line"
+            )
+        arr = np.asarray(x, dtype=np.float64)
+        out = self.released_intercept + self.released_slope * arr  # type: ignore[operator]
+        return float(out) if out.ndim == 0 else out
+
+    # ---------------------------------------------------------------- conversion
+    def to_regression_results(self, x_name: str = "x", y_name: str = "y") -> RegressionResults:
+        """The release as a :class:`~dpreg.inference.RegressionResults` (intercept, slope).
+
+        No standard errors are attached: the uncertainty text says so.  A slope-only
+        release cannot be converted (it has no intercept).
+        """
+        names = ["intercept", str(x_name)]
+        extra = dict(self.extra)
+        if self.failed:
+            return RegressionResults(
+                [math.nan, math.nan], names=names, privacy=self.privacy, method=self.method,
+                uncertainty=_NO_SE.format(method=self.method), nobs=self.n, dep_var=y_name,
+                failed=True, reason=self.reason, extra=extra,
+            )
+        if self.released_intercept is None:
+            raise InvalidInputError(
+                f"{self.method} released a slope only (estimand='slope'); a RegressionResults "
+                "needs an intercept -- use estimand='predictions'"
+            )
+        extra["predictions"] = self.predictions
+        return RegressionResults(
+            [float(self.released_intercept), float(self.released_slope)],  # type: ignore[arg-type]
+            names=names, privacy=self.privacy, method=self.method,
+            uncertainty=_NO_SE.format(method=self.method), nobs=self.n, dep_var=y_name,
+            extra=extra,
+        )
+
+    def __repr__(self) -> str:
+        if self.failed:
+            return f"<SimpleRegressionResult {self.method}: FAILED (⊥): {self.reason}>"
+        parts = [f"slope={self.released_slope:.6g}"]
+        if self.released_intercept is not None:
+            parts.append(f"intercept={self.released_intercept:.6g}")
+        return f"<SimpleRegressionResult {self.method}: {', '.join(parts)}; {self.privacy.budget}>"
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A (1 − α) confidence interval ``[low, high]`` for the slope.
+
+    Unpacks like a pair (``low, high = ci``).  ``estimate`` is a point estimate released from
+    the same budget when it was requested (``None`` otherwise).  ``details`` records the
+    target quantiles, the null-variance bound and the per-call budgets.
+    """
+
+    low: float
+    high: float
+    alpha: float | None = None
+    estimate: float | None = None
+    method: str = ""
+    privacy: PrivacyStatement | None = field(default=None, compare=False, repr=False)
+    details: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __iter__(self) -> Iterator[float]:
+        yield self.low
+        yield self.high
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, (int, float, np.floating, np.integer)):
+            return False
+        return bool(self.low <= float(value) <= self.high)

@@ -1,0 +1,248 @@
+"""DP Theil-Sen: a DP median of pairwise estimates (Alabi et al. 2022 §6.2; Sarathy & Vadhan
+2025 Alg. 3.1).
+
+Guarantee: **ε-DP (pure) under replace-one neighbours with n public.**
+
+1. Draw a data-independent pair design S (all pairs, or k round-robin matchings on a random
+   relabelling; see :mod:`dpreg.simple.pairs`).  k = max number of pairs per record.
+2. For each pair compute the estimand: the predictions at the two ``x_eval`` points of the
+   line through the two points (``estimand="predictions"``) or the slope (``"slope"``).
+3. Build the doubled multiset: each value twice, −∞ and +∞ for a pair with tied x (fixed size
+   2|S|; one record changes at most 2k entries).  Values are clipped to ``output_range`` by
+   the median.
+4. DP median:
+
+   * ``"exp"``: exponential-mechanism median (rank utility) at ε_t/(2k) on the doubled
+     multiset -- exactly the distribution of Alabi et al.'s ε_t/k on the undoubled estimates
+     when no x are tied (rank distances double);
+   * ``"wide"``: the θ-widened version (Sarathy & Vadhan's shift construction; the reference
+     code's even-M construction is not ε-DP and is not used);
+   * ``"smooth"``: median + smooth-sensitivity-scaled Student-t noise at ε_t with 2k values
+     per record inside the smooth sensitivity.
+
+   ε_t = ε/2 for each of the two predictions (together ε), ε_t = ε for the slope.
+5. Predictions (p₁, p₂) at (x₁, x₂) give slope (p₂ − p₁)/(x₂ − x₁) and the intercept.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import (
+    check_bounds,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_rng,
+)
+from dpreg.exceptions import InvalidInputError
+from dpreg.mechanisms import exact_quantile, exp_quantile, smooth_median
+from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
+from dpreg.simple._common import (
+    check_bounds_opt,
+    check_choice,
+    check_pairs_arg,
+    check_simple_xy,
+    check_x_eval,
+    div_down,
+    warn_not_private,
+)
+from dpreg.simple._result import SimpleRegressionResult
+from dpreg.simple.pairs import PairDesign, doubled_pair_values, make_design
+
+__all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled"]
+
+#: default widening θ of ``median="wide"`` as a fraction of the output-range width: Alabi et al.
+#: (Table 1) use θ = 0.01 on the range [−0.5, 1.5] (width 2); scaling with the range keeps the
+#: default meaningful in original units.
+DEFAULT_THETA_FRACTION = 0.005
+
+_MECHANISM = {"exp": "DPExpTheilSen", "wide": "DPWideTheilSen", "smooth": "DPSSTheilSen"}
+_SOURCE = ("Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.2, Alg. 2-6; Sarathy & Vadhan "
+           "2025, Alg. 3.1-3.2 (±∞ tie convention, widened mechanism)")
+
+
+def check_theta(theta: Any, median: str, output_range: tuple[float, float]) -> float:
+    """θ for the widened median: default 0.005 × range width (0.01 on Alabi et al.'s
+    [−0.5, 1.5]); must be positive and below the range width."""
+    if median != "wide":
+        if theta is not None:
+            raise InvalidInputError(
+                f"theta is only used with median='wide'; got theta={theta!r} with "
+                f"median={median!r}"
+            )
+        return 0.0
+    width = output_range[1] - output_range[0]
+    th = DEFAULT_THETA_FRACTION * width if theta is None else check_positive(theta, "theta")
+    if th >= width:
+        raise InvalidInputError(
+            f"theta must be smaller than the output_range width {width:g}; got {th!r}"
+        )
+    return th
+
+
+def dp_median_of_doubled(
+    doubled: np.ndarray, *, median: str, epsilon: float, k: int, lo: float, hi: float,
+    theta: float = 0.0, dof: int = 3, rng: Any = None, q: float = 0.5, size: int | None = None,
+) -> Any:
+    """The DP median step on a doubled multiset (2|S| entries, one record changes <= 2k).
+
+    ``epsilon`` is the budget of this release (ε_t).  Exp/Wide run at ε_t/(2k); smooth at ε_t
+    with ``k=2k`` in the smooth sensitivity.  ``epsilon=inf`` returns the exact quantile of the
+    clipped multiset.  With ``size`` it returns that many independent draws (an array).
+    """
+    if math.isinf(epsilon):
+        value = exact_quantile(doubled, q=q, lo=lo, hi=hi)
+        return value if size is None else np.full(size, value)
+    if median == "smooth":
+        return smooth_median(doubled, epsilon=epsilon, lo=lo, hi=hi, k=2 * k, dof=dof, rng=rng,
+                             size=size)
+    out = exp_quantile(doubled, q=q, epsilon=div_down(epsilon, 2 * k), lo=lo, hi=hi,
+                       theta=theta, rng=rng, size=size)
+    return float(out) if size is None else np.asarray(out)
+
+
+def theil_sen(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    output_range: tuple[float, float],
+    x_bounds: tuple[float, float] | None = None,
+    median: str = "exp",
+    pairs: str | int = "all",
+    estimand: str = "predictions",
+    x_eval: Any = None,
+    theta: float | None = None,
+    dof: int = 3,
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> SimpleRegressionResult:
+    """DP Theil-Sen regression (DPExpTheilSen / DPWideTheilSen / DPSSTheilSen).
+
+    Parameters
+    ----------
+    x, y:
+        The data (1-D, equal length n >= 2, finite).  Not clipped (only the pairwise
+        estimates are).
+    epsilon:
+        Total budget ε in (0, ∞].  Predictions: ε/2 per ``x_eval`` point; slope: ε.
+        ``inf`` returns the exact Theil-Sen median of the clipped estimates (warns).
+    output_range:
+        Public (lo, hi) range of the released estimand (predictions or slope); pairwise
+        values are clipped to it and the Exp/Wide outputs lie in it.  Required.
+    x_bounds:
+        Optional public x range; only used for the default ``x_eval`` (25%/75% of it) and
+        to check user ``x_eval`` values.  (Alabi et al. Table 1 use [−0.5, 1.5] as the
+        prediction range for data in [0, 1].)
+    median:
+        ``"exp"`` | ``"wide"`` | ``"smooth"`` (see the module doc).
+    pairs:
+        ``"all"`` (k = n − 1) or an integer number of round-robin matchings (1 = one matching,
+        Dwork & Lei's short-cut regression), 1 <= pairs <= n − 1 (n for odd n).
+    estimand:
+        ``"predictions"`` (two DP medians; the line through them is released) or ``"slope"``
+        (one DP median of the slopes, Sarathy & Vadhan Alg. 3.1; no intercept).
+    x_eval:
+        Two distinct evaluation points for ``estimand="predictions"`` (default 25%/75% of
+        ``x_bounds``, or 0.25/0.75 without bounds).
+    theta:
+        Widening θ > 0 for ``median="wide"`` (default 0.005 × the output-range width,
+        i.e. 0.01 for the range [−0.5, 1.5] of Alabi et al. Table 1); see
+        :func:`dpreg.simple.theta_guidance`.
+    dof:
+        Student-t degrees of freedom for ``median="smooth"`` (default 3).
+    ledger:
+        Optional ledger charged ``PureDP(epsilon)`` before any randomness is used.
+    rng:
+        ``None`` (fresh entropy), a seed, a SeedSequence or a Generator; drives the pair
+        design (data-independent) and the noise.
+
+    Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
+    changes at most 2k entries of each doubled multiset (k-Lipschitz pair transformation);
+    the rank utility has sensitivity 1 per entry.  If all x are equal every pair is tied and
+    the release is pure noise (no error is raised: the check would itself leak).
+    Sources: Alabi et al. 2022 (§6.2, Lemma 5, Alg. 3, 5, 6); Sarathy & Vadhan 2025 (Alg. 3.1,
+    3.2).
+    """
+    xa, ya = check_simple_xy(x, y, min_rows=2)
+    eps = check_epsilon(epsilon)
+    lo, hi = check_bounds(output_range, "output_range")
+    xb = check_bounds_opt(x_bounds, "x_bounds")
+    med = check_choice(median, "median", ("exp", "wide", "smooth"))
+    est = check_choice(estimand, "estimand", ("predictions", "slope"))
+    n = int(xa.size)
+    pairs_arg = check_pairs_arg(pairs, n)
+    if est == "predictions":
+        xe = check_x_eval(x_eval, xb, exactly_two=True)
+    else:
+        if x_eval is not None:
+            raise InvalidInputError(
+                f"x_eval is only used with estimand='predictions'; got x_eval={x_eval!r} with "
+                "estimand='slope'"
+            )
+        xe = ()
+    th = check_theta(theta, med, (lo, hi))
+    dof_ = check_int(dof, "dof", minimum=1)
+    gen = check_rng(rng)
+    budget = PureDP(eps)
+    targets = budget.split([1, 1]) if est == "predictions" else [budget]
+    charge(ledger, budget, "dpreg.simple.theil_sen")
+    if budget.is_infinite:
+        warn_not_private("theil_sen")
+
+    design = make_design(n, pairs_arg, gen)
+    k = design.k
+    points: tuple[float | None, ...] = xe if est == "predictions" else (None,)
+    values = [
+        dp_median_of_doubled(
+            doubled_pair_values(xa, ya, design, estimand=est, x_eval=xv), median=med,
+            epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=th, dof=dof_, rng=gen)
+        for xv, part in zip(points, targets)
+    ]
+
+    details = _details(design, med, est, targets, k, th, dof_, (lo, hi), xe)
+    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, _MECHANISM[med], _SOURCE,
+                            rng is not None, details)
+    method = f"theil-sen-{med}"
+    extra = {"estimand": est, "pairs": design.describe(), "x_eval": list(xe)}
+    if est == "slope":
+        return SimpleRegressionResult(method, stmt, released_slope=values[0], n=n, extra=extra)
+    (x1, x2), (p1, p2) = xe, values
+    slope = (p2 - p1) / (x2 - x1)
+    intercept = p1 - slope * x1
+    return SimpleRegressionResult(method, stmt, released_slope=slope, released_intercept=intercept,
+                                  released_predictions={x1: p1, x2: p2}, n=n, extra=extra)
+
+
+def _details(design: PairDesign, med: str, est: str, targets: list[PureDP], k: int,
+             theta: float, dof: int, output_range: tuple[float, float],
+             x_eval: tuple[float, ...]) -> dict[str, Any]:
+    eps_t = targets[0].epsilon
+    out: dict[str, Any] = {
+        "median": med,
+        "estimand": est,
+        "pairs": design.describe(),
+        "k": k,
+        "n_pairs": design.size,
+        "multiset_size": 2 * design.size,
+        "tie_convention": "each pair twice; tied x -> -inf and +inf (Sarathy & Vadhan)",
+        "epsilon_per_target": eps_t,
+        "n_targets": len(targets),
+        "output_range": output_range,
+    }
+    if est == "predictions":
+        out["x_eval"] = list(x_eval)
+    if med == "smooth":
+        out["mechanism_epsilon"] = eps_t
+        out["values_changed_per_record"] = 2 * k
+        out["dof"] = dof
+    else:
+        out["mechanism_epsilon"] = div_down(eps_t, 2 * k)  # on the doubled multiset
+        out["undoubled_equivalent_epsilon"] = eps_t / k  # Alabi et al.'s ε_t/k
+        if med == "wide":
+            out["theta"] = theta
+    return out

@@ -1,0 +1,374 @@
+"""Confidence intervals for the Theil-Sen slope (Sarathy & Vadhan 2025, §6; corrected).
+
+DP interval (``theil_sen_ci``) -- **ε-DP (pure), replace-one neighbours, n public**:
+
+1. Slopes of a data-independent pair design S, doubled with the ±∞ tie convention (2|S| = M
+   entries; one record changes at most 2k of them).
+2. Null variance σ² of the U-statistic: the **data-independent** bound of
+   :func:`dpreg.simple.pairs.null_variance_bound` (depends on S only), or Kendall's exact
+   value for the complete design when the analyst publicly knows that x has no ties
+   (``null_variance="kendall"``).
+3. Target quantiles (q_L, q_U):
+
+   * ``method="union"`` (DPWideCIUnion, Alg. 6.2): α₁ = r_α·α, α₂ = (1 − r_α)·α,
+     b = ½·Φ⁻¹(1 − α₁/8)·σ, c = 2·ln(4R/(α₂θ))/(ε_run·M) with ε_run the budget of each DPWide
+     call and M the size of the multiset it runs on (the paper's c = 2ln(4R/(α₂θ))/(εN) does
+     not match its own calls at ε/2); q = ½ ∓ (b + c); R = half the width of output_range.
+   * ``method="tight"`` (ComputeExpMechCITargets, §6.4): the rank of the true slope in the
+     doubled multiset is M·(1 − U₀)/2 with U₀ ≈ N(0, σ²); its mass on rank m is a difference
+     of normal CDFs over the lattice cell (the paper uses the density as a point mass), and
+     the failure probability of a DPWide call targeting rank t is
+     F_U(t) = P[rank > t] + Σ_{m<=t} P[rank = m]·min(1, (R/θ)·exp(−ε_run·(t − m)/2)) (and the
+     mirror image for the lower end).  The targets closest to M/2 with failure <= α/2 are
+     searched inside the Union targets, so the tight interval is never wider than Union's
+     (if no rank qualifies the Union target is kept).
+
+4. L̃ = DPWide(q_L), Ũ = DPWide(q_U), each at ε_run = (ε/2)/(2k) on the doubled multiset
+   (ε/3 each, and ε/3 for a DPWide median, with ``return_estimate=True``); the interval is
+   [L̃ − θ, Ũ + θ] clipped to output_range.  A target at or beyond 0 (1) gives the range end
+   without sampling (decided from public quantities only).
+
+Validity (Sarathy & Vadhan Thm 6.3.1/6.4.1): coverage >= 1 − α over the data and the mechanism
+when the errors are i.i.d. continuous and symmetric, the true slope lies in
+[lo + θ, hi − θ], and n is large enough for the normal approximation of U₀.
+
+Non-private interval (``nonprivate_theil_sen_ci``, Def. 6.1.1): [F_s⁻¹(½ − b), F_s⁻¹(½ + b)]
+with b = ½·Φ⁻¹(1 − α/8)·σ and the exact (data-dependent) σ by default.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import signal, special, stats
+
+from dpreg._validation import (
+    check_bounds,
+    check_epsilon,
+    check_probability,
+    check_rng,
+)
+from dpreg.exceptions import InvalidInputError
+from dpreg.mechanisms import exp_quantile
+from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
+from dpreg.simple._common import (
+    check_choice,
+    check_flag,
+    check_pairs_arg,
+    check_simple_xy,
+    div_down,
+    warn_not_private,
+)
+from dpreg.simple._result import ConfidenceInterval
+from dpreg.simple._theil_sen import check_theta
+from dpreg.simple.pairs import (
+    doubled_multiset,
+    kendall_null_variance,
+    make_design,
+    null_variance_bound,
+    null_variance_exact,
+    pair_slopes,
+)
+
+__all__ = [
+    "theil_sen_ci",
+    "nonprivate_theil_sen_ci",
+    "union_targets",
+    "tight_targets",
+    "tight_failure_probabilities",
+]
+
+_SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
+           "(ComputeExpMechCITargets), with the corrections of algorithms.md §2.4-2.6")
+
+
+# --------------------------------------------------------------------------------------------
+# target quantiles
+# --------------------------------------------------------------------------------------------
+def union_targets(*, size: int, sigma: float, alpha: float, r_alpha: float, eps_lower: float,
+                  eps_upper: float, half_range: float, theta: float) -> dict[str, float]:
+    """Union-method targets q_L = ½ − b − c_L, q_U = ½ + b + c_U (unclamped) and b, c."""
+    a1 = r_alpha * alpha
+    a2 = (1.0 - r_alpha) * alpha
+    b = 0.5 * float(stats.norm.ppf(1.0 - a1 / 8.0)) * sigma
+    log_term = math.log(4.0 * half_range / (a2 * theta))
+    c_lo = 2.0 * log_term / (eps_lower * size)
+    c_hi = 2.0 * log_term / (eps_upper * size)
+    return {"q_lower": 0.5 - b - c_lo, "q_upper": 0.5 + b + c_hi, "b": b,
+            "c_lower": c_lo, "c_upper": c_hi, "alpha1": a1, "alpha2": a2}
+
+
+def _rank_cdf(size: int, sigma: float) -> np.ndarray:
+    """G[m] ≈ P[rank of the true slope <= m], m = 0..M, from U₀ ≈ N(0, σ²); G[M] = 1."""
+    m = np.arange(size + 1, dtype=np.float64)
+    g = special.ndtr((2.0 * m / size - 1.0) / sigma)
+    g[-1] = 1.0
+    return np.maximum.accumulate(g)
+
+
+def _capped_tail_sum(p: np.ndarray, cdf: np.ndarray, lam: float, ratio: float,
+                     shift: int) -> np.ndarray:
+    """H[t] = Σ_{m <= t − shift} p[m]·min(1, ratio·exp(−lam·(t − m))) for t = 0..len(p)−1.
+
+    Split at d = ⌊ln(ratio)/lam⌋ (where the cap stops binding): the near part is a CDF
+    difference, the far part an exponentially weighted running sum (a first-order recursion,
+    evaluated with ``scipy.signal.lfilter``).
+    """
+    size = p.size
+    t = np.arange(size)
+    d0 = math.floor(math.log(ratio) / lam) if ratio >= 1.0 else -1
+    d = max(min(d0, size + 1), shift - 1)
+
+    padded = np.concatenate(([0.0], cdf))  # cdf[-1] is 1: indices past the end read 1
+
+    def cdf_at(idx: np.ndarray) -> np.ndarray:
+        return padded[np.clip(idx, -1, size - 1) + 1]
+
+    near = cdf_at(t - shift) - cdf_at(t - d - 1) if d >= shift else np.zeros(size)
+    decay = math.exp(-lam)
+    run = signal.lfilter([1.0], [1.0, -decay], p)
+    idx = t - d - 1
+    far = np.zeros(size)
+    ok = idx >= 0
+    if ok.any():
+        far[ok] = ratio * math.exp(-lam * (d + 1)) * run[idx[ok]]
+    return near + far
+
+
+def tight_failure_probabilities(*, size: int, sigma: float, eps_lower: float, eps_upper: float,
+                                half_range: float, theta: float
+                                ) -> tuple[np.ndarray, np.ndarray]:
+    """(F_L[t], F_U[t]) for target ranks t = 0..M (algorithms.md §2.6, lattice-corrected).
+
+    F_U(t) = P[rank > t] + Σ_{m<=t} P[rank = m]·min(1, (R/θ)e^{−ε_U(t−m)/2});
+    F_L(t) = P[rank <= t] + Σ_{m>t} P[rank = m]·min(1, (R/θ)e^{−ε_L(m−t)/2}).
+    """
+    cdf = _rank_cdf(size, sigma)
+    p = np.diff(cdf, prepend=0.0)
+    ratio = half_range / theta
+    f_upper = (1.0 - cdf) + _capped_tail_sum(p, cdf, eps_upper / 2.0, ratio, 0)
+    p_rev = p[::-1].copy()
+    h_rev = _capped_tail_sum(p_rev, np.cumsum(p_rev), eps_lower / 2.0, ratio, 1)
+    f_lower = cdf + h_rev[::-1]
+    return f_lower, f_upper
+
+
+def tight_targets(*, size: int, sigma: float, alpha: float, eps_lower: float, eps_upper: float,
+                  half_range: float, theta: float, union: dict[str, float]) -> dict[str, Any]:
+    """Targets of the tight method, searched inside the Union targets (never wider)."""
+    f_lower, f_upper = tight_failure_probabilities(
+        size=size, sigma=sigma, eps_lower=eps_lower, eps_upper=eps_upper,
+        half_range=half_range, theta=theta)
+    half = alpha / 2.0
+    mid_lo, mid_hi = math.floor(size / 2), math.ceil(size / 2)
+    out: dict[str, Any] = {"q_lower": union["q_lower"], "q_upper": union["q_upper"],
+                           "t_lower": None, "t_upper": None}
+    t_lo_min = max(0, math.ceil(size * union["q_lower"]))
+    cand = np.arange(t_lo_min, mid_lo + 1)
+    ok = cand[f_lower[cand] <= half] if cand.size else cand
+    if ok.size:
+        out["t_lower"] = int(ok[-1])
+        out["q_lower"] = int(ok[-1]) / size
+    t_hi_max = min(size, math.floor(size * union["q_upper"]))
+    cand = np.arange(mid_hi, t_hi_max + 1)
+    ok = cand[f_upper[cand] <= half] if cand.size else cand
+    if ok.size:
+        out["t_upper"] = int(ok[0])
+        out["q_upper"] = int(ok[0]) / size
+    out["failure_lower"] = float(f_lower[out["t_lower"]]) if out["t_lower"] is not None else None
+    out["failure_upper"] = float(f_upper[out["t_upper"]]) if out["t_upper"] is not None else None
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# intervals
+# --------------------------------------------------------------------------------------------
+def _inverse_cdf(values: np.ndarray, q: float) -> float:
+    if q <= 0:
+        return -math.inf
+    if q >= 1:
+        return math.inf
+    return float(np.quantile(values, q, method="inverted_cdf"))
+
+
+def nonprivate_theil_sen_ci(
+    x: Any, y: Any, *, alpha: float = 0.05, pairs: str | int = "all",
+    null_variance: str = "exact", rng: Any = None,
+) -> ConfidenceInterval:
+    """Non-private Theil-Sen interval [F_s⁻¹(½ − b), F_s⁻¹(½ + b)], b = ½Φ⁻¹(1 − α/8)σ
+    (Sarathy & Vadhan Def. 6.1.1).  NOT private.
+
+    ``null_variance``: ``"exact"`` (corrected Cor. B.1.3 on the actual x), ``"bound"`` (the
+    data-independent bound) or ``"kendall"`` (complete design without ties).  The estimate is
+    the Theil-Sen slope.  ``rng`` drives the matchings design.
+    """
+    xa, ya = check_simple_xy(x, y, min_rows=2)
+    a = check_probability(alpha, "alpha")
+    n = int(xa.size)
+    pairs_arg = check_pairs_arg(pairs, n)
+    nv = check_choice(null_variance, "null_variance", ("exact", "bound", "kendall"))
+    _check_kendall(nv, pairs_arg)
+    design = make_design(n, pairs_arg, check_rng(rng))
+    s, tied = pair_slopes(xa, ya, design)
+    if tied.all():
+        raise InvalidInputError("every pair has tied x: the Theil-Sen interval is undefined")
+    d = doubled_multiset(s, tied)
+    var = _null_var(nv, xa, design)
+    return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None)
+
+
+def _nonprivate_from(d: np.ndarray, sigma: float, alpha: float, var: float, nv: str,
+                     pairs_desc: str, privacy: PrivacyStatement | None,
+                     method: str = "theil-sen") -> ConfidenceInterval:
+    b = 0.5 * float(stats.norm.ppf(1.0 - alpha / 8.0)) * sigma
+    low, high = _inverse_cdf(d, 0.5 - b), _inverse_cdf(d, 0.5 + b)
+    return ConfidenceInterval(low, high, alpha=alpha, estimate=float(np.median(d)),
+                              method=method, privacy=privacy,
+                              details={"b": b, "null_variance": var, "null_variance_kind": nv,
+                                       "q_lower": 0.5 - b, "q_upper": 0.5 + b,
+                                       "pairs": pairs_desc})
+
+
+def _check_kendall(nv: str, pairs_arg: str | int) -> None:
+    if nv == "kendall" and pairs_arg != "all":
+        raise InvalidInputError(
+            "null_variance='kendall' is only exact for pairs='all' (complete design without "
+            f"ties); got pairs={pairs_arg!r}"
+        )
+
+
+def _null_var(nv: str, x: np.ndarray, design: Any) -> float:
+    if nv == "bound":
+        return null_variance_bound(design)
+    if nv == "kendall":
+        return kendall_null_variance(design.n)
+    return null_variance_exact(x, design)
+
+
+def theil_sen_ci(
+    x: Any,
+    y: Any,
+    *,
+    epsilon: float,
+    alpha: float = 0.05,
+    output_range: tuple[float, float],
+    method: str = "union",
+    pairs: str | int = "all",
+    theta: float | None = None,
+    return_estimate: bool = False,
+    r_alpha: float = 0.5,
+    null_variance: str = "bound",
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> ConfidenceInterval:
+    """ε-DP (1 − α) confidence interval for the slope (DPWideTSCI; Sarathy & Vadhan §6).
+
+    Parameters
+    ----------
+    x, y:
+        The data (1-D, equal length n >= 2, finite).
+    epsilon:
+        Total budget ε in (0, ∞].  Each interval end gets ε/2 (ε/3 when ``return_estimate``:
+        ends and estimate get ε/3 each); every DPWide call runs at (its share)/(2k) on the
+        doubled multiset.  ``inf`` returns :func:`nonprivate_theil_sen_ci` with the same
+        design and null variance (not private; warns).
+    alpha:
+        1 − coverage, in (0, 1).
+    output_range:
+        Public slope range (lo, hi); the true slope is assumed to lie in [lo + θ, hi − θ].
+    method:
+        ``"union"`` (Alg. 6.2) or ``"tight"`` (§6.4; never wider than union).
+    pairs:
+        ``"all"`` or an integer number of round-robin matchings.
+    theta:
+        Widening θ > 0 (default 0.005 × the width of ``output_range``); see
+        :func:`dpreg.simple.theta_guidance`.
+    return_estimate:
+        Also release a DPWide median of the slopes (``.estimate``) from the same ε.
+    r_alpha:
+        Share of α given to sampling error in the union method (default ½).
+    null_variance:
+        ``"bound"`` (default; depends only on the pair design) or ``"kendall"`` (only for
+        ``pairs="all"`` when it is *public knowledge* that x has no ties).
+    ledger, rng:
+        As elsewhere; the ledger is charged ``PureDP(epsilon)`` before any randomness is used.
+
+    Guarantee: ε-DP (pure), replace-one neighbours, n public; each DPWide call is a
+    rank-utility exponential mechanism with sensitivity 1 per entry and one record changes
+    <= 2k entries.  The targets depend only on public quantities (n, S, ε, α, θ, range).
+    Source: Sarathy & Vadhan 2025, Alg. 6.1, 6.2, §6.4 (corrected: see module doc).
+    """
+    xa, ya = check_simple_xy(x, y, min_rows=2)
+    eps = check_epsilon(epsilon)
+    a = check_probability(alpha, "alpha")
+    lo, hi = check_bounds(output_range, "output_range")
+    meth = check_choice(method, "method", ("union", "tight"))
+    n = int(xa.size)
+    pairs_arg = check_pairs_arg(pairs, n)
+    th = check_theta(theta, "wide", (lo, hi))
+    want_est = check_flag(return_estimate, "return_estimate")
+    ra = check_probability(r_alpha, "r_alpha")
+    nv = check_choice(null_variance, "null_variance", ("bound", "kendall"))
+    _check_kendall(nv, pairs_arg)
+    gen = check_rng(rng)
+    budget = PureDP(eps)
+    parts = budget.split([1, 1, 1] if want_est else [1, 1])
+    charge(ledger, budget, "dpreg.simple.theil_sen_ci")
+
+    design = make_design(n, pairs_arg, gen)
+    k = design.k
+    s, tied = pair_slopes(xa, ya, design)
+    d = doubled_multiset(s, tied)
+    size = int(d.size)
+    var = _null_var(nv, xa, design)
+    sigma = math.sqrt(var)
+    details: dict[str, Any] = {
+        "pairs": design.describe(), "k": k, "n_pairs": design.size, "multiset_size": size,
+        "null_variance": var, "null_variance_kind": nv, "theta": th, "output_range": (lo, hi),
+        "method": meth, "epsilon_lower": parts[0].epsilon, "epsilon_upper": parts[1].epsilon,
+    }
+    if want_est:
+        details["epsilon_estimate"] = parts[2].epsilon
+    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, f"DPWideTSCI ({meth})", _SOURCE,
+                            rng is not None, details)
+    if budget.is_infinite:
+        warn_not_private("theil_sen_ci")
+        out = _nonprivate_from(d, sigma, a, var, nv, design.describe(), stmt,
+                               method=f"theil-sen-ci-{meth}")
+        return out if want_est else ConfidenceInterval(
+            out.low, out.high, alpha=a, method=out.method, privacy=stmt, details=out.details)
+
+    eps_lo = div_down(parts[0].epsilon, 2 * k)
+    eps_hi = div_down(parts[1].epsilon, 2 * k)
+    half_range = (hi - lo) / 2.0
+    union = union_targets(size=size, sigma=sigma, alpha=a, r_alpha=ra, eps_lower=eps_lo,
+                          eps_upper=eps_hi, half_range=half_range, theta=th)
+    targets: dict[str, Any] = dict(union)
+    if meth == "tight":
+        targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
+                                eps_upper=eps_hi, half_range=half_range, theta=th, union=union)
+    details.update(mechanism_epsilon_lower=eps_lo, mechanism_epsilon_upper=eps_hi,
+                   union_q_lower=union["q_lower"], union_q_upper=union["q_upper"],
+                   b=union["b"], c_lower=union["c_lower"], c_upper=union["c_upper"],
+                   q_lower=targets["q_lower"], q_upper=targets["q_upper"])
+    if meth == "tight":
+        details.update(t_lower=targets["t_lower"], t_upper=targets["t_upper"])
+
+    q_lo, q_hi = targets["q_lower"], targets["q_upper"]
+    low = lo if q_lo <= 0 else min(max(float(exp_quantile(
+        d, q=q_lo, epsilon=eps_lo, lo=lo, hi=hi, theta=th, rng=gen)) - th, lo), hi)
+    high = hi if q_hi >= 1 else min(max(float(exp_quantile(
+        d, q=q_hi, epsilon=eps_hi, lo=lo, hi=hi, theta=th, rng=gen)) + th, lo), hi)
+    estimate = None
+    if want_est:
+        eps_est = div_down(parts[2].epsilon, 2 * k)
+        details["mechanism_epsilon_estimate"] = eps_est
+        estimate = float(exp_quantile(d, q=0.5, epsilon=eps_est, lo=lo, hi=hi, theta=th,
+                                      rng=gen))
+    if low > high:  # independent draws crossed: report the hull (only adds coverage)
+        low, high = high, low
+    return ConfidenceInterval(low, high, alpha=a, estimate=estimate,
+                              method=f"theil-sen-ci-{meth}", privacy=stmt, details=details)
+

@@ -1,0 +1,274 @@
+"""Pair designs, pairwise estimates and the null variance of the Theil-Sen U-statistic.
+
+Pair designs (Alabi et al. 2022 §6.2 and App. C; Sarathy & Vadhan 2025 Alg. 3.1)
+---------------------------------------------------------------------------------
+A design S is a set of unordered index pairs chosen **without looking at the data**.  Its
+degree k is the largest number of pairs any index belongs to: changing one record changes at
+most k pairwise values (the transformation data -> estimates is k-Lipschitz).
+
+* ``"all"``: every pair (k = n − 1), built with :func:`numpy.triu_indices`.
+* ``k`` matchings: k distinct rounds of the circle (round-robin) 1-factorisation of K_n on a
+  uniformly random relabelling of the indices.  For even n the n − 1 rounds are perfect
+  matchings; for odd n there are n rounds of (n − 1)/2 pairs and each round leaves one index
+  out.  Rounds never repeat a pair.  The relabelling permutation and the choice of rounds
+  are data-independent randomness (drawn from the caller's generator).
+
+Tie convention (Sarathy & Vadhan §3)
+------------------------------------
+Every pair contributes **two** entries to the multiset passed to the DP median: its value
+twice when x_i ≠ x_j, and −∞ and +∞ when x_i = x_j (the entries are clipped to the public
+output range by the median).  The multiset always has exactly 2|S| entries, whatever the data,
+and changing one record changes at most 2k of them.  Without ties this multiset is the
+undoubled multiset with every rank distance doubled, so an exponential-mechanism median on
+it at ε/(2k) has exactly the distribution of the undoubled median at ε/k.
+
+Null variance of the U-statistic (Sarathy & Vadhan App. B.1, corrected; algorithms.md §2.4)
+-------------------------------------------------------------------------------------------
+U(β) = (1/|S|) Σ_{pairs, x_i≠x_j} sign(s_ij − β).  At the true slope, with i.i.d. continuous
+symmetric errors, two pairs sharing exactly one index a (other ends b, c) have covariance
+sign(x_b − x_a)·sign(x_c − x_a)/3, disjoint pairs are independent, so
+
+    Var(U₀) = #untied/|S|² + (1/(3|S|²)) Σ_a [(Σ_b s_ab)² − Σ_b s_ab²]
+
+with s_ab = sign(x_b − x_a) (``null_variance_exact``).  It depends on the private x, so DP
+intervals use the data-independent bound ``null_variance_bound`` = 1/|S| +
+#(ordered pairs of S sharing exactly one index)/(3|S|²), which only needs S.  For the
+complete design with distinct x the exact value is Kendall's 2(2n+5)/(9n(n−1))
+(``kendall_null_variance``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_int, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.simple._common import check_pairs_arg, max_matchings
+
+__all__ = [
+    "PairDesign",
+    "all_pairs",
+    "round_robin_matchings",
+    "make_design",
+    "pair_estimates",
+    "pair_slopes",
+    "doubled_multiset",
+    "doubled_pair_values",
+    "null_variance_bound",
+    "null_variance_exact",
+    "kendall_null_variance",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class PairDesign:
+    """A data-independent set of unordered pairs ``{i[p], j[p]}`` of indices 0..n−1.
+
+    ``k`` is the maximum number of pairs any index belongs to.
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    n: int
+    kind: str
+    n_matchings: int | None = None
+
+    @property
+    def size(self) -> int:
+        """|S|, the number of pairs."""
+        return int(self.i.size)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        """Number of pairs each index belongs to."""
+        return np.bincount(self.i, minlength=self.n) + np.bincount(self.j, minlength=self.n)
+
+    @property
+    def k(self) -> int:
+        """Maximum degree: the Lipschitz constant of data -> pairwise values."""
+        return int(self.degrees.max()) if self.size else 0
+
+    def describe(self) -> str:
+        if self.kind == "all":
+            return "all pairs"
+        return f"{self.n_matchings} round-robin matching(s)"
+
+
+def all_pairs(n: int) -> PairDesign:
+    """The complete design: all n(n−1)/2 pairs (k = n − 1)."""
+    n = check_int(n, "n", minimum=2)
+    i, j = np.triu_indices(n, 1)
+    return PairDesign(i.astype(np.intp), j.astype(np.intp), n, "all")
+
+
+def round_robin_matchings(n: int, k: int, rng: Any = None) -> PairDesign:
+    """k distinct rounds of the circle 1-factorisation of K_n on a random relabelling.
+
+    Vertices 0..m−1 sit on a circle, m = n − 1 for even n (vertex n − 1 is the hub) and m = n
+    for odd n (a dummy hub; its partner sits the round out).  Round r pairs (r+d, r−d) mod m
+    for d = 1..(m−1)/2, plus (hub, r) for even n.  The k rounds are drawn without
+    replacement and the labels are permuted uniformly at random, both from ``rng`` and both
+    independent of the data.
+    """
+    n = check_int(n, "n", minimum=2)
+    top = max_matchings(n)
+    k = check_int(k, "pairs", minimum=1, maximum=top)
+    gen = check_rng(rng)
+    m = n - 1 if n % 2 == 0 else n
+    rounds = np.sort(gen.choice(top, size=k, replace=False)).astype(np.intp)
+    d = np.arange(1, (m - 1) // 2 + 1, dtype=np.intp)
+    a = (rounds[:, None] + d[None, :]) % m
+    b = (rounds[:, None] - d[None, :]) % m
+    if n % 2 == 0:  # the hub n − 1 meets the circle vertex r in round r
+        a = np.hstack([a, np.full((k, 1), n - 1, dtype=np.intp)])
+        b = np.hstack([b, rounds[:, None]])
+    a, b = a.ravel(), b.ravel()  # round by round
+    perm = gen.permutation(n).astype(np.intp)
+    pa, pb = perm[a], perm[b]
+    return PairDesign(np.minimum(pa, pb), np.maximum(pa, pb), n, "matchings", n_matchings=k)
+
+
+def make_design(n: int, pairs: str | int, rng: Any = None) -> PairDesign:
+    """``pairs="all"`` -> :func:`all_pairs`; integer k -> :func:`round_robin_matchings`."""
+    p = check_pairs_arg(pairs, n)
+    if p == "all":
+        return all_pairs(n)
+    return round_robin_matchings(n, int(p), rng)
+
+
+def _check_design(design: Any, n: int) -> PairDesign:
+    if not isinstance(design, PairDesign):
+        raise InvalidInputError(f"design must be a PairDesign; got {type(design).__name__}")
+    if design.n != n:
+        raise InvalidInputError(f"design is for n={design.n} records; the data have n={n}")
+    return design
+
+
+def pair_estimates(
+    x: np.ndarray, y: np.ndarray, design: PairDesign, x_eval: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictions at ``x_eval`` of the lines through the two points of each pair.
+
+    Returns ``(z, tied)``; ``z`` is meaningful only where ``tied`` is False.  The value is
+    computed in Lagrange form ((x_j − x_e)·y_i + (x_e − x_i)·y_j)/(x_j − x_i), which equals
+    s·(x_e − (x_i+x_j)/2) + (y_i+y_j)/2 and can overflow to ±∞ but never produce NaN for
+    finite data with x_i ≠ x_j.
+    """
+    _check_design(design, x.size)
+    xi, xj = x[design.i], x[design.j]
+    yi, yj = y[design.i], y[design.j]
+    dx = xj - xi
+    tied = dx == 0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        num = (xj - x_eval) * yi + (x_eval - xi) * yj
+        z = np.divide(num, dx, out=np.zeros_like(dx), where=~tied)
+    return _nan_guard(z), tied
+
+
+def pair_slopes(x: np.ndarray, y: np.ndarray, design: PairDesign) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes (y_j − y_i)/(x_j − x_i) of each pair; ``(s, tied)`` as in :func:`pair_estimates`."""
+    _check_design(design, x.size)
+    dx = x[design.j] - x[design.i]
+    dy = y[design.j] - y[design.i]
+    tied = dx == 0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        s = np.divide(dy, dx, out=np.zeros_like(dx), where=~tied)
+    return _nan_guard(s), tied
+
+
+def _nan_guard(values: np.ndarray) -> np.ndarray:
+    # Only reachable when differences of values near ±1.8e308 overflow (inf − inf).  The
+    # replacement is a fixed function of the pair, so the transformation stays k-Lipschitz.
+    bad = np.isnan(values)
+    if bad.any():
+        values = np.where(bad, 0.0, values)
+    return values
+
+
+def doubled_multiset(values: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """2|S| entries: each untied value twice, and −∞, +∞ for each tied pair."""
+    untied = values[~tied]
+    n_tied = int(tied.size - untied.size)
+    out = np.empty(2 * tied.size, dtype=np.float64)
+    u = untied.size
+    out[:u] = untied
+    out[u:2 * u] = untied
+    out[2 * u:2 * u + n_tied] = -np.inf
+    out[2 * u + n_tied:] = np.inf
+    return out
+
+
+def doubled_pair_values(x: np.ndarray, y: np.ndarray, design: PairDesign, *,
+                        estimand: str = "slope", x_eval: float | None = None) -> np.ndarray:
+    """The multiset a DP Theil-Sen median runs on: slopes (``estimand="slope"``) or
+    predictions at ``x_eval`` (``"predictions"``), doubled with the ±∞ tie convention."""
+    if estimand == "slope":
+        return doubled_multiset(*pair_slopes(x, y, design))
+    if estimand == "predictions" and x_eval is not None:
+        return doubled_multiset(*pair_estimates(x, y, design, float(x_eval)))
+    raise InvalidInputError(
+        f"estimand must be 'slope' or 'predictions' (with x_eval); got {estimand!r}, "
+        f"x_eval={x_eval!r}"
+    )
+
+
+def _repeat_count(design: PairDesign) -> int:
+    """Number of ordered pairs of distinct copies of the same pair (0 for dpreg's designs)."""
+    if design.size == 0:
+        return 0
+    keys = design.i.astype(np.int64) * design.n + design.j.astype(np.int64)
+    _, counts = np.unique(keys, return_counts=True)
+    return int(np.sum(counts * (counts - 1)))
+
+
+def null_variance_bound(design: PairDesign) -> float:
+    """Data-independent upper bound on Var(U₀) under the ±∞ tie convention.
+
+    1/|S| + R/|S|² + C/(3|S|²), with R the ordered pairs of identical copies and C the ordered
+    pairs of members of S sharing exactly one index.  Depends only on S.
+    """
+    size = design.size
+    if size == 0:
+        raise InvalidInputError("the pair design is empty")
+    deg = design.degrees.astype(np.float64)
+    repeats = _repeat_count(design)
+    sharing_one = float(np.sum(deg * (deg - 1))) - 2.0 * repeats
+    return 1.0 / size + repeats / size**2 + sharing_one / (3.0 * size**2)
+
+
+def null_variance_exact(x: np.ndarray, design: PairDesign) -> float:
+    """Var(U₀) for the given x (data-dependent: for non-private intervals only).
+
+    Corrects Sarathy & Vadhan Cor. B.1.3: the covariance sign is oriented at the shared index,
+    tied pairs contribute nothing, and identical copies of a pair (not produced by dpreg's
+    designs) add covariance 1.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    _check_design(design, x.size)
+    size = design.size
+    if size == 0:
+        raise InvalidInputError("the pair design is empty")
+    s = np.sign(x[design.j] - x[design.i])
+    untied = s != 0
+    at_vertex = np.bincount(design.i, weights=s, minlength=design.n) - np.bincount(
+        design.j, weights=s, minlength=design.n
+    )
+    untied_deg = np.bincount(design.i, weights=untied, minlength=design.n) + np.bincount(
+        design.j, weights=untied, minlength=design.n
+    )
+    keys = design.i.astype(np.int64) * design.n + design.j.astype(np.int64)
+    _, inv, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    # identical copies: exclude from the sharing-one sum (they share two indices, counted at
+    # both ends) and add their covariance 1 when untied
+    rep_untied = float(np.sum((counts[inv] - 1) * untied))
+    sharing = float(np.sum(at_vertex**2) - np.sum(untied_deg)) - 2.0 * rep_untied
+    return (float(np.sum(untied)) + rep_untied) / size**2 + sharing / (3.0 * size**2)
+
+
+def kendall_null_variance(n: int) -> float:
+    """Var(U₀) of the complete design when x has no ties: 2(2n+5)/(9n(n−1)) (Kendall)."""
+    n = check_int(n, "n", minimum=2)
+    return 2.0 * (2 * n + 5) / (9.0 * n * (n - 1))

@@ -1,0 +1,98 @@
+"""RegressionResults and its summary renderers."""
+
+import math
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpreg import MechanismFailure, Neighbouring, PrivacyStatement, PureDP
+from dpreg.inference import RegressionResults, significance_code
+from dpreg.inference.results import NoUncertaintyError
+
+SNAP = pathlib.Path(__file__).parent / "snapshots"
+
+
+def make(**kw):
+    base = dict(
+        names=["intercept", "x"], privacy=PrivacyStatement(PureDP(1.0), Neighbouring.REPLACE_ONE,
+                                                           "DPSuffStats", "Alabi et al. 2022, Alg. 1"),
+        method="noisy-stats", bse=[0.1, 0.3], df_resid=10, nobs=12,
+        uncertainty="plug-in OLS standard errors (ignore privacy noise)", dep_var="y",
+    )
+    base.update(kw)
+    return RegressionResults([1.0, 2.0], **base)
+
+
+def test_numbers():
+    r = make()
+    assert list(r.params.index) == ["intercept", "x"]
+    np.testing.assert_allclose(r.tvalues, [10.0, 2.0 / 0.3])
+    np.testing.assert_allclose(r.pvalues, 2 * stats.t.sf([10.0, 2.0 / 0.3], 10))
+    ci = r.conf_int(0.05)
+    q = stats.t.ppf(0.975, 10)
+    np.testing.assert_allclose(ci["lower"], [1 - q * 0.1, 2 - q * 0.3])
+    assert list(ci.columns) == ["lower", "upper"]
+    np.testing.assert_allclose(r.predict([0.0, 1.0]), [1.0, 3.0])
+
+
+def test_normal_reference_without_df():
+    r = make(df_resid=None)
+    np.testing.assert_allclose(r.conf_int(0.1)["upper"]["x"], 2 + stats.norm.ppf(0.95) * 0.3)
+
+
+def test_no_uncertainty_is_explicit():
+    r = make(bse=None, uncertainty="none: point estimates only")
+    assert r.bse.isna().all()
+    with pytest.raises(NoUncertaintyError, match="no valid confidence interval"):
+        r.conf_int(0.05)
+    text = str(r.summary())
+    assert "no standard errors" in text and "std err" not in text
+
+
+def test_precomputed_intervals_only_at_their_alpha():
+    iv = pd.DataFrame({"lower": [math.nan, 1.5], "upper": [math.nan, 2.5]}, index=["intercept", "x"])
+    r = make(bse=None, intervals={0.1: iv})
+    assert r.conf_int(0.1)["lower"]["x"] == 1.5
+    with pytest.raises(NoUncertaintyError, match="0.1"):
+        r.conf_int(0.05)
+
+
+def test_failed_is_typed():
+    r = make(failed=True, reason="noisy nvar <= 0")
+    assert r.failed
+    with pytest.raises(MechanismFailure, match="noisy nvar"):
+        _ = r.params
+    assert r.to_dict()["coef"] is None
+    assert "FAILED" in str(r.summary())
+
+
+def test_significance_codes_right_closed():
+    assert [significance_code(p) for p in (0.0005, 0.001, 0.005, 0.01, 0.05, 0.07, 0.1, 0.2)] == [
+        "***", "***", "**", "**", "*", ".", ".", " "]
+
+
+def test_summary_text_snapshot():
+    text = make().summary().as_text()
+    text = text.replace(make().version, "VERSION")
+    expected = (SNAP / "summary_noisy_stats.txt").read_text()
+    assert text == expected
+
+
+def test_html_and_latex_render():
+    s = make().summary()
+    html = s._repr_html_()
+    assert html.startswith("<div") and "<table" in html and "DPSuffStats" in html
+    latex = s.as_latex()
+    assert "\\begin{tabular}" in latex and "\\end{table}" in latex and "***" in latex
+
+
+def test_to_dict_is_json_ready():
+    import json
+
+    d = make(extra={"predictions": {0.25: np.float64(1.5)}}).to_dict()
+    json.dumps(d)
+    assert d["coef"] == {"x": 2.0} and d["intercept"] == 1.0
+    assert d["privacy"]["neighbouring"] == "replace-one"
