@@ -21,6 +21,7 @@ def make(**kw):
                                                            "DPSuffStats", "Alabi et al. 2022, Alg. 1"),
         method="noisy-stats", bse=[0.1, 0.3], df_resid=10, nobs=12,
         uncertainty="plug-in OLS standard errors (ignore privacy noise)", dep_var="y",
+        bounds={"y": (0, 1), "x": (0, 1)},
     )
     base.update(kw)
     return RegressionResults([1.0, 2.0], **base)

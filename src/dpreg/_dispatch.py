@@ -83,6 +83,7 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
     out.dep_var = y_name
+    out.bounds = {y_name: y_bounds, **{n: tuple(b) for n, b in zip(x_names, x_bounds)}}
     return out
 
 

@@ -100,6 +100,7 @@ class RegressionResults:
         failed: bool = False,
         reason: str = "",
         extra: Mapping[str, Any] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
     ) -> None:
         if names is None:
             names = list(params.index) if isinstance(params, pd.Series) else (
@@ -120,6 +121,9 @@ class RegressionResults:
         self.failed = bool(failed)
         self.reason = reason
         self.extra = dict(extra or {})
+        #: the public bounds the release used (column -> (lo, hi)), when known
+        self.bounds = None if bounds is None else {str(k): (float(v[0]), float(v[1]))
+                                                   for k, v in bounds.items()}
         self.version = __version__
 
     # ------------------------------------------------------------------ numbers
@@ -201,6 +205,7 @@ class RegressionResults:
             "privacy": self.privacy.as_dict(),
             "nobs": self.nobs,
             "uncertainty": self.uncertainty,
+            "bounds": self.bounds,
             "dpreg_version": self.version,
         }
         if self.failed:
@@ -257,6 +262,8 @@ class Summary:
             ("Privacy budget", str(priv.budget) + ("" if priv.private else "  NOT PRIVATE")),
             ("Neighbouring", str(priv.neighbouring)),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
+            ("Public bounds", "not recorded" if not r.bounds else "; ".join(
+                f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in r.bounds.items())),
             ("Uncertainty", r.uncertainty),
             ("Randomness", "seeded (reproducible: for experiments only)" if priv.seeded
              else "fresh OS entropy"),

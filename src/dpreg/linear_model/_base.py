@@ -108,6 +108,8 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     _validate_data_xy = _validate
 
     def _store(self, results: RegressionResults) -> DPRegressorBase:
+        if results.bounds is None:
+            results.bounds = self._public_bounds(results)
         self.results_ = results
         self.privacy_ = results.privacy
         if results.failed:
@@ -116,6 +118,18 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
         self.intercept_ = float(p["intercept"]) if "intercept" in p.index else 0.0
         self.coef_ = p.drop("intercept").to_numpy() if "intercept" in p.index else p.to_numpy()
         return self
+
+    def _public_bounds(self, results: RegressionResults) -> dict[str, tuple[float, float]] | None:
+        """The public bounds this fit used, keyed by coefficient name (None when not given)."""
+        out: dict[str, tuple[float, float]] = {}
+        by = getattr(self, "bounds_y", None)
+        if by is not None:
+            out[results.dep_var] = check_bounds(by, "bounds_y")
+        bx = getattr(self, "bounds_X", None)
+        names = [n for n in results._names if n != "intercept"]
+        if bx is not None and names:
+            out.update(zip(names, resolve_bounds_X(bx, len(names))))
+        return out or None
 
     def predict(self, X: Any) -> np.ndarray:
         """Linear predictions ``X @ coef_ + intercept_`` (post-processing of the release)."""
