@@ -199,7 +199,8 @@ class TestMonotone:
     @settings(max_examples=100, deadline=None)
     def test_gdp_epsilon_increasing_in_mu(self, m1, m2, d):
         lo, hi = sorted((m1, m2))
-        assert gdp_epsilon(lo, d) <= gdp_epsilon(hi, d)
+        # monotone up to the root finder's last-ulp accuracy (plus an absolute floor near ε = 0)
+        assert gdp_epsilon(lo, d) <= gdp_epsilon(hi, d) * (1 + 1e-12) + 1e-15
 
     @given(rho=st.floats(1e-6, 50), d1=st.floats(1e-12, 0.5), d2=st.floats(1e-12, 0.5))
     @settings(max_examples=100, deadline=None)
