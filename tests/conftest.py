@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from dpreg.exceptions import PrivacyLeakWarning
+
+# Property tests search deterministically (same examples every run) so CI is reproducible;
+# set HYPOTHESIS_PROFILE=explore locally for a randomised search.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
