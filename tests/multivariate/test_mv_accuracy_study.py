@@ -61,11 +61,11 @@ def load(name):
 
 
 def make(method, eps, bx, by, n, p, seed):
-    common = dict(epsilon=eps, bounds_X=bx, bounds_y=by, random_state=seed)
+    common = dict(epsilon=eps, delta=1e-6, bounds_X=bx, bounds_y=by, random_state=seed)
     if method == "AdaSSP":
         return AdaSSP(**common)
     if method == "BoostedAdaSSP":
-        return BoostedAdaSSP(**common)
+        return BoostedAdaSSP(split="equal", **common)
     if method == "BoostedAdaSSP-author":
         return BoostedAdaSSP(split="author", **common)
     if method == "ClippedDPGradientDescent":
@@ -73,6 +73,7 @@ def make(method, eps, bx, by, n, p, seed):
     if method == "CovarianceOLS":
         return CovarianceOLS(**common)
     # TukeyEM: a fixed public rule for m (n is public under replace-one): about 2p rows per model
+    common["delta"] = 1e-5
     return TukeyEM(n_models=max(8, min(1000, n // (2 * p))), **common)
 
 
