@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from dpreg._json import jsonable
 from dpreg._validation import (
     check_array,
     check_bounds,
@@ -604,7 +605,7 @@ class SSCPRelease:
             "noisy_scaled": self.noisy_scaled.tolist(),
             "matrix": None if self.matrix is None else self.matrix.to_numpy().tolist(),
             "privacy": self.privacy.as_dict(),
-            "metadata": _jsonable(self.metadata),
+            "metadata": jsonable(self.metadata),
         }
 
     def save(self, path: str | Path) -> Path:
@@ -649,18 +650,6 @@ class SSCPRelease:
             raise InvalidInputError(f"path must be a readable SSCP release JSON file: {exc}"
                                     ) from None
         return cls.from_dict(data)
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (np.floating, np.integer, np.bool_)):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpreg._json import jsonable
 from dpreg._validation import check_probability
 from dpreg._version import __version__
 from dpreg.exceptions import DPRegError, MechanismFailure
@@ -215,7 +216,7 @@ class RegressionResults:
         out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
         out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
         out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
-        out["extra"] = {k: _jsonable(v) for k, v in self.extra.items()}
+        out["extra"] = {k: jsonable(v) for k, v in self.extra.items()}
         return out
 
     def summary(self, alpha: float | None = None) -> Summary:
@@ -230,18 +231,6 @@ class RegressionResults:
             return f"<RegressionResults {self.method}: FAILED (⊥): {self.reason}>"
         coefs = ", ".join(f"{k}={v:.4g}" for k, v in self._params.items())
         return f"<RegressionResults {self.method}: {coefs}; {self.privacy.budget}>"
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (np.floating, np.integer)):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
 
 
 @dataclass
