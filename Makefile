@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.dpreg-installed
 PYTEST := $(BIN)/python -m pytest
 XDIST  ?= -n 2
 
-.PHONY: setup test test-slow test-all bench lint demo clean
+.PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(PYTEST) $(XDIST) -q
 
+## privacy audit suite: every mechanism, core and estimator on >= 3 worst-case neighbouring
+## pairs, N = 1e5 releases per side, all must pass at alpha = 1e-6 (the estimator/multivariate
+## loops need ~200 CPU-minutes at 1e5: make audit AUDIT_LOOP_SAMPLES=5000 lowers their N)
+AUDIT_LOOP_SAMPLES ?= 100000
+audit: $(STAMP)
+	rm -rf audit-output
+	DPREG_AUDIT=1 DPREG_AUDIT_OUT=audit-output DPREG_AUDIT_LOOP_SAMPLES=$(AUDIT_LOOP_SAMPLES) $(PYTEST) tests/audit/test_audit_suite.py $(XDIST) -q -rA
+	$(BIN)/python -m dpreg.audit.report audit-output
+
 ## performance benchmarks: each prints ratios against a baseline measured in the same run
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
@@ -36,9 +45,31 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 
+## paper reproductions (dpreg reproduce --list): full runs resume where they stopped, then the
+## results page docs/results.md is regenerated from their summaries (docs/results/)
+REPRO_OUT     ?= bench-output/reproduce
+REPRO_WORKERS ?= 2
+SPECS := alabi-fig5 alabi-fig6 alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare \
+         sarathy-vadhan-coverage bain-sim bain-real tang-compare amin-r2
+
+reproduce: $(STAMP)
+	@for s in $(SPECS); do $(BIN)/dpreg reproduce $$s --out $(REPRO_OUT) --resume --workers $(REPRO_WORKERS) || exit 1; done
+	$(BIN)/python -m dpreg.bench.report $(REPRO_OUT)
+
+## one reproduction, e.g. make reproduce-alabi-fig5
+reproduce-%: $(STAMP)
+	$(BIN)/dpreg reproduce $* --out $(REPRO_OUT) --resume --workers $(REPRO_WORKERS)
+
+## every reproduction on its reduced grid (seconds each; not evidence)
+reproduce-quick: $(STAMP)
+	@for s in $(SPECS); do $(BIN)/dpreg reproduce $$s --quick --out $(REPRO_OUT) || exit 1; done
+
+results-page: $(STAMP)
+	$(BIN)/python -m dpreg.bench.report $(REPRO_OUT)
+
 ## the main job on bundled data
 demo: $(STAMP)
 	$(BIN)/dpreg demo --out demo-output
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output build dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output audit-output build dist

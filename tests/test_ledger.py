@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -199,7 +200,10 @@ CHARGER = textwrap.dedent(
 )
 
 
-def kill_mid_charging(path, n_returned: int) -> list[int]:
+def kill_mid_charging(path, n_returned: int, delay: float = 0.0) -> list[int]:
+    """Start a charging process, read ``n_returned`` committed charges, wait ``delay`` seconds
+    (so that the kill lands at an arbitrary point inside ``spend``/the SQLite commit rather
+    than right after a print) and SIGKILL it."""
     env = dict(os.environ)
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
@@ -211,6 +215,8 @@ def kill_mid_charging(path, n_returned: int) -> list[int]:
         seen.append(int(line))
         if len(seen) >= n_returned:
             break
+    if delay > 0:
+        time.sleep(delay)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     return seen
@@ -237,5 +243,5 @@ def test_sigkill_many_times(tmp_path):
     g = np.random.default_rng(5)
     for trial in range(200):
         path = tmp_path / f"crash{trial}.db"
-        seen = kill_mid_charging(path, int(g.integers(1, 60)))
+        seen = kill_mid_charging(path, int(g.integers(1, 60)), delay=float(g.uniform(0, 0.005)))
         check_ledger_after_kill(path, seen)

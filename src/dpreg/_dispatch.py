@@ -18,7 +18,7 @@ _TS_MEDIAN = {"theil-sen-exp": "exp", "theil-sen-wide": "wide", "theil-sen-smoot
 #: minimum number of rows each method needs (public n; used by per-group fits)
 MIN_ROWS = {"noisy-stats": 2, "dp-intercept": 1, "theil-sen-exp": 2, "theil-sen-wide": 2,
             "theil-sen-smooth": 2, "dp-gd": 2, "adassp": 2, "boosted-adassp": 2,
-            "tukey-em": 16, "covariance-ols": 2}
+            "tukey-em": 16, "covariance-ols": 2, "auto": 2}
 
 
 def default_slope_range(x_bounds: tuple[float, float], y_bounds: tuple[float, float]
@@ -44,6 +44,12 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     from dpreg import linear_model as lm
     from dpreg.simple import dp_intercept, theil_sen, theil_sen_ci
 
+    if method == "auto":  # private selection (+ bounds-free mode): dpreg.auto
+        from dpreg.auto import fit_auto
+
+        return fit_auto(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
+                        x_names=x_names, y_name=y_name, fit_intercept=fit_intercept, ledger=ledger,
+                        random_state=random_state, **options)
     opts = dict(options)
     y_bounds = check_bounds(y_bounds, "bounds for the response")
     if method in ("noisy-stats", "dp-intercept", *tuple(_TS_MEDIAN)) and not fit_intercept:
@@ -83,7 +89,7 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
     out.dep_var = y_name
-    out.bounds = {y_name: y_bounds, **{n: tuple(b) for n, b in zip(x_names, x_bounds)}}
+    out.bounds = {y_name: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_names, x_bounds)}}
     return out
 
 
@@ -133,6 +139,11 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
     check_bounds(output_range, "output_range")
     if ci_method not in ("union", "tight"):
         raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
+    from dpreg._validation import check_int
+    from dpreg.simple._theil_sen import check_theta
+
+    check_theta(opts.get("theta"), _TS_MEDIAN[method], check_bounds(output_range, "output_range"))
+    check_int(opts.get("dof", 3), "dof", minimum=1)
     charge(ledger, PureDP(eps), f"{method} + DP slope CI")
     line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
                      median=_TS_MEDIAN[method], rng=gen, **opts)
@@ -155,5 +166,7 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
         uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
                      f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
                      "for the intercept"),
+        ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
+                   "(fit time, ε/2)"),
         nobs=base.nobs, dep_var=y_name, extra=base.extra,
     )

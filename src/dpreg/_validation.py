@@ -19,6 +19,7 @@ from dpreg.exceptions import InvalidInputError
 
 __all__ = [
     "check_rng",
+    "is_seeded",
     "check_epsilon",
     "check_delta",
     "check_rho",
@@ -50,7 +51,9 @@ def _fail(name: str, expected: str, value: Any) -> InvalidInputError:
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     """Normalise ``rng``/``random_state`` to a :class:`numpy.random.Generator`.
 
-    * ``None`` -> a generator seeded from fresh OS entropy (the right choice for releases),
+    * ``None`` -> a :class:`~dpreg.mechanisms.secure.SecureGenerator` seeded from the OS CSPRNG
+      (the right choice for releases: Laplace/Gaussian noise drawn with it uses the exact
+      discrete samplers on a grid -- "secure mode"),
     * a non-negative ``int`` or a :class:`numpy.random.SeedSequence` -> a new seeded generator
       (reproducible; for experiments and tests),
     * a :class:`numpy.random.Generator` -> returned unchanged (its state advances),
@@ -58,7 +61,9 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
       (accepted for scikit-learn compatibility).
     """
     if rng is None:
-        return np.random.default_rng()
+        from dpreg.mechanisms.secure import secure_generator
+
+        return secure_generator()
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, np.random.SeedSequence):
@@ -72,6 +77,14 @@ def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
     if isinstance(rng, np.random.RandomState):
         return np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
     raise _fail(name, "None, a non-negative int, a SeedSequence or a Generator", rng)
+
+
+def is_seeded(rng: Any) -> bool:
+    """True when ``rng`` selects the seeded (reproducible, float-noise) mode: anything but
+    ``None`` or a :class:`~dpreg.mechanisms.secure.SecureGenerator`.  Results record it."""
+    from dpreg.mechanisms.secure import is_secure
+
+    return not is_secure(rng)
 
 
 def _as_real(value: Any, name: str, expected: str) -> float:
@@ -95,19 +108,36 @@ def check_positive(
     return out
 
 
-def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = True) -> float:
-    """Privacy parameter ε: a real number in (0, ∞]; ``inf`` means *no privacy*."""
-    return check_positive(value, name, allow_inf=allow_inf)
+#: smallest privacy parameter accepted from users: smaller values are numerically meaningless
+#: and their budget splits (ε/2k, ρ/T, ...) would underflow to 0 after the ledger was charged.
+#: Mechanisms called with such a split pass ``minimum=0``.
+PRIVACY_PARAM_MIN = 1e-100
 
 
-def check_rho(value: Any, name: str = "rho", *, allow_inf: bool = True) -> float:
-    """zCDP parameter ρ in (0, ∞]."""
-    return check_positive(value, name, allow_inf=allow_inf)
+def _check_privacy_param(value: Any, name: str, allow_inf: bool, minimum: float) -> float:
+    out = check_positive(value, name, allow_inf=allow_inf)
+    if out < minimum:
+        raise _fail(name, f"a real number with {minimum:g} <= {name}"
+                    + (" <= inf" if allow_inf else " < inf"), value)
+    return out
 
 
-def check_mu(value: Any, name: str = "mu", *, allow_inf: bool = True) -> float:
-    """Gaussian-DP parameter μ in (0, ∞]."""
-    return check_positive(value, name, allow_inf=allow_inf)
+def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = True,
+                  minimum: float = PRIVACY_PARAM_MIN) -> float:
+    """Privacy parameter ε: a real number in [1e-100, ∞]; ``inf`` means *no privacy*."""
+    return _check_privacy_param(value, name, allow_inf, minimum)
+
+
+def check_rho(value: Any, name: str = "rho", *, allow_inf: bool = True,
+              minimum: float = PRIVACY_PARAM_MIN) -> float:
+    """zCDP parameter ρ in [1e-100, ∞]."""
+    return _check_privacy_param(value, name, allow_inf, minimum)
+
+
+def check_mu(value: Any, name: str = "mu", *, allow_inf: bool = True,
+             minimum: float = PRIVACY_PARAM_MIN) -> float:
+    """Gaussian-DP parameter μ in [1e-100, ∞]."""
+    return _check_privacy_param(value, name, allow_inf, minimum)
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True) -> float:
@@ -141,6 +171,10 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
     return out
 
 
+_BOUND_MAX = 1e150
+_WIDTH_MIN = 1e-150
+
+
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     """Public bounds ``(lo, hi)``: two finite reals with ``lo < hi``.
 
@@ -160,6 +194,11 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
         raise _fail(name, expected, bounds) from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
         raise _fail(name, expected, bounds)
+    # keep widths, squared widths and sums of clipped values finite and non-zero in floating
+    # point (an overflowing or vanishing sensitivity would otherwise remove or break the noise)
+    if max(abs(lo), abs(hi)) > _BOUND_MAX or hi - lo < _WIDTH_MIN:
+        raise _fail(name, f"a pair (lo, hi) with |lo|, |hi| <= {_BOUND_MAX:g} and "
+                    f"hi - lo >= {_WIDTH_MIN:g}", bounds)
     return lo, hi
 
 

@@ -22,6 +22,7 @@ name                   algorithm                                                
 ``boosted-adassp``     BoostedAdaSSP (Tang et al. 2023)                              >= 1
 ``tukey-em``           TukeyEM (Amin et al. 2023)                                    >= 1
 ``covariance-ols``     OLS on an Analyze-Gauss DP SSCP matrix (Bain et al.)         >= 1
+``auto``               private choice among the above (:mod:`dpreg.auto`)           >= 1
 =====================  ===========================================================  =========
 """
 
@@ -60,7 +61,20 @@ class ModelFrame:
     fit_intercept: bool
 
 
+class _AllPrivate(dict):  # type: ignore[type-arg]
+    """``bounds="private"``: every column's bounds are proposed privately (``method="auto"``)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> str:
+        return "private"
+
+
 def _bounds_for(name: str, bounds: Mapping[str, Any], what: str) -> tuple[float, float]:
+    value = "private" if isinstance(bounds, _AllPrivate) else bounds.get(name)
+    if isinstance(value, str) and value == "private":
+        return "private"  # type: ignore[return-value]  # bounds-free mode (method="auto")
     if name not in bounds:
         raise InvalidInputError(
             f"bounds for {what} {name!r} are missing: pass bounds={{{name!r}: (lo, hi), ...}} "
@@ -129,13 +143,20 @@ def fit_arrays(
     """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits)."""
     from dpreg import _dispatch
 
-    if method not in METHODS:
-        hint = " ('auto' is not available yet)" if method == "auto" else ""
-        raise InvalidInputError(f"method must be one of {list(METHODS)}{hint}; got {method!r}")
-    X = np.asarray(X, dtype=float)
+    if method not in METHODS and method != "auto":
+        raise InvalidInputError(f"method must be one of {[*METHODS, 'auto']}; got {method!r}")
+    try:
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError("X and y must be numeric arrays (got non-numeric or ragged "
+                                "values)") from None
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     names = x_names or [f"x{j}" for j in range(X.shape[1])]
+    if method != "auto" and (isinstance(y_bounds, str) or isinstance(x_bounds, str)
+                             or any(isinstance(b, str) for b in x_bounds)):
+        raise InvalidInputError("bounds='private' (bounds-free mode) needs method='auto'")
     if method in SIMPLE_ONLY and X.shape[1] != 1:
         raise InvalidInputError(
             f"method {method!r} fits y on exactly one x; got {X.shape[1]} regressors ({names}). "
@@ -169,14 +190,19 @@ def regress(
     epsilon, delta:
         Privacy budget of this fit (δ for the methods that need it).
     bounds:
-        Public ``(lo, hi)`` per response and regressor column (or formula term).
+        Public ``(lo, hi)`` per response and regressor column (or formula term).  With
+        ``method="auto"`` a column's entry may be ``"private"``, or ``bounds="private"`` for
+        all columns: DP bounds are then proposed from part of ε (see :mod:`dpreg.auto`).
     ledger:
         Optional :class:`dpreg.Ledger` charged before any noise is drawn.
     random_state:
         ``None`` (fresh OS entropy, for releases) or a seed (reproducible experiments).
     method_options:
         Method hyperparameters (e.g. ``theta=0.01`` for ``theil-sen-wide``, ``n_models`` for
-        ``tukey-em``).
+        ``tukey-em``).  Uncertainty (docs/uncertainty.md): ``inference=True`` for
+        ``noisy-stats``/``adassp`` (DP-aware parametric-bootstrap intervals, same budget),
+        ``se="plugin"`` for ``covariance-ols`` (labelled plug-in SEs; DP-aware is the default),
+        ``ci_alpha=`` for the Theil-Sen methods (a DP slope interval from half of ε).
 
     Returns
     -------
@@ -185,6 +211,8 @@ def regress(
     """
     if isinstance(epsilon, float) and math.isnan(epsilon):
         raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
+    if isinstance(bounds, str) and bounds == "private":
+        bounds = _AllPrivate()
     mf = parse_formula(data, formula, bounds)
     return fit_arrays(
         mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,

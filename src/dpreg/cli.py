@@ -53,11 +53,19 @@ def main_callback(
 
 
 # ------------------------------------------------------------------ helpers
-def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
-    """``["x=0:1", "y=-1:2.5"]`` -> ``{"x": (0, 1), "y": (-1, 2.5)}`` (usage error if malformed)."""
-    out: dict[str, tuple[float, float]] = {}
+def parse_bounds(items: list[str] | None) -> Any:
+    """``["x=0:1", "y=-1:2.5"]`` -> ``{"x": (0, 1), "y": (-1, 2.5)}`` (usage error if malformed).
+
+    ``["private"]`` -> ``"private"`` and ``COL=private`` -> ``"private"`` for that column
+    (bounds-free mode of ``--method auto``)."""
+    if items and list(items) == ["private"]:
+        return "private"
+    out: dict[str, Any] = {}
     for item in items or []:
         name, sep, rng = item.rpartition("=")
+        if sep and name and rng == "private":
+            out[name] = "private"
+            continue
         lo_s, sep2, hi_s = rng.partition(":")
         try:
             if not sep or not sep2 or not name:
@@ -143,7 +151,8 @@ def fit(
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
     epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget ε of this fit.")],
     bounds: Annotated[list[str], typer.Option(
-        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor.")],
+        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor "
+        "(with --method auto: 'private' or COL=private spends part of ε on DP bounds).")],
     delta: Annotated[float | None, typer.Option("--delta", "-d", help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
     ci: Annotated[float | None, typer.Option("--ci", help="Also report (1-ALPHA) intervals.")] = None,
@@ -166,13 +175,27 @@ def fit(
             opts.setdefault("ci_alpha", ci)
         res = regress(frame, formula, method=method, epsilon=epsilon, bounds=bmap, delta=delta,
                       ledger=led, random_state=seed, **opts)
-        ci_frame = res.conf_int(ci) if (ci is not None and not res.failed) else None
+        ci_frame = None
+        if ci is not None and not res.failed:
+            from dpreg.inference.results import NoUncertaintyError
+
+            try:
+                ci_frame = res.conf_int(ci)
+            except NoUncertaintyError as exc:  # the release is spent: show it, say why no CI
+                err_console.print(f"note: no confidence interval: {exc}")
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
         out = res.to_dict()
         out["method"] = method
+        auto = res.extra.get("auto")
+        if auto is not None:  # --method auto: what was chosen, what the choice and bounds cost
+            from dpreg._json import jsonable
+
+            out["chosen_method"] = auto.get("method")
+            out["selection"] = jsonable({k: v for k, v in auto.items() if k != "private_bounds"})
+            out["private_bounds"] = {k: list(v) for k, v in auto.get("private_bounds", {}).items()}
         if ci_frame is not None:
             out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
                                          for k, r in ci_frame.iterrows()}}
@@ -195,6 +218,7 @@ def methods() -> None:
     for m in METHODS:
         table.add_row(m, "exactly 1" if m in SIMPLE_ONLY else "1 or more",
                       "yes" if m in NEEDS_DELTA else "no")
+    table.add_row("auto", "1 or more", "with 2+ regressors")  # private choice (docs/auto.md)
     console.print(table)
 
 
@@ -228,6 +252,10 @@ def fit_groups(
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
     seed: Annotated[int | None, typer.Option("--seed")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    backend: Annotated[str, typer.Option(
+        "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", help="Threads for the per-group parts of the local backend.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     bmap = parse_bounds(bounds)
@@ -238,10 +266,14 @@ def fit_groups(
         frame = _read_csv(data)
         keys = None
         if groups_file is not None:
-            keys = [ln.strip() for ln in groups_file.read_text().splitlines() if ln.strip()]
+            from dpreg.grouped import parse_key_list
+
+            keys = parse_key_list(groups_file.read_text().splitlines(),
+                                  frame[by] if by in frame.columns else None)
         table = fit_by_group(frame, by, x, y, method=method, epsilon=epsilon, bounds=bmap,
-                             delta=delta, groups=keys, random_state=seed, progress=not as_json,
-                             **opts)
+                             delta=delta, groups=keys, random_state=seed,
+                             progress=not as_json, backend=backend,
+                             workers=workers, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -388,27 +420,130 @@ def demo(
 
 @app.command()
 def reproduce(
-    name: Annotated[str, typer.Argument(help="Name of a paper figure/table reproduction.")] = "",
-    list_: Annotated[bool, typer.Option("--list", help="List reproductions.")] = False,
+    name: Annotated[str, typer.Argument(help="Name of a reproduction (see --list).")] = "",
+    quick: Annotated[bool, typer.Option("--quick", help="Reduced grid (seconds; not evidence).")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List the reproductions and exit.")] = False,
+    out: Annotated[Path, typer.Option("--out", help="Output root; files go to OUT/NAME[-quick].")] = Path(
+        "bench-output/reproduce"),
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Keep finished cells of OUT/NAME/results.csv (same spec hash).")] = False,
+    workers: Annotated[int, typer.Option("--workers", "-j", help="Processes for the cells.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Reproduce a paper figure/table (experiment harness)."""
-    err_console.print(
-        "dpreg reproduce is not available yet: the experiment harness (project issue "
-        "'Evidence: an experiment harness...') has not landed. No output was produced."
-    )
-    raise typer.Exit(code=1)
+    """Reproduce a paper figure/table: CSVs, figures (PNG + plotted numbers) and claim verdicts."""
+    try:
+        from dpreg.bench import list_specs
+        from dpreg.bench import reproduce as run_reproduction
+        from dpreg.exceptions import InvalidInputError
+
+        if list_:
+            specs = list_specs()
+            if as_json:
+                _print_json(specs)
+                return
+            table = Table(title="dpreg reproduce NAME")
+            for col in ("name", "paper", "figure", "what"):
+                table.add_column(col)
+            for s in specs:
+                table.add_row(s["name"], s["paper"], s["figure"], s["summary"])
+            console.print(table)
+            return
+        if not name:
+            raise InvalidInputError("give a reproduction NAME (see `dpreg reproduce --list`)")
+        if as_json:
+            result = run_reproduction(name, out=out, quick=quick, resume=resume,
+                                      workers=workers)
+        else:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                          console=console, transient=True) as bar:
+                task = bar.add_task(name, total=None)
+
+                def progress(done: int, total: int, desc: str) -> None:
+                    bar.update(task, completed=done, total=total, description=desc)
+
+                result = run_reproduction(name, out=out, quick=quick, resume=resume,
+                                          workers=workers, progress=progress)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    console.print(f"{result.name}: {result.cells_run} cells run, {result.cells_skipped} resumed, "
+                  f"{result.seconds:.1f}s -> {result.out_dir}", highlight=False)
+    if len(result.claims):
+        table = Table(title="paper claims" + (" (quick grid: not evidence)" if quick else ""))
+        for col in ("claim", "measured", "verdict"):
+            table.add_column(col, overflow="fold")
+        for r in result.claims.itertuples():
+            table.add_row(str(r.claim), str(r.measured), str(r.verdict))
+        console.print(table)
 
 
 @app.command()
 def audit(
-    method: Annotated[str, typer.Argument(help="Method to audit.")] = "",
+    method: Annotated[str, typer.Argument(
+        help="Audit target (see --list), or 'all'.")] = "",
+    pairs: Annotated[str | None, typer.Option(
+        "--pairs", help="Comma-separated neighbouring pairs to use (default: all built-in).")] = None,
+    samples: Annotated[int, typer.Option(
+        "--samples", "-n", help="Releases per side N (default 100000).")] = 100_000,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="Error level α of the lower confidence bound.")] = 1e-6,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the audit runs.")] = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", "-j", help="Processes for targets that loop over releases.")] = 1,
+    list_: Annotated[bool, typer.Option("--list", help="List audit targets and pairs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Empirical privacy audit of a method."""
-    err_console.print(
-        "dpreg audit is not available yet: the empirical auditor (project issue 'Privacy "
-        "assurance...') has not landed. No output was produced."
-    )
-    raise typer.Exit(code=1)
+    """Empirical privacy audit: ε lower confidence bound on worst-case neighbouring pairs.
+
+    Exit code 0 if every audit passes, 1 if any FAILS (ε_LCB > claimed ε) or on bad input.
+    """
+    try:
+        from dpreg.audit import TARGETS, AuditResult, audit_target, results_json, results_table
+        from dpreg.exceptions import InvalidInputError
+
+        if list_:
+            rows: list[dict[str, Any]] = [
+                {"name": t.name, "kind": t.kind, "claim": str(t.claim),
+                 "description": t.description, "pairs": [p.name for p in t.pairs()]}
+                for t in TARGETS.values()]
+            if as_json:
+                _print_json(rows)
+                return
+            table = Table(title="dpreg audit METHOD")
+            for col in ("name", "kind", "claim", "pairs", "description"):
+                table.add_column(col)
+            for r in rows:
+                table.add_row(r["name"], r["kind"], r["claim"], ", ".join(r["pairs"]),
+                              r["description"])
+            console.print(table)
+            return
+        if not method:
+            raise InvalidInputError("give an audit target METHOD (see `dpreg audit --list`) "
+                                    "or 'all'")
+        names = list(TARGETS) if method == "all" else [method]
+        chosen = [p.strip() for p in pairs.split(",") if p.strip()] if pairs else None
+        results: list[AuditResult] = []
+        for name in names:
+            if not as_json:
+                err_console.print(f"auditing {name} ...", highlight=False)
+            results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha, rng=seed,
+                                    workers=workers)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(results_json(results))
+    else:
+        console.print(results_table(results))
+        for res in results:
+            console.print(f"  {res.method} / {res.pair}: event {res.event}", highlight=False)
+    if not all(res.passed for res in results):
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

@@ -47,6 +47,7 @@ from dpreg._validation import (
     check_probability,
     check_rng,
     fmt,
+    is_seeded,
 )
 from dpreg._version import __version__
 from dpreg.exceptions import InvalidInputError
@@ -77,9 +78,7 @@ SOURCE = ("Bain, D'Orazio, Sheffet, Vadhan 2014 (Analyze Gauss SSCP release, Alg
 PLUGIN_SE = ("plug-in: OLS standard errors computed from the noisy SSCP matrix as if it were "
              "exact; they ignore the privacy noise and understate the uncertainty when the "
              "noise is not small")
-NOISE_AWARE_SE = ("noise-aware: plug-in OLS variance plus the variance of the estimates over "
-                  "{k} simulated re-releases of the noise (parametric bootstrap around the "
-                  "released matrix; post-processing, no extra budget)")
+SE_KINDS = ("dp", "plugin", "noise-aware")
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,21 +510,31 @@ class SSCPRelease:
             raise InvalidInputError(f"formula has no regressors: {formula!r}")
         return response, regressors, intercept
 
-    def regress(self, formula: str, *, se: str = "plugin", n_sim: int = 200,
-                rng: Any = None) -> RegressionResults:
+    def regress(self, formula: str, *, se: str = "dp", n_sim: int = 2000,
+                kind: str = "percentile", rng: Any = None) -> RegressionResults:
         """OLS ``formula`` (e.g. ``"y ~ x1 + x2"``, ``"y ~ x1 - 1"``) from the released matrix.
 
         Only linear terms of released columns and the intercept are allowed (``- 1`` or
         ``+ 0`` drops the intercept).  Post-processing: no privacy budget is used.  Returns a
         :class:`~dpreg.inference.RegressionResults` with coefficients, standard errors, t and
         two-sided p-values on n − p degrees of freedom, and ``extra`` holding RSS, s², R² and
-        adjusted R².  ``se="plugin"`` (default) treats the noisy matrix as exact;
-        ``se="noise-aware"`` adds the variance of the estimates over ``n_sim`` simulated
-        re-releases of the noise (a parametric bootstrap around the released matrix).
+        adjusted R².
+
+        ``se="dp"`` (default; ``"noise-aware"`` is an alias): DP-aware standard errors
+        (sampling variance plus the delta-method variance of the privacy noise) and
+        ``conf_int`` from a parametric bootstrap of the release (Ferrando, Wang & Sheldon
+        2022; ``n_sim`` replicates, construction ``kind`` = ``"percentile"`` (default),
+        ``"studentized"`` or ``"basic"``; ``rng`` seeds the simulation); see
+        :mod:`dpreg.inference.dpci.ssp`.  ``se="plugin"`` treats the noisy matrix as exact --
+        those standard errors ignore the privacy noise and are labelled so
+        (``extra["bse_plugin_ignores_noise"]`` holds them in the DP-aware mode too).
         """
+        from dpreg.inference.dpci.engine import check_kind
+
         response, regressors, intercept = self._parse(formula)
-        se_kind = check_choice(se, "se", ("plugin", "noise-aware"))
-        k = check_int(n_sim, "n_sim", minimum=2)
+        se_kind = check_choice(se, "se", SE_KINDS)
+        k = check_int(n_sim, "n_sim", minimum=50)
+        boot_kind = check_kind(kind)
         names = ([INTERCEPT] if intercept else []) + regressors
         allcols = [INTERCEPT] + self.columns
         x_idx = [allcols.index(c) for c in names]
@@ -546,28 +555,30 @@ class SSCPRelease:
                 reason="the regressor block of the released matrix is singular (⊥)")
         bse = fit["bse"]
         uncertainty = PLUGIN_SE
-        if se_kind == "noise-aware" and self.sigma > 0 and fit["se_defined"]:
-            gen = check_rng(rng)
-            draws = []
+        dp_kw: dict[str, Any] = {}
+        plugin_extra: dict[str, Any] = {}
+        if se_kind == "plugin":
+            dp_kw["ci_method"] = ("plug-in Wald interval (coef ± t quantile × plug-in std err): "
+                                  "IGNORES the privacy noise")
+        if se_kind in ("dp", "noise-aware"):
+            from dpreg.inference.dpci.engine import ParametricBootstrap
+            from dpreg.inference.dpci.ssp import SSCPModel
+            from dpreg.inference.uncertainty import bootstrap_kwargs
+
             base = self._scaled_repaired
             assert base is not None
-            iu = np.triu_indices(base.shape[0])
-            for _ in range(k):
-                E = np.zeros_like(base)
-                E[iu] = gen.normal(0.0, self.sigma, size=iu[0].size)
-                E = E + np.triu(E, 1).T
-                rep, _ = repair_psd(base + E, float(self.metadata["psd_tol"]))
-                if rep is None:
-                    continue
-                Cs = upscale(rep, self.bounds)
-                try:
-                    draws.append(np.linalg.solve(Cs[np.ix_(x_idx, x_idx)], Cs[x_idx, y_idx]))
-                except np.linalg.LinAlgError:
-                    continue
-            if len(draws) >= 2:
-                var_noise = np.var(np.array(draws), axis=0, ddof=1)
-                bse = np.sqrt(bse**2 + var_noise)
-                uncertainty = NOISE_AWARE_SE.format(k=len(draws))
+            model = SSCPModel(scaled_repaired=base, noisy_count=self.n_noisy,
+                              bounds=self.bounds, sigma=self.sigma,
+                              psd_tol=float(self.metadata["psd_tol"]), n_public=public_n,
+                              x_idx=x_idx, y_idx=y_idx, names=names,
+                              noisy_scaled=self.noisy_scaled)
+            boot = ParametricBootstrap(model, n_boot=k, kind=boot_kind, rng=check_rng(rng))
+            dp_kw = bootstrap_kwargs(boot, what="the released SSCP matrix")
+            dp_kw["uncertainty"] = dp_kw["uncertainty"].replace("DP-aware:",
+                                                                "DP-aware (noise-aware):", 1)
+            plugin_extra = dp_kw.pop("extra_uncertainty")
+            bse = dp_kw.pop("bse")
+            uncertainty = dp_kw.pop("uncertainty")
         if intercept:
             tss = fit["yy"] - C[0, y_idx] ** 2 / C[0, 0]
         else:
@@ -581,18 +592,22 @@ class SSCPRelease:
             adj = 1.0 - (1.0 - r2) * n_used / df
         else:
             adj = math.nan
-        if not fit["se_defined"]:
+        if not fit["se_defined"] and se_kind == "plugin":
             uncertainty = ("undefined: RSS <= 0 or n - p <= 0 in the released matrix, so no "
                            "standard errors exist")
+        elif not fit["se_defined"]:
+            uncertainty += ("; the released RSS is <= 0 (or n <= p), so the sampling part is "
+                            "set to 0 and the interval reflects the privacy noise only -- "
+                            "which then dominates")
         extra = {"rss": fit["rss"], "s2": fit["s2"], "rsquared": r2, "rsquared_adj": adj,
                  "n_used": n_used, "n_noisy": self.n_noisy, "df_model": df_model,
                  "se_defined": fit["se_defined"], "se_kind": se_kind,
-                 "formula": formula}
+                 "formula": formula, **plugin_extra}
         return RegressionResults(
             fit["beta"], names=names, privacy=self.privacy, method="sscp-ols", bse=bse,
             df_resid=df if df > 0 else None, uncertainty=uncertainty,
             nobs=int(public_n) if public_n is not None else None, dep_var=response,
-            extra=extra,
+            extra=extra, **dp_kw,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -714,7 +729,7 @@ def release_sscp(
     noisy = noisy_symmetric(S, sensitivity=sens, budget=budget, rng=gen, calibration=cal)
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism="Analyze Gauss SSCP", source=SOURCE,
-        seeded=rng is not None,
+        seeded=is_seeded(rng),
         details={"sensitivity": sens, "sigma": sigma, "calibration": cal},
     )
     meta = {
@@ -726,7 +741,7 @@ def release_sscp(
         "n_public": int(n) if rel is Neighbouring.REPLACE_ONE else None,
         "dpreg_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "seeded": rng is not None,
+        "seeded": is_seeded(rng),
     }
     return SSCPRelease(columns=cols, bounds=bnds, noisy_scaled=noisy, privacy=privacy,
                        metadata=meta, psd_tol=tol)

@@ -297,16 +297,20 @@ def test_undefined_standard_errors_are_flagged():
     """51 rows cannot carry ε = 1: the noisy RSS is negative, so no SE exists (NaN + flag)."""
     rel = release_sscp(STATECRIME, columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6,
                        rng=8)
-    res = rel.regress("murder ~ poverty + single")
+    res = rel.regress("murder ~ poverty + single", se="plugin")
     assert res.extra["se_defined"] is False
     assert res.uncertainty.startswith("undefined")
     assert res.bse.isna().all()
+    # the DP-aware default still has a (noise-only) standard error and says so
+    dp = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
+    assert dp.extra["se_defined"] is False and dp.bse.notna().all()
+    assert "privacy noise only" in dp.uncertainty
 
 
 def test_summary_and_uncertainty_labels():
     rel = release_sscp(simulated(), columns=["murder", "poverty", "single"], bounds=BOUNDS,
                        epsilon=1.0, delta=1e-6, rng=8)
-    res = rel.regress("murder ~ poverty + single")
+    res = rel.regress("murder ~ poverty + single", se="plugin")
     assert "plug-in" in res.uncertainty
     text = str(res.summary())
     assert "Signif. codes" in text and "poverty" in text

@@ -265,7 +265,10 @@ def test_dataframe_feature_names_and_results():
     assert est.release_.columns == ["age", "income", "score", "y"]
     text = str(est.results_.summary())
     assert "Std" in text or "std err" in text
-    assert "plug-in" in est.results_.uncertainty
+    assert "DP-aware" in est.results_.uncertainty  # the default interval accounts for the noise
+    plug = CovarianceOLS(delta=1e-6, epsilon=4.0, bounds_X=(-1, 1), bounds_y=(-5, 5),
+                         random_state=0, se="plugin").fit(df, y)
+    assert "plug-in" in plug.results_.uncertainty
 
 
 def test_clone_and_params_roundtrip():

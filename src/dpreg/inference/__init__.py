@@ -1,5 +1,10 @@
 """Regression results with statsmodels vocabulary and privacy metadata."""
 
-from dpreg.inference.results import RegressionResults, Summary, significance_code
+from dpreg.inference.results import (
+    NoUncertaintyError,
+    RegressionResults,
+    Summary,
+    significance_code,
+)
 
-__all__ = ["RegressionResults", "Summary", "significance_code"]
+__all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]

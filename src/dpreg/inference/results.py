@@ -76,6 +76,12 @@ class RegressionResults:
         Optional ``alpha -> DataFrame`` computing intervals by post-processing (no budget).
     uncertainty:
         Plain-words description of how ``bse``/intervals were obtained.
+    ci_method:
+        Short label of the interval construction ``conf_int`` uses (shown in the summary), e.g.
+        ``"parametric bootstrap (studentized)"``; derived from what is available when omitted.
+    bootstrap:
+        The :class:`~dpreg.inference.dpci.ParametricBootstrap` behind a DP-aware interval
+        (other constructions: ``bootstrap.conf_int(alpha, kind="percentile")``), or ``None``.
     nobs:
         Number of observations if public (``None`` when n itself is private).
     failed, reason:
@@ -102,6 +108,8 @@ class RegressionResults:
         reason: str = "",
         extra: Mapping[str, Any] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
+        ci_method: str | None = None,
+        bootstrap: Any = None,
     ) -> None:
         if names is None:
             names = list(params.index) if isinstance(params, pd.Series) else (
@@ -114,7 +122,10 @@ class RegressionResults:
         self.df_resid = df_resid
         self._intervals = {float(a): df for a, df in (intervals or {}).items()}
         self._interval_fn = interval_fn
+        self._fn_cache: dict[float, pd.DataFrame] = {}
         self.uncertainty = uncertainty
+        self._ci_method = ci_method
+        self.bootstrap = bootstrap
         self.privacy = privacy
         self.method = method
         self.nobs = nobs
@@ -149,6 +160,21 @@ class RegressionResults:
         return self._bse is not None and not self.failed
 
     @property
+    def ci_method(self) -> str:
+        """How :meth:`conf_int` builds intervals (the label shown in the summary)."""
+        if self._ci_method:
+            return self._ci_method
+        if self._interval_fn is not None:
+            return "post-processing interval function (see Uncertainty)"
+        if self._bse is not None:
+            ref = f"t({self.df_resid:g})" if self.df_resid else "normal"
+            return f"Wald: coef ± {ref} quantile × std err (see Uncertainty)"
+        if self._intervals:
+            levels = ", ".join(f"{1 - a:g}" for a in self._intervals)
+            return f"computed at fit time (level {levels} only)"
+        return "none"
+
+    @property
     def tvalues(self) -> pd.Series:
         return self.params / self.bse
 
@@ -175,7 +201,10 @@ class RegressionResults:
             if math.isclose(a, alpha, rel_tol=0, abs_tol=1e-12):
                 return df.copy()
         if self._interval_fn is not None:
-            return self._interval_fn(alpha)
+            key = round(alpha, 12)
+            if key not in self._fn_cache:  # a random construction must not change between calls
+                self._fn_cache[key] = self._interval_fn(alpha)
+            return self._fn_cache[key].copy()
         if self._bse is not None:
             q = (stats.t.ppf(1 - alpha / 2, self.df_resid) if self.df_resid
                  else stats.norm.ppf(1 - alpha / 2))
@@ -206,6 +235,7 @@ class RegressionResults:
             "privacy": self.privacy.as_dict(),
             "nobs": self.nobs,
             "uncertainty": self.uncertainty,
+            "ci_method": self.ci_method,
             "bounds": self.bounds,
             "dpreg_version": self.version,
         }
@@ -254,8 +284,9 @@ class Summary:
             ("Public bounds", "not recorded" if not r.bounds else "; ".join(
                 f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in r.bounds.items())),
             ("Uncertainty", r.uncertainty),
+            *((("Interval method", r.ci_method),) if r._ci_method else ()),
             ("Randomness", "seeded (reproducible: for experiments only)" if priv.seeded
-             else "fresh OS entropy"),
+             else "secure (OS CSPRNG, exact discrete noise on a grid)"),
             ("Source", priv.source or "-"),
             ("dpreg", r.version),
         ]

@@ -5,6 +5,7 @@ One x (replace-one, n public): :class:`NoisyStats`, :class:`DPTheilSen`,
 :class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`.
 """
 
+from dpreg.linear_model._auto import AutoDPRegression  # noqa: E402  (imports dpreg.auto)
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._gd import DPGradientDescent
 from dpreg.linear_model._multivariate import (
@@ -27,4 +28,5 @@ __all__ = [
     "BoostedAdaSSP",
     "TukeyEM",
     "CovarianceOLS",
+    "AutoDPRegression",
 ]

@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds
+from dpreg._validation import check_bounds, check_int
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
+from dpreg.inference.uncertainty import bootstrap_rng, no_ci_text, reparametrised_kwargs
 from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
-from dpreg.multivariate._common import PublicScaling
+from dpreg.multivariate._common import PublicScaling, check_choice
 from dpreg.multivariate.boosted import boosted_adassp
 from dpreg.multivariate.dpgd import dp_gradient_descent
 from dpreg.multivariate.ssp import adassp
@@ -119,9 +120,21 @@ class _MultivariateBase(DPRegressorBase):
         else:
             intercept, coef = (float(theta[0]), theta[1:]) if fit_intercept else (0.0, theta)
         params = np.concatenate([[intercept], coef]) if fit_intercept else np.asarray(coef)
+        if core.bootstrap is not None:  # DP-aware interval: report it in original units
+            def to_params(th: np.ndarray) -> np.ndarray:
+                if scaling is not None:
+                    b0, bj = scaling.to_original(th)
+                else:
+                    b0, bj = (float(th[0]), th[1:]) if fit_intercept else (0.0, th)
+                return np.concatenate([[b0], bj]) if fit_intercept else np.asarray(bj)
+
+            kw = reparametrised_kwargs(core, to_params, out_names)
+            extra.update(kw.pop("extra_uncertainty"))
+        else:
+            kw = {"uncertainty": core.uncertainty if core.has_bse else no_ci_text(core.method),
+                  "ci_method": None if core.has_bse else "none"}
         res = RegressionResults(params, names=out_names, privacy=core.privacy,
-                                method=core.method, uncertainty=core.uncertainty,
-                                nobs=core.nobs, extra=extra)
+                                method=core.method, nobs=core.nobs, extra=extra, **kw)
         return self._store(res)
 
     @staticmethod
@@ -150,6 +163,14 @@ class AdaSSP(_MultivariateBase):
         ``"add-remove"`` (default; Wang's setting) or ``"replace-one"``.
     failure_prob:
         Wang's ρ (0.05).
+    inference:
+        ``True``: also release a noisy yᵀy from the same budget (ρ split 0.3/0.3/0.3/0.1) so
+        that ``results_`` carries DP-aware standard errors and a parametric-bootstrap
+        ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).  Under add/remove it
+        needs ``fit_intercept=True`` (the noisy count of the ones column estimates n).
+        ``False`` (default): point estimate only, as in Wang 2018.
+    n_boot:
+        Bootstrap replicates for the interval (2000).
     random_state, ledger:
         Randomness (None: fresh entropy) and an optional :class:`~dpreg.Ledger`.
     """
@@ -158,6 +179,7 @@ class AdaSSP(_MultivariateBase):
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
+                 inference: bool = False, n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -166,6 +188,8 @@ class AdaSSP(_MultivariateBase):
         self.fit_intercept = fit_intercept
         self.neighbouring = neighbouring
         self.failure_prob = failure_prob
+        self.inference = inference
+        self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
 
@@ -176,6 +200,8 @@ class AdaSSP(_MultivariateBase):
                       y_bound=scaling.label_bound, epsilon=self._required_epsilon(),
                       delta=self._required_delta(),
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,
+                      inference=self.inference, n_boot=self.n_boot,
+                      count_index=0 if scaling.fit_intercept else None,
                       rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)
         return self
@@ -385,6 +411,12 @@ class CovarianceOLS(_MultivariateBase):
         ``"add-remove"`` (default) or ``"replace-one"``.
     calibration:
         ``"analytic"`` (default) or ``"classical"`` (ε < 1).
+    se:
+        ``"dp"`` (default): DP-aware standard errors and a parametric-bootstrap ``conf_int``
+        (post-processing of the release; Ferrando, Wang & Sheldon 2022); ``"plugin"``: OLS
+        standard errors from the noisy matrix, labelled as ignoring the privacy noise.
+    n_boot:
+        Bootstrap replicates for the interval (2000).
     random_state, ledger:
         As for :class:`AdaSSP`.
     """
@@ -393,6 +425,7 @@ class CovarianceOLS(_MultivariateBase):
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", calibration: str = "analytic",
+                 se: str = "dp", n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -401,6 +434,8 @@ class CovarianceOLS(_MultivariateBase):
         self.fit_intercept = fit_intercept
         self.neighbouring = neighbouring
         self.calibration = calibration
+        self.se = se
+        self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
 
@@ -411,6 +446,8 @@ class CovarianceOLS(_MultivariateBase):
         cols = _release_names(names)
         bx = resolve_bounds_X(self.bounds_X, d)
         by = check_bounds(self.bounds_y, "bounds_y")
+        check_choice(self.se, "se", ("dp", "plugin", "noise-aware"))
+        check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         data = np.column_stack([Xa, ya])
         release: SSCPRelease = release_sscp(
             data, columns=cols, bounds=list(bx) + [by], epsilon=self._required_epsilon(),
@@ -418,16 +455,22 @@ class CovarianceOLS(_MultivariateBase):
             calibration=self.calibration, ledger=self.ledger)
         self.release_ = release
         rhs = " + ".join(cols[:-1]) + ("" if scaling.fit_intercept else " - 1")
-        res = release.regress(f"{cols[-1]} ~ {rhs}")
+        res = release.regress(f"{cols[-1]} ~ {rhs}", se=self.se, n_sim=self.n_boot,
+                              rng=bootstrap_rng(self.random_state))
         out_names = (["intercept"] if scaling.fit_intercept else []) + names
         if res.failed:
             final = RegressionResults(np.zeros(len(out_names)), names=out_names,
                                       privacy=res.privacy, method="covariance-ols",
                                       failed=True, reason=res.reason)
         else:
+            kw: dict[str, Any] = {"uncertainty": res.uncertainty, "ci_method": res.ci_method,
+                                  "bse": res.bse.to_numpy()}
+            if res.bootstrap is not None:
+                kw = reparametrised_kwargs(res, lambda th: th, out_names)
+                kw.pop("extra_uncertainty")  # already in res.extra
             final = RegressionResults(
                 res.params.to_numpy(), names=out_names, privacy=res.privacy,
-                method="covariance-ols", bse=res.bse.to_numpy(), df_resid=res.df_resid,
-                uncertainty=res.uncertainty, nobs=res.nobs, dep_var="y", extra=res.extra)
+                method="covariance-ols", df_resid=res.df_resid,
+                nobs=res.nobs, dep_var="y", extra=res.extra, **kw)
         self._store(final)
         return self

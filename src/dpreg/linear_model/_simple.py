@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_epsilon
+from dpreg._validation import check_bounds, check_epsilon, check_int, check_probability
 from dpreg.exceptions import InvalidInputError
 from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
 from dpreg.simple import gradient_descent, noisy_stats, theil_sen
@@ -58,9 +58,9 @@ class _SimpleRegressor(DPRegressorBase):
         by = check_bounds(self.bounds_y, "bounds_y")
         return Xa[:, 0], ya, bx, by
 
-    def _finish(self, X: Any, res: SimpleRegressionResult) -> _SimpleRegressor:
+    def _finish(self, X: Any, res: SimpleRegressionResult, **kw: Any) -> _SimpleRegressor:
         name = feature_names(X, 1)[0]
-        return self._store(res.to_regression_results(x_name=name, y_name="y"))  # type: ignore[return-value]
+        return self._store(res.to_regression_results(x_name=name, y_name="y", **kw))  # type: ignore[return-value]
 
 
 def _require_epsilon(epsilon: Any) -> float:
@@ -82,6 +82,14 @@ class NoisyStats(_SimpleRegressor):
         Public (lo, hi) bounds; data are clipped to them.
     fit_intercept:
         Must be True.
+    inference:
+        ``True``: also release noisy nvar(y) and x̄ from the same ε (split 0.3/0.3/0.3/0.05/0.05
+        instead of thirds) so that ``results_`` carries DP-aware standard errors and a
+        parametric-bootstrap ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).
+        ``False`` (default): the paper's release, no interval (``results_.uncertainty`` says
+        why).
+    n_boot:
+        Bootstrap replicates for the interval (2000).
     random_state:
         ``None`` (fresh entropy), a seed or a Generator.
     ledger:
@@ -89,21 +97,24 @@ class NoisyStats(_SimpleRegressor):
     """
 
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
-                 bounds_y: Any = None, fit_intercept: bool = True, random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 bounds_y: Any = None, fit_intercept: bool = True, inference: bool = False,
+                 n_boot: int = 2000, random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.fit_intercept = fit_intercept
+        self.inference = inference
+        self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
 
     def fit(self, X: Any, y: Any) -> NoisyStats:
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
+        check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
-                          ledger=self.ledger, rng=self.random_state)
-        return self._finish(X, res)  # type: ignore[return-value]
+                          inference=self.inference, ledger=self.ledger, rng=self.random_state)
+        return self._finish(X, res, n_boot=self.n_boot)  # type: ignore[return-value]
 
 
 class DPTheilSen(_SimpleRegressor):
@@ -132,6 +143,15 @@ class DPTheilSen(_SimpleRegressor):
         (``bounds_y`` widened by half its width on each side).
     dof:
         Student-t degrees of freedom for ``median="smooth"``.
+    ci_alpha:
+        ``None`` (default): the line only, no interval.  A level α in (0, 1): half of ε
+        releases the line and the other half a Sarathy–Vadhan DP (1 − α) confidence interval
+        for the slope (:func:`dpreg.simple.theil_sen_ci`); ``results_.conf_int(ci_alpha)``
+        returns it (only at that α: the interval consumed budget; no intercept interval).
+    ci_method:
+        ``"tight"`` (default) or ``"union"`` (Sarathy & Vadhan §6.4 / Alg. 6.2).
+    slope_range:
+        Public slope range for the interval (default ±10·(y width)/(x width)).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
     """
@@ -139,8 +159,9 @@ class DPTheilSen(_SimpleRegressor):
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, median: str = "exp", pairs: str | int = "all",
                  theta: float | None = None, output_range: Any = None, dof: int = 3,
-                 fit_intercept: bool = True, random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ci_alpha: float | None = None, ci_method: str = "tight",
+                 slope_range: Any = None, fit_intercept: bool = True,
+                 random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -149,6 +170,9 @@ class DPTheilSen(_SimpleRegressor):
         self.theta = theta
         self.output_range = output_range
         self.dof = dof
+        self.ci_alpha = ci_alpha
+        self.ci_method = ci_method
+        self.slope_range = slope_range
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
@@ -156,6 +180,8 @@ class DPTheilSen(_SimpleRegressor):
     def fit(self, X: Any, y: Any) -> DPTheilSen:
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
+        if self.ci_alpha is not None:
+            return self._fit_with_ci(X, x1, ya, eps, bx, by)
         rng_out = (default_prediction_range(by) if self.output_range is None
                    else check_bounds(self.output_range, "output_range"))
         res = theil_sen(x1, ya, epsilon=eps, output_range=rng_out, x_bounds=bx,
@@ -163,6 +189,30 @@ class DPTheilSen(_SimpleRegressor):
                         theta=self.theta, dof=self.dof, ledger=self.ledger,
                         rng=self.random_state)
         return self._finish(X, res)  # type: ignore[return-value]
+
+    def _fit_with_ci(self, X: Any, x1: np.ndarray, ya: np.ndarray, eps: float,
+                     bx: tuple[float, float], by: tuple[float, float]) -> DPTheilSen:
+        """Line (ε/2) plus a Sarathy–Vadhan slope interval (ε/2) -- the engine behind
+        ``dpreg.regress(..., ci_alpha=...)`` for the Theil-Sen methods."""
+        from dpreg._dispatch import _theil_sen_with_ci
+        from dpreg.simple import theil_sen_ci
+
+        alpha = check_probability(self.ci_alpha, "ci_alpha")
+        if self.median not in ("exp", "wide", "smooth"):
+            raise InvalidInputError(
+                f"median must be 'exp', 'wide' or 'smooth'; got {self.median!r}")
+        opts: dict[str, Any] = {"pairs": self.pairs, "theta": self.theta, "dof": self.dof,
+                                "ci_method": self.ci_method}
+        if self.output_range is not None:
+            opts["output_range"] = check_bounds(self.output_range, "output_range")
+        if self.slope_range is not None:
+            opts["slope_range"] = check_bounds(self.slope_range, "slope_range")
+        name = feature_names(X, 1)[0]
+        res = _theil_sen_with_ci(x1, ya, eps=eps, alpha=alpha, method=f"theil-sen-{self.median}",
+                                 x_bounds=bx, y_bounds=by, x_name=name, y_name="y",
+                                 ledger=self.ledger, random_state=self.random_state, opts=opts,
+                                 theil_sen=theil_sen, theil_sen_ci=theil_sen_ci)
+        return self._store(res)  # type: ignore[return-value]
 
 
 class SimpleDPGradientDescent(_SimpleRegressor):

@@ -101,7 +101,7 @@ def _validate_quantile_args(
     q = float(q)
     if not (0.0 <= q <= 1.0):
         raise InvalidInputError(f"q must be a real number with 0 <= q <= 1; got {q!r}")
-    eps = check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, minimum=0.0)  # may be a split of a larger budget
     lo_, hi_ = check_bounds((lo, hi), "(lo, hi)")
     th = check_positive(theta, "theta", allow_zero=True)
     return arr, q, eps, lo_, hi_, th

@@ -9,20 +9,31 @@ releasing f(D) + N(0, σ² I):
   the *analytic* calibration (Balle & Wang 2018), computed via :func:`dpreg.privacy.gdp_mu`,
 * with the *classical* calibration σ = Δ√(2 ln(1.25/δ))/ε is (ε, δ)-DP for ε < 1 only
   (Dwork & Roth 2014, Thm A.1).
+
+Two modes.  With ``rng=None`` (or a :class:`~dpreg.mechanisms.secure.SecureGenerator`) the noise
+is **secure**: the value is rounded to a public power-of-two grid and exact discrete Gaussian
+noise from the OS CSPRNG is added (:func:`~dpreg.mechanisms.secure.secure_gaussian`; σ is
+recomputed for the sensitivity inflated by the rounding, Δ + √d·γ ≈ (1 + 2⁻¹⁰)Δ).  With a
+seed or an ordinary numpy Generator the noise is the seeded floating-point normal draw
+(reproducible; for experiments and tests).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
 from dpreg._validation import check_positive, check_rng
 from dpreg.exceptions import InvalidInputError
+from dpreg.mechanisms.secure import is_secure, secure_gaussian
 from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
 
 __all__ = ["gaussian", "gaussian_sigma"]
+
+_FMAX = float(np.finfo(np.float64).max)
 
 
 def gaussian_sigma(sensitivity: float, budget: Budget, *, calibration: str = "analytic") -> float:
@@ -65,6 +76,8 @@ def gaussian_sigma(sensitivity: float, budget: Budget, *, calibration: str = "an
         raise InvalidInputError(
             f"budget must be a ZCDP, GDP or ApproxDP budget for the Gaussian mechanism; got {budget!r}"
         )
+    if sigma == 0 and sensitivity > 0 and not budget.is_infinite:
+        return math.ulp(0.0)  # underflow: round toward more noise, never to none
     return math.nextafter(sigma, math.inf) if 0 < sigma < math.inf else sigma
 
 
@@ -73,12 +86,29 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
     """Return ``value + N(0, σ²)`` per coordinate with σ from :func:`gaussian_sigma`.
 
     Guarantee: the budget given (ρ-zCDP, μ-GDP or (ε, δ)-DP) for the neighbouring relation the
-    L2 ``sensitivity`` was computed for.
+    L2 ``sensitivity`` was computed for.  ``rng=None`` selects secure mode (exact discrete
+    Gaussian on a grid, see the module doc); a seed or Generator the seeded float mode.
     """
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        from dpreg.exceptions import InvalidInputError as _Invalid
+
+        raise _Invalid("value must be a real number or an array of real numbers") from None
     if not np.all(np.isfinite(arr)):
         raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
     gen = check_rng(rng)
-    noisy = arr.copy() if sigma == 0 else arr + gen.normal(0.0, sigma, size=arr.shape)
+    if sigma == 0:
+        noisy = arr.copy()
+    elif math.isinf(sigma):  # infinite noise: the release is independent of the data
+        signs = np.frombuffer(os.urandom(arr.size), dtype=np.uint8) & 1 if is_secure(gen) \
+            else gen.integers(0, 2, size=arr.size)
+        noisy = np.where(np.asarray(signs).reshape(arr.shape) == 1, _FMAX, -_FMAX)
+    elif is_secure(gen):
+        noisy, _ = secure_gaussian(arr, sensitivity=float(sensitivity), sigma=sigma)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            noisy = arr + gen.normal(0.0, sigma, size=arr.shape)
+    noisy = np.clip(noisy, -_FMAX, _FMAX)  # post-processing: every release finite
     return float(noisy) if noisy.ndim == 0 else noisy

@@ -4,6 +4,14 @@ Guarantee: for a function f whose L1 sensitivity over the chosen neighbouring re
 releasing f(D) + Lap(Δ/ε) (independently per coordinate) is ε-DP (pure).  The neighbouring
 relation enters only through Δ -- see :mod:`dpreg.mechanisms.sensitivity`.  Source: Dwork,
 McSherry, Nissim & Smith 2006.
+
+Two modes.  With ``rng=None`` (or a :class:`~dpreg.mechanisms.secure.SecureGenerator`, which is
+what every dpreg function passes down when no seed was given) the noise is **secure**: the
+value is rounded to a public power-of-two grid and exact discrete Laplace noise drawn from the
+OS CSPRNG is added (:func:`~dpreg.mechanisms.secure.secure_laplace`; the rounding is accounted
+by inflating the sensitivity by at most one grid step per coordinate, ≈ 2⁻¹⁰·Δ).  With a seed
+or an ordinary numpy Generator the noise is the seeded floating-point Laplace draw
+(reproducible; for experiments and tests).
 """
 
 from __future__ import annotations
@@ -14,15 +22,22 @@ from typing import Any
 import numpy as np
 
 from dpreg._validation import check_epsilon, check_positive, check_rng
+from dpreg.mechanisms.secure import is_secure, secure_laplace
 
 __all__ = ["laplace", "laplace_scale"]
+
+_TINY = math.ulp(0.0)
+_FMAX = float(np.finfo(np.float64).max)
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
     """Scale b = Δ/ε of the Laplace noise (density ∝ exp(−|z|/b); sd = √2·b)."""
     sensitivity = check_positive(sensitivity, "sensitivity", allow_zero=True)
-    epsilon = check_epsilon(epsilon)
-    return 0.0 if math.isinf(epsilon) else sensitivity / epsilon
+    epsilon = check_epsilon(epsilon, minimum=0.0)  # may be a split (ε/T, ε/3, ...)
+    if math.isinf(epsilon) or sensitivity == 0:
+        return 0.0
+    # a positive scale that underflows to 0 would remove the noise: round it up instead
+    return max(sensitivity / epsilon, _TINY)
 
 
 def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) -> Any:
@@ -37,12 +52,19 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
     epsilon:
         Privacy parameter ε > 0 (``inf`` adds no noise: not private).
     rng:
-        ``None``, a seed, a ``SeedSequence`` or a ``Generator``.
+        ``None`` (secure mode: exact discrete noise on a grid from the OS CSPRNG), a seed, a
+        ``SeedSequence`` or a ``Generator`` (seeded floating-point mode).
 
-    Guarantee: ε-DP (pure) for the relation Δ was computed for.
+    Guarantee: ε-DP (pure) for the relation Δ was computed for (in secure mode exactly, for
+    the released floating-point numbers themselves).
     """
     scale = laplace_scale(sensitivity, epsilon)
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        from dpreg.exceptions import InvalidInputError as _Invalid
+
+        raise _Invalid("value must be a real number or an array of real numbers") from None
     if not np.all(np.isfinite(arr)):
         from dpreg.exceptions import InvalidInputError
 
@@ -50,6 +72,12 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
     gen = check_rng(rng)
     if scale == 0.0:
         noisy = arr.copy()
+    elif is_secure(gen):
+        noisy, _ = secure_laplace(arr, sensitivity=float(sensitivity), epsilon=float(epsilon))
     else:
-        noisy = arr + gen.laplace(0.0, scale, size=arr.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            noisy = arr + gen.laplace(0.0, scale, size=arr.shape)
+    # an overflowing draw (astronomical scales) is reported as the largest float: clipping is
+    # post-processing and keeps every release finite
+    noisy = np.clip(noisy, -_FMAX, _FMAX)
     return float(noisy) if noisy.ndim == 0 else noisy

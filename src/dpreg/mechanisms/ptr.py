@@ -21,7 +21,7 @@ __all__ = ["ptr_threshold", "ptr_test"]
 
 def ptr_threshold(epsilon: float, delta: float) -> float:
     """The PTR pass threshold ln(1/(2δ))/ε."""
-    eps = check_epsilon(epsilon, allow_inf=False)
+    eps = check_epsilon(epsilon, allow_inf=False, minimum=0.0)  # a split (ε/2 of TukeyEM)
     d = check_delta(delta, allow_zero=False)
     return math.log(1.0 / (2.0 * d)) / eps
 

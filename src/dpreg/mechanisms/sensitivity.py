@@ -28,6 +28,15 @@ __all__ = [
 ]
 
 
+def _finite(value: float, what: str) -> float:
+    """A sensitivity that overflows floating point is an input error (bounds or norms too
+    large), not an infinite noise scale."""
+    if not math.isfinite(value):
+        raise InvalidInputError(f"the sensitivity of {what} overflows floating point; use "
+                                "smaller bounds or clipping norms")
+    return value
+
+
 def sum_sensitivity(bounds: tuple[float, float], neighbouring: str | Neighbouring) -> float:
     """Σ of values clipped to [a, b].  Add/remove: max(|a|, |b|); replace-one: b − a."""
     a, b = check_bounds(bounds, "bounds")
@@ -66,7 +75,8 @@ def gram_sensitivity(row_norm_bound: float, neighbouring: str | Neighbouring) ->
     ‖x‖₂ <= B.  Add/remove: B²; replace-one: √2·B² (attained by orthogonal x, x′)."""
     bnd = check_positive(row_norm_bound, "row_norm_bound")
     rel = check_neighbouring(neighbouring)
-    return bnd**2 if rel is Neighbouring.ADD_REMOVE else math.sqrt(2.0) * bnd**2
+    sq = _finite(bnd * bnd, "X^T X")
+    return sq if rel is Neighbouring.ADD_REMOVE else _finite(math.sqrt(2.0) * sq, "X^T X")
 
 
 def lambda_min_sensitivity(row_norm_bound: float, neighbouring: str | Neighbouring) -> float:
@@ -75,7 +85,7 @@ def lambda_min_sensitivity(row_norm_bound: float, neighbouring: str | Neighbouri
     eigenvalues lie in [−B², B²])."""
     bnd = check_positive(row_norm_bound, "row_norm_bound")
     check_neighbouring(neighbouring)
-    return bnd**2
+    return _finite(bnd * bnd, "lambda_min(X^T X)")
 
 
 def xty_sensitivity(row_norm_bound: float, label_bound: float,
@@ -84,7 +94,7 @@ def xty_sensitivity(row_norm_bound: float, label_bound: float,
     bnd = check_positive(row_norm_bound, "row_norm_bound")
     c = check_positive(label_bound, "label_bound")
     rel = check_neighbouring(neighbouring)
-    return bnd * c if rel is Neighbouring.ADD_REMOVE else 2.0 * bnd * c
+    return _finite(bnd * c if rel is Neighbouring.ADD_REMOVE else 2.0 * bnd * c, "X^T y")
 
 
 def clipped_box_sum_sensitivity(tau: float, dim: int, neighbouring: str | Neighbouring,
@@ -103,7 +113,7 @@ def clipped_box_sum_sensitivity(tau: float, dim: int, neighbouring: str | Neighb
         base = dim * tau
     else:
         raise InvalidInputError(f"norm must be 'l1' or 'l2'; got {norm!r}")
-    return base if rel is Neighbouring.ADD_REMOVE else 2.0 * base
+    return _finite(base if rel is Neighbouring.ADD_REMOVE else 2.0 * base, "a clipped sum")
 
 
 def sscp_sensitivity(n_columns: int, neighbouring: str | Neighbouring, *,

@@ -120,7 +120,7 @@ def smooth_median(
         raise InvalidInputError(f"z must be a non-empty 1-D array; got shape {arr.shape}")
     if np.any(np.isnan(arr)):
         raise InvalidInputError("z must not contain NaN")
-    eps = check_epsilon(epsilon)
+    eps = check_epsilon(epsilon, minimum=0.0)  # may be a split of a larger budget
     lo, hi = check_bounds((lo, hi), "(lo, hi)")
     k = check_int(k, "k", minimum=1)
     dof = check_int(dof, "dof", minimum=1)

@@ -32,9 +32,11 @@ from dpreg._validation import (
     check_probability,
     check_rng,
     fmt,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
+from dpreg.inference.uncertainty import no_ci_text
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -190,7 +192,7 @@ def boosted_adassp(
 
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism="BoostedAdaSSP", source=SOURCE,
-        seeded=rng is not None,
+        seeded=is_seeded(rng),
         details={
             "requested": {"epsilon": eps, "delta": dlt},
             "mu": mu.mu, "mu_parts": {"XtX": mu1.mu, "Xtg_total": mu2.mu,
@@ -203,7 +205,7 @@ def boosted_adassp(
     )
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="boosted-adassp",
-        uncertainty="none: BoostedAdaSSP releases a point estimate only",
+        uncertainty=no_ci_text("boosted-adassp"), ci_method="none",
         nobs=n if rel is Neighbouring.REPLACE_ONE else None,
         extra={"ridge_lambda": lam, "xtg_releases": releases},
     )

@@ -27,6 +27,7 @@ from dpreg._validation import (
     check_int,
     check_positive,
     check_rng,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
@@ -147,7 +148,7 @@ def dp_gradient_descent(
 
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism="DP gradient descent", source=SOURCE,
-        seeded=rng is not None,
+        seeded=is_seeded(rng),
         details={
             "requested": {"epsilon": eps, "delta": dlt}, "accounting": acct,
             "n_releases": n_releases, "per_round": per_round.as_dict(),

@@ -19,6 +19,13 @@ Accounting: each release has σ = c·Δ, i.e. is (ε/3)²/(2 ln(6/δ))-zCDP; the
 δ-dependent maximum (≈21.7 at δ = 1e−6; ε = 30 gives ε' ≈ 32.7).  :func:`adassp_max_epsilon`
 computes that maximum and :func:`adassp` refuses larger ε (ε = inf is allowed as a
 non-private reference run).
+
+``inference=True`` adds a fourth Gaussian release, yᵀy (labels clipped to |y| <= C, so its
+sensitivity is C² under both relations: y² ∈ [0, C²]), which a DP-aware interval needs for the
+error variance.  The SAME composed ρ is then split 0.3 : 0.3 : 0.3 : 0.1 (λ_min, XᵀX, Xᵀy,
+yᵀy) instead of thirds, so the three original releases get √(10/9) ≈ 1.054× more noise and the
+charge and the implied (ε, δ) are unchanged.  The interval is a parametric bootstrap of the
+four releases (:mod:`dpreg.inference.dpci.ssp`; post-processing).
 """
 
 from __future__ import annotations
@@ -33,12 +40,17 @@ from scipy import optimize
 from dpreg._validation import (
     check_delta,
     check_epsilon,
+    check_int,
     check_positive,
     check_probability,
     check_rng,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
+from dpreg.inference.dpci.engine import ParametricBootstrap, check_kind
+from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import RegressionResults
+from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -58,7 +70,19 @@ from dpreg.privacy.budgets import ZCDP, compose, zcdp_epsilon
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee"]
+__all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "yty_sensitivity",
+           "INFERENCE_SPLIT"]
+
+#: shares of the composed ρ for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
+INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
+
+
+def yty_sensitivity(label_bound: float, neighbouring: str | Neighbouring) -> float:
+    """yᵀy = Σ y_i² for labels clipped to |y| <= C: C² under add/remove (one y² ∈ [0, C²]
+    appears or disappears) and under replace-one (y² changes within [0, C²])."""
+    c = check_positive(label_bound, "label_bound")
+    check_neighbouring(neighbouring)
+    return c * c
 
 SOURCE = "Wang 2018 (AdaSSP, Alg. 2) via google-research dp_regression/baselines.py constants"
 
@@ -121,6 +145,10 @@ def adassp(
     rng: Any = None,
     ledger: Any = None,
     names: Any = None,
+    inference: bool = False,
+    count_index: int | None = None,
+    n_boot: int = 2000,
+    kind: str = "percentile",
 ) -> RegressionResults:
     """AdaSSP ridge regression on the design ``X`` (include a ones column for an intercept).
 
@@ -140,6 +168,12 @@ def adassp(
     rng, ledger, names:
         Randomness; optional :class:`~dpreg.Ledger` charged (ρ-zCDP) after validation and
         before any noise; coefficient names.
+    inference:
+        Also release yᵀy (the same ρ split 0.3/0.3/0.3/0.1, see module doc) and attach
+        DP-aware standard errors and a parametric-bootstrap ``conf_int`` (``n_boot``
+        replicates, construction ``kind``).  Needs n: public under replace-one, otherwise the
+        index of a PUBLIC column of ones in ``X`` (``count_index``) whose noisy Gram diagonal
+        entry serves as the count.
 
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
     ρ-zCDP (``details['implied_epsilon']`` is the (ε, δ) it implies).
@@ -153,6 +187,21 @@ def adassp(
     rel = check_neighbouring(neighbouring)
     fail = check_probability(failure_prob, "failure_prob")
     labels = column_names(X, d, names)
+    if not isinstance(inference, (bool, np.bool_)):
+        raise InvalidInputError(f"inference must be True or False; got {inference!r}")
+    infer = bool(inference)
+    boot_n = check_int(n_boot, "n_boot", minimum=50, maximum=10_000_000)
+    boot_kind = check_kind(kind)
+    if infer and rel is Neighbouring.ADD_REMOVE:
+        if count_index is None:
+            raise InvalidInputError(
+                "count_index is required for inference=True under add/remove neighbours (n is "
+                "private): give the index of a public column of ones in X, or use "
+                "neighbouring='replace-one'; got None")
+        count_index = check_int(count_index, "count_index", minimum=0, maximum=d - 1)
+    if infer and n <= d:
+        raise InvalidInputError(f"X must have more rows than columns for inference=True "
+                                f"(n={n}, d={d})")
     if not math.isinf(eps):
         eps_max = adassp_max_epsilon(dlt)
         if eps > eps_max:
@@ -172,24 +221,50 @@ def adassp(
     d_lam = lambda_min_sensitivity(bnd, rel)
     d_xy = xty_sensitivity(bnd, cbd, rel)
     each = ZCDP(math.inf) if math.isinf(eps) else ZCDP(_rho_each(eps, dlt))
-    sd_xx = gaussian_sigma(d_xx, each)
-    sd_lam = gaussian_sigma(d_lam, each)
-    sd_xy = gaussian_sigma(d_xy, each)
+    b_lam = b_xx = b_xy = each
+    b_yy = None
+    if infer:
+        b_lam, b_xx, b_xy, b_yy = budget.split(INFERENCE_SPLIT)
+    sd_xx = gaussian_sigma(d_xx, b_xx)
+    sd_lam = gaussian_sigma(d_lam, b_lam)
+    sd_xy = gaussian_sigma(d_xy, b_xy)
     log6 = math.log(6.0 / dlt)
 
     xtx = Xc.T @ Xc
     xty = Xc.T @ yc
     lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
-    lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=each, rng=gen))
+    lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=b_lam, rng=gen))
     lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
     lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
-    xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=each, rng=gen)
-    xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=each, rng=gen), dtype=float)
+    xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
+    xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
     theta = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
+    dp_kw: dict[str, Any] = {}
+    extra: dict[str, Any] = {"ridge_lambda": lam}
+    details_inf: dict[str, Any] = {}
+    if infer:
+        assert b_yy is not None
+        d_yy = yty_sensitivity(cbd, rel)
+        sd_yy = gaussian_sigma(d_yy, b_yy)
+        yty_hat = float(gaussian(float(yc @ yc), sensitivity=d_yy, budget=b_yy, rng=gen))
+        details_inf = {"inference": True, "budget_shares": dict(zip(
+            ("lambda_min", "XtX", "Xty", "yty"), INFERENCE_SPLIT)),
+            "sensitivity_yty": d_yy, "noise_sd_yty": sd_yy}
+        model = AdaSSPModel(
+            xtx=xtx_hat, xty=xty_hat, yty=yty_hat, lam_min=lam_noisy, theta=theta,
+            sd={"XtX": sd_xx, "Xty": sd_xy, "yty": sd_yy, "lambda_min": sd_lam},
+            log_term=math.sqrt(log6), ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)),
+            n_public=float(n) if rel is Neighbouring.REPLACE_ONE else None,
+            count_index=count_index, count_scale=1.0, label_bound=cbd, names=labels)
+        boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind,
+                                   rng=int(gen.integers(0, 2**63 - 1)))
+        dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics")
+        extra.update(dp_kw.pop("extra_uncertainty"))
+        extra["noisy_yty"] = yty_hat
 
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism="AdaSSP", source=SOURCE,
-        seeded=rng is not None,
+        seeded=is_seeded(rng),
         details={
             "requested": {"epsilon": eps, "delta": dlt},
             "implied_epsilon": implied,
@@ -198,11 +273,13 @@ def adassp(
             "sensitivity": {"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy},
             "noise_sd": {"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy},
             "failure_prob": fail,
+            **details_inf,
         },
     )
+    if not dp_kw:
+        dp_kw = {"uncertainty": no_ci_text("adassp"), "ci_method": "none"}
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="adassp",
-        uncertainty="none: AdaSSP releases a point estimate only",
         nobs=n if rel is Neighbouring.REPLACE_ONE else None,
-        extra={"ridge_lambda": lam},
+        extra=extra, **dp_kw,
     )

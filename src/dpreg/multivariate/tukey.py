@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_delta, check_epsilon, check_int, check_rng
+from dpreg._validation import check_delta, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
@@ -272,7 +272,7 @@ def tukey_em(
         "em_exponent": "epsilon_em * depth / 2 (swap neighbours at model level)",
     }
     privacy = PrivacyStatement(budget=budget, neighbouring=Neighbouring.REPLACE_ONE,
-                               mechanism="TukeyEM", source=SOURCE, seeded=rng is not None,
+                               mechanism="TukeyEM", source=SOURCE, seeded=is_seeded(rng),
                                details=details)
     extra = {"n_models": m, "batch_size": b}
     if math.isinf(eps):

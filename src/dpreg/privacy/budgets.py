@@ -76,9 +76,25 @@ def _round_down(q: Fraction) -> float:
     return f
 
 
+def _sqrt_start(q: Fraction) -> float:
+    """A float within a few ulps of √q (q >= 0), also when q under- or overflows a float
+    (an integer square root on q scaled by a power of four); inf when √q overflows."""
+    n, d = q.numerator, q.denominator
+    if n <= 0:
+        return 0.0
+    k = (120 - (n.bit_length() - d.bit_length())) // 2
+    r = math.isqrt((n << (2 * k)) // d) if k >= 0 else math.isqrt(n // (d << (-2 * k)))
+    try:
+        return float(Fraction(r, 1 << k) if k >= 0 else Fraction(r << (-k)))
+    except OverflowError:
+        return math.inf
+
+
 def _sqrt_up(q: Fraction) -> float:
     """Smallest float whose square is >= q (q >= 0)."""
-    f = math.sqrt(float(q))
+    f = _sqrt_start(q)
+    if math.isinf(f):
+        return f
     while Fraction(f) ** 2 < q:
         f = math.nextafter(f, math.inf)
     while f > 0 and Fraction(math.nextafter(f, 0.0)) ** 2 >= q:
@@ -88,7 +104,9 @@ def _sqrt_up(q: Fraction) -> float:
 
 def _sqrt_down(q: Fraction) -> float:
     """Largest float whose square is <= q (q >= 0)."""
-    f = math.sqrt(float(q))
+    f = _sqrt_start(q)
+    if math.isinf(f):
+        return float(np.finfo(np.float64).max)
     while f > 0 and Fraction(f) ** 2 > q:
         f = math.nextafter(f, 0.0)
     return f
@@ -136,12 +154,19 @@ def _split_additive(total: float, weights: Sequence[float]) -> list[float]:
 _CURVE_MARGIN = 1e-11
 
 
+#: absolute tolerance of the root finders: effectively relative (rtol), so that the final
+#: ulp-by-ulp correction takes a few steps even when the root is tiny
+_XTOL = 1e-300
+
+
 def gdp_delta(epsilon: float, mu: float) -> float:
     """Exact δ(ε) of a μ-GDP mechanism: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
 
     (Dong, Roth & Su 2022, Cor. 2.13; Tang et al. 2023 Cor. 2.5.)  Computed in log space so that
     large ε does not overflow.
     """
+    epsilon = check_positive(epsilon, "epsilon", allow_inf=True, allow_zero=True)
+    mu = check_positive(mu, "mu", allow_inf=True, allow_zero=True)
     if mu == 0:
         return 0.0
     if math.isinf(mu):
@@ -176,7 +201,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
         raise InvalidInputError(f"delta={delta!r} is too small to convert to GDP")
     if f(hi) < 0:
         return hi
-    mu = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    mu = optimize.brentq(f, lo, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps, maxiter=500)
     while f(mu) > 0:
         mu = math.nextafter(mu, 0.0)
     return float(mu)
@@ -201,7 +226,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         hi *= 2.0
         if hi > 1e6:  # pragma: no cover
             return math.inf
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    eps = optimize.brentq(f, 0.0, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps, maxiter=500)
     while f(eps) > 0:
         eps = math.nextafter(eps, math.inf)
     return _up(float(eps))
@@ -252,7 +277,10 @@ def zcdp_rho_for_approx(epsilon: float, delta: float) -> float:
     lo, hi = 0.0, max(1.0, epsilon)
     while f(hi) < 0:
         hi *= 2.0
-    rho = optimize.brentq(lambda r: f(r) if r > 0 else -epsilon, lo, hi, xtol=1e-16,
+    if not math.isfinite(hi) or not f(hi) > 0 or not math.isfinite(zcdp_epsilon(hi, delta)):
+        raise InvalidInputError(
+            f"epsilon={epsilon!r} is too large to convert to zCDP at delta={delta!r}")
+    rho = optimize.brentq(lambda r: f(r) if r > 0 else -epsilon, lo, hi, xtol=_XTOL,
                           rtol=4 * np.finfo(float).eps, maxiter=500)
     while rho > 0 and f(rho) > 0:
         rho = math.nextafter(rho, 0.0)
@@ -491,7 +519,7 @@ def compose(budgets: Sequence[B]) -> B:
 
     Pure: ε adds; approximate: ε and δ add (basic composition); zCDP: ρ adds; GDP: μ² adds.
     """
-    budgets = list(budgets)
+    budgets = [as_budget(b) for b in budgets]  # type: ignore[misc]
     if not budgets:
         raise InvalidInputError("compose needs at least one budget; got none")
     first = budgets[0]

@@ -66,7 +66,8 @@ class PrivacyStatement:
         The paper/algorithm the implementation follows.
     seeded:
         ``True`` when the caller supplied a seed: the output is reproducible, which is right
-        for experiments but means anyone with the seed can remove the noise.
+        for experiments but means anyone with the seed can remove the noise.  ``False`` means
+        secure mode (see :attr:`randomness`).
     details:
         Mechanism-specific facts (per-step budgets, sensitivities, clipping bounds ...).
     """
@@ -77,6 +78,13 @@ class PrivacyStatement:
     source: str = ""
     seeded: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def randomness(self) -> str:
+        """``"seeded"`` (reproducible float noise: experiments only) or ``"secure"`` (no seed:
+        OS CSPRNG, Laplace/Gaussian noise exact and discrete on a public grid; see
+        :mod:`dpreg.mechanisms.secure`)."""
+        return "seeded" if self.seeded else "secure"
 
     @property
     def private(self) -> bool:
@@ -90,6 +98,7 @@ class PrivacyStatement:
             "mechanism": self.mechanism,
             "source": self.source,
             "seeded": self.seeded,
+            "randomness": self.randomness,
             "details": dict(self.details),
         }
 

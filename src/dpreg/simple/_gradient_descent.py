@@ -39,6 +39,7 @@ from dpreg._validation import (
     check_positive,
     check_rho,
     check_rng,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import gaussian, gaussian_sigma, laplace, laplace_scale
@@ -200,7 +201,7 @@ def gradient_descent(
     slope, intercept = plan.line(p25, p75)
     preds = {xv: intercept + slope * xv for xv in plan.x_eval}
     stmt = PrivacyStatement(plan.charged, Neighbouring.REPLACE_ONE, f"DPGD ({plan.variant})",
-                            _SOURCE, rng is not None, plan.details)
+                            _SOURCE, is_seeded(rng), plan.details)
     return SimpleRegressionResult("dp-gd", stmt, released_slope=float(slope),
                                   released_intercept=float(intercept), released_predictions=preds,
                                   n=plan.n, extra={"x_eval": list(plan.x_eval),

@@ -13,6 +13,13 @@ Sensitivities (x clipped to [a, b], width w_x = b − a; y clipped to [c, d], wi
   sensitivity is (w_y + |α̃|·w_x)/n.  (The paper's r_u/n·(1 + |α̃|) is the special case of one
   shared range [0, r_u].)
 * DPIntercept: ȳ of y clipped to [c, d] has sensitivity w_y/n.
+
+With ``inference=True`` two more statistics are released so that a DP-aware interval can be
+computed by post-processing (:mod:`dpreg.inference.dpci.noisy_stats`): nvar(y) = Σ(y_i − ȳ)²
+(replace-one sensitivity (1 − 1/n)·w_y², the nvar formula on the y range) and x̄ (sensitivity
+w_x/n).  The SAME ε is then split 6 : 6 : 6 : 1 : 1 over ncov, nvar, the intercept, nvar(y)
+and x̄ (0.3ε, 0.3ε, 0.3ε, 0.05ε, 0.05ε) instead of thirds, so the line is slightly noisier
+(Laplace scales × 10/9) and the total stays exactly ε.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
+from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import laplace, laplace_scale
+from dpreg.mechanisms.secure import is_secure
 from dpreg.mechanisms.sensitivity import mean_sensitivity, ncov_sensitivity, nvar_sensitivity
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.privacy.neighbours import check_neighbouring
@@ -36,7 +44,11 @@ from dpreg.simple._common import (
 )
 from dpreg.simple._result import SimpleRegressionResult
 
-__all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity"]
+__all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity",
+           "inference_sensitivities", "INFERENCE_SPLIT"]
+
+#: ε weights of ncov, nvar, intercept, nvar(y), x̄ when ``inference=True``
+INFERENCE_SPLIT = (6.0, 6.0, 6.0, 1.0, 1.0)
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
 _SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
@@ -50,6 +62,17 @@ def noisy_stats_sensitivities(
     yb = check_bounds(y_bounds, "y_bounds")
     n = check_int(n, "n", minimum=1)
     return {"nvar": nvar_sensitivity(xb, n), "ncov": ncov_sensitivity(xb, yb, n)}
+
+
+def inference_sensitivities(
+    x_bounds: tuple[float, float], y_bounds: tuple[float, float], n: int
+) -> dict[str, float]:
+    """Replace-one sensitivities of the two statistics ``inference=True`` adds: nvar(y) =
+    Σ(y_i − ȳ)² for y in [c, d], (1 − 1/n)·w_y², and x̄ for x in [a, b], w_x/n."""
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    n = check_int(n, "n", minimum=1)
+    return {"nvar_y": nvar_sensitivity(yb, n), "xbar": mean_sensitivity(xb, n)}
 
 
 def intercept_sensitivity(
@@ -82,6 +105,7 @@ def noisy_stats(
     x_eval: Any = None,
     neighbouring: str | Neighbouring = "replace-one",
     release_stats: bool = False,
+    inference: bool = False,
     ledger: Ledger | None = None,
     rng: Any = None,
 ) -> SimpleRegressionResult:
@@ -103,6 +127,11 @@ def noisy_stats(
         Only ``"replace-one"`` (n public) is supported.
     release_stats:
         Also release the noisy nvar(x) and ncov(x, y) in ``extra`` (free: already private).
+    inference:
+        Also release noisy nvar(y) and x̄ (needs n >= 3) so that the result carries a DP-aware
+        standard error and a parametric-bootstrap confidence interval (post-processing).  ε
+        is split 0.3/0.3/0.3/0.05/0.05 (ncov, nvar, intercept, nvar(y), x̄) instead of
+        thirds; the total charged stays ``PureDP(epsilon)``.
     ledger:
         Optional :class:`~dpreg.Ledger` charged ``PureDP(epsilon)`` before any noise is drawn.
     rng:
@@ -124,11 +153,18 @@ def noisy_stats(
     xe = check_x_eval(x_eval, xb)
     rel = _check_replace_one(neighbouring)
     release = check_flag(release_stats, "release_stats")
+    infer = check_flag(inference, "inference")
     gen = check_rng(rng)
     n = int(xa.size)
+    if infer and n < 3:
+        raise InvalidInputError(
+            f"x must have at least 3 rows for inference=True (the error variance needs n - 2 > 0 "
+            f"degrees of freedom); got {n}")
     budget = PureDP(eps)
-    parts = budget.split([1, 1, 1])
+    parts = budget.split(INFERENCE_SPLIT if infer else [1, 1, 1])
     sens = noisy_stats_sensitivities(xb, yb, n)
+    if infer:
+        sens.update(inference_sensitivities(xb, yb, n))
     charge(ledger, budget, "dpreg.simple.noisy_stats")
     if budget.is_infinite:
         warn_not_private("noisy_stats")
@@ -149,13 +185,19 @@ def noisy_stats(
         "n": n,
     }
     extra: dict[str, Any] = {"x_eval": list(xe)}
-    if release:
+    if release or infer:
         extra["noisy_ncov"] = noisy_ncov
         extra["noisy_nvar"] = noisy_nvar
+    if infer:
+        details["epsilon_parts"].update(nvar_y=parts[3].epsilon, xbar=parts[4].epsilon)
+        details.update(
+            inference=True, sensitivity_nvar_y=sens["nvar_y"], sensitivity_xbar=sens["xbar"],
+            laplace_scale_nvar_y=laplace_scale(sens["nvar_y"], parts[3].epsilon),
+            laplace_scale_xbar=laplace_scale(sens["xbar"], parts[4].epsilon))
 
     reason = str(draw["reason"][0])
     if reason:
-        stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, rng is not None, details)
+        stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
         return SimpleRegressionResult("noisy-stats", stmt, failed=True, reason=reason, n=n,
                                       extra=extra)
     slope, intercept = float(draw["slope"][0]), float(draw["intercept"][0])
@@ -163,10 +205,33 @@ def noisy_stats(
     details["sensitivity_intercept"] = d3
     details["laplace_scale_intercept"] = laplace_scale(d3, parts[2].epsilon)
     preds = {v: slope * v + intercept for v in xe}
-    stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, rng is not None, details)
+    inference_spec = None
+    if infer:
+        # the two extra releases (after the line; skipped on ⊥, a decision on noisy values)
+        yc = np.clip(ya, *yb)
+        nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
+        noisy_nvar_y = float(laplace(nvar_y, sensitivity=sens["nvar_y"],
+                                     epsilon=parts[3].epsilon, rng=gen))
+        noisy_xbar = float(laplace(stats[0], sensitivity=sens["xbar"],
+                                   epsilon=parts[4].epsilon, rng=gen))
+        extra["noisy_nvar_y"] = noisy_nvar_y
+        extra["noisy_xbar"] = noisy_xbar
+        inference_spec = {
+            "released": {"ncov": noisy_ncov, "nvar": noisy_nvar, "nvar_y": noisy_nvar_y,
+                         "xbar": noisy_xbar, "slope": slope, "intercept": intercept},
+            "n": n, "x_bounds": xb, "y_bounds": yb,
+            "scales": {"ncov": details["laplace_scale_ncov"],
+                       "nvar": details["laplace_scale_nvar"],
+                       "nvar_y": details["laplace_scale_nvar_y"],
+                       "xbar": details["laplace_scale_xbar"]},
+            "eps_intercept": parts[2].epsilon,
+            # seed of the (post-processing) bootstrap simulation
+            "seed": int(gen.integers(0, 2**63 - 1)),
+        }
+    stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
     return SimpleRegressionResult("noisy-stats", stmt, released_slope=slope,
                                   released_intercept=intercept, released_predictions=preds,
-                                  n=n, extra=extra)
+                                  n=n, extra=extra, inference=inference_spec)
 
 
 def _clipped_stats(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
@@ -208,10 +273,16 @@ def _release_line(stats: tuple[float, float, float, float], sens: dict[str, floa
     intercept = np.full(size, np.nan)
     if slope_ok.any():
         centre = ybar - slope[slope_ok] * xbar
-        # Lap(Δ₃/ε₃) with a per-run Δ₃: unit-scale Laplace noise times Δ₃ (same law)
-        unit = np.asarray(laplace(np.zeros(int(slope_ok.sum())), sensitivity=1.0,
-                                  epsilon=parts[2].epsilon, rng=gen))
-        intercept[slope_ok] = centre + unit * d3[slope_ok]
+        if size == 1 and is_secure(gen):
+            # a release in secure mode: grid noise added to the centre itself (scaling unit
+            # noise by Δ₃ in floating point would undo the float-safety of the grid)
+            intercept[slope_ok] = laplace(centre, sensitivity=float(d3[slope_ok][0]),
+                                          epsilon=parts[2].epsilon, rng=gen)
+        else:
+            # Lap(Δ₃/ε₃) with a per-run Δ₃: unit-scale Laplace noise times Δ₃ (same law)
+            unit = np.asarray(laplace(np.zeros(int(slope_ok.sum())), sensitivity=1.0,
+                                      epsilon=parts[2].epsilon, rng=gen))
+            intercept[slope_ok] = centre + unit * d3[slope_ok]
     with np.errstate(invalid="ignore", over="ignore"):
         line_ok = slope_ok & np.isfinite(intercept) & np.isfinite(
             np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
@@ -259,7 +330,7 @@ def dp_intercept(
     details = {"sensitivity_mean": sens, "laplace_scale": laplace_scale(sens, eps),
                "y_bounds": yb, "n": n}
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, "DPIntercept", _SOURCE_INT,
-                            rng is not None, details)
+                            is_seeded(rng), details)
     return SimpleRegressionResult("dp-intercept", stmt, released_slope=0.0,
                                   released_intercept=level,
                                   released_predictions={v: level for v in xe}, n=n,

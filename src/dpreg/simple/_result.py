@@ -53,6 +53,10 @@ class SimpleRegressionResult:
     extra:
         Further released quantities (e.g. noisy sufficient statistics) -- only ever values
         computed from the private outputs or public inputs.
+    inference:
+        What the DP-aware interval needs (released values, noise scales, public bounds and the
+        seed of the post-processing simulation) when the release was made for inference
+        (``noisy_stats(..., inference=True)``); ``None`` otherwise.
     """
 
     method: str
@@ -64,6 +68,7 @@ class SimpleRegressionResult:
     reason: str = ""
     n: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    inference: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     # ---------------------------------------------------------------- guarded access
     def _guard(self) -> None:
@@ -107,19 +112,28 @@ class SimpleRegressionResult:
         return float(out) if out.ndim == 0 else out
 
     # ---------------------------------------------------------------- conversion
-    def to_regression_results(self, x_name: str = "x", y_name: str = "y") -> RegressionResults:
+    def to_regression_results(self, x_name: str = "x", y_name: str = "y", *,
+                              n_boot: int = 2000, kind: str = "percentile") -> RegressionResults:
         """The release as a :class:`~dpreg.inference.RegressionResults` (intercept, slope).
 
-        No standard errors are attached: the uncertainty text says so.  A slope-only
-        release cannot be converted (it has no intercept).
+        A release made for inference (``noisy_stats(..., inference=True)``) carries DP-aware
+        standard errors and parametric-bootstrap intervals (``n_boot`` replicates, interval
+        construction ``kind``; post-processing).  Otherwise no standard errors are attached
+        and the uncertainty text says why.  A slope-only release cannot be converted (it has
+        no intercept).
         """
+        from dpreg.inference.uncertainty import no_ci_text
+
         names = ["intercept", str(x_name)]
         extra = dict(self.extra)
+        no_se = no_ci_text(self.method) if self.method in (
+            "noisy-stats", "dp-intercept", "dp-gd") or self.method.startswith("theil-sen-") \
+            else _NO_SE.format(method=self.method)
         if self.failed:
             return RegressionResults(
                 [math.nan, math.nan], names=names, privacy=self.privacy, method=self.method,
-                uncertainty=_NO_SE.format(method=self.method), nobs=self.n, dep_var=y_name,
-                failed=True, reason=self.reason, extra=extra,
+                uncertainty=no_se, nobs=self.n, dep_var=y_name,
+                failed=True, reason=self.reason, extra=extra, ci_method="none",
             )
         if self.released_intercept is None:
             raise InvalidInputError(
@@ -127,11 +141,26 @@ class SimpleRegressionResult:
                 "needs an intercept -- use estimand='predictions'"
             )
         extra["predictions"] = self.predictions
+        params = [float(self.released_intercept), float(self.released_slope)]  # type: ignore[arg-type]
+        if self.inference is not None:
+            from dpreg.inference.dpci.engine import ParametricBootstrap
+            from dpreg.inference.dpci.noisy_stats import NoisyStatsModel
+            from dpreg.inference.uncertainty import bootstrap_kwargs
+
+            spec = self.inference
+            model = NoisyStatsModel(released=spec["released"], n=spec["n"],
+                                    x_bounds=spec["x_bounds"], y_bounds=spec["y_bounds"],
+                                    scales=spec["scales"], eps_intercept=spec["eps_intercept"],
+                                    names=names)
+            boot = ParametricBootstrap(model, n_boot=n_boot, kind=kind, rng=spec["seed"])
+            kw = bootstrap_kwargs(boot, what="the noisy ncov, nvar, nvar(y), x̄ and line")
+            extra.update(kw.pop("extra_uncertainty"))
+            return RegressionResults(params, names=names, privacy=self.privacy,
+                                     method=self.method, nobs=self.n, dep_var=y_name,
+                                     extra=extra, **kw)
         return RegressionResults(
-            [float(self.released_intercept), float(self.released_slope)],  # type: ignore[arg-type]
-            names=names, privacy=self.privacy, method=self.method,
-            uncertainty=_NO_SE.format(method=self.method), nobs=self.n, dep_var=y_name,
-            extra=extra,
+            params, names=names, privacy=self.privacy, method=self.method,
+            uncertainty=no_se, nobs=self.n, dep_var=y_name, extra=extra, ci_method="none",
         )
 
     def __repr__(self) -> str:

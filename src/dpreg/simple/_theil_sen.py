@@ -37,6 +37,7 @@ from dpreg._validation import (
     check_int,
     check_positive,
     check_rng,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import exact_quantile, exp_quantile, smooth_median
@@ -53,7 +54,17 @@ from dpreg.simple._common import (
 from dpreg.simple._result import SimpleRegressionResult
 from dpreg.simple.pairs import PairDesign, doubled_pair_values, make_design
 
-__all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled"]
+__all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGORITHMS",
+           "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target"]
+
+#: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
+#: estimates (O(n²) memory); ``"exact-fast"`` samples exactly the same output distribution from
+#: O(n log n) rank counts (:mod:`dpreg.simple.fast`; all pairs, exp/wide medians only);
+#: ``"auto"`` uses exact-fast when it applies and n >= :data:`AUTO_FAST_MIN_N`.
+ALGORITHMS = ("auto", "exact-fast", "materialise")
+#: smallest n for which ``algorithm="auto"`` picks the O(n log n) path (below it materialising
+#: all pairs is fast and keeps the long-standing seeded streams unchanged)
+AUTO_FAST_MIN_N = 2000
 
 #: default widening θ of ``median="wide"`` as a fraction of the output-range width: Alabi et al.
 #: (Table 1) use θ = 0.01 on the range [−0.5, 1.5] (width 2); scaling with the range keeps the
@@ -82,6 +93,35 @@ def check_theta(theta: Any, median: str, output_range: tuple[float, float]) -> f
             f"theta must be smaller than the output_range width {width:g}; got {th!r}"
         )
     return th
+
+
+def resolve_algorithm(algorithm: Any, *, n: int, pairs: str | int, median: str) -> str:
+    """``"exact-fast"`` or ``"materialise"`` for an ``algorithm=`` choice (public inputs only:
+    n is public under replace-one neighbours)."""
+    alg = check_choice(algorithm, "algorithm", ALGORITHMS)
+    fast_ok = pairs == "all" and median in ("exp", "wide")
+    if alg == "exact-fast" and not fast_ok:
+        raise InvalidInputError(
+            "algorithm='exact-fast' needs pairs='all' and median='exp' or 'wide' (the smooth-"
+            f"sensitivity median and k-matching designs materialise); got pairs={pairs!r}, "
+            f"median={median!r}"
+        )
+    if alg == "auto":
+        return "exact-fast" if fast_ok and n >= AUTO_FAST_MIN_N else "materialise"
+    return alg
+
+
+def dp_median_all_pairs_target(
+    x: np.ndarray, y: np.ndarray, *, estimand: str, x_eval: float | None, epsilon: float,
+    k: int, lo: float, hi: float, theta: float, rng: Any, size: int | None = None,
+) -> Any:
+    """The exp/wide DP median of all pairs for one target via :mod:`dpreg.simple.fast` --
+    the same distribution as :func:`dp_median_of_doubled` on ``doubled_pair_values``."""
+    from dpreg.simple.fast import dp_median_all_pairs
+
+    est = "slope" if estimand == "slope" else "predictions"
+    return dp_median_all_pairs(x, y, epsilon=div_down(epsilon, 2 * k), lo=lo, hi=hi,
+                               estimand=est, x_eval=x_eval, theta=theta, rng=rng, size=size)
 
 
 def dp_median_of_doubled(
@@ -120,6 +160,7 @@ def theil_sen(
     dof: int = 3,
     ledger: Ledger | None = None,
     rng: Any = None,
+    algorithm: str = "auto",
 ) -> SimpleRegressionResult:
     """DP Theil-Sen regression (DPExpTheilSen / DPWideTheilSen / DPSSTheilSen).
 
@@ -160,6 +201,12 @@ def theil_sen(
     rng:
         ``None`` (fresh entropy), a seed, a SeedSequence or a Generator; drives the pair
         design (data-independent) and the noise.
+    algorithm:
+        ``"auto"`` (default), ``"exact-fast"`` or ``"materialise"``: how the all-pairs
+        exp/wide median is computed.  ``"exact-fast"`` never builds the n(n−1)/2 estimates
+        (O(n log n) time, O(n) memory, :mod:`dpreg.simple.fast`) and has exactly the same
+        output distribution; ``"auto"`` uses it for pairs="all", median exp/wide and
+        n >= 2000.  Seeded streams differ between the two (same law, different draws).
 
     Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
     changes at most 2k entries of each doubled multiset (k-Lipschitz pair transformation);
@@ -187,6 +234,7 @@ def theil_sen(
         xe = ()
     th = check_theta(theta, med, (lo, hi))
     dof_ = check_int(dof, "dof", minimum=1)
+    alg = resolve_algorithm(algorithm, n=n, pairs=pairs_arg, median=med)
     gen = check_rng(rng)
     budget = PureDP(eps)
     targets = budget.split([1, 1]) if est == "predictions" else [budget]
@@ -194,19 +242,29 @@ def theil_sen(
     if budget.is_infinite:
         warn_not_private("theil_sen")
 
-    design = make_design(n, pairs_arg, gen)
+    # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1
+    design = _AllPairsInfo(n) if alg == "exact-fast" else make_design(n, pairs_arg, gen)
     k = design.k
     points: tuple[float | None, ...] = xe if est == "predictions" else (None,)
-    values = [
-        dp_median_of_doubled(
-            doubled_pair_values(xa, ya, design, estimand=est, x_eval=xv), median=med,
-            epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=th, dof=dof_, rng=gen)
-        for xv, part in zip(points, targets)
-    ]
+    if alg == "exact-fast":
+        values = [
+            dp_median_all_pairs_target(xa, ya, estimand=est, x_eval=xv, epsilon=part.epsilon,
+                                       k=k, lo=lo, hi=hi, theta=th, rng=gen)
+            for xv, part in zip(points, targets)
+        ]
+    else:
+        assert isinstance(design, PairDesign)
+        values = [
+            dp_median_of_doubled(
+                doubled_pair_values(xa, ya, design, estimand=est, x_eval=xv), median=med,
+                epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=th, dof=dof_, rng=gen)
+            for xv, part in zip(points, targets)
+        ]
 
     details = _details(design, med, est, targets, k, th, dof_, (lo, hi), xe)
+    details["algorithm"] = alg
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, _MECHANISM[med], _SOURCE,
-                            rng is not None, details)
+                            is_seeded(rng), details)
     method = f"theil-sen-{med}"
     extra = {"estimand": est, "pairs": design.describe(), "x_eval": list(xe)}
     if est == "slope":
@@ -218,7 +276,20 @@ def theil_sen(
                                   released_predictions={x1: p1, x2: p2}, n=n, extra=extra)
 
 
-def _details(design: PairDesign, med: str, est: str, targets: list[PureDP], k: int,
+class _AllPairsInfo:
+    """What the release statement needs to know about the all-pairs design, without the
+    n(n−1)/2 index arrays (the exact-fast path)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.k = n - 1
+        self.size = n * (n - 1) // 2
+
+    def describe(self) -> str:
+        return "all pairs"
+
+
+def _details(design: PairDesign | _AllPairsInfo, med: str, est: str, targets: list[PureDP], k: int,
              theta: float, dof: int, output_range: tuple[float, float],
              x_eval: tuple[float, ...]) -> dict[str, Any]:
     eps_t = targets[0].epsilon

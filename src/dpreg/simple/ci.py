@@ -49,6 +49,7 @@ from dpreg._validation import (
     check_epsilon,
     check_probability,
     check_rng,
+    is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import exp_quantile
@@ -332,7 +333,7 @@ def theil_sen_ci(
     if want_est:
         details["epsilon_estimate"] = parts[2].epsilon
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, f"DPWideTSCI ({meth})", _SOURCE,
-                            rng is not None, details)
+                            is_seeded(rng), details)
     if budget.is_infinite:
         warn_not_private("theil_sen_ci")
         out = _nonprivate_from(d, sigma, a, var, nv, design.describe(), stmt,

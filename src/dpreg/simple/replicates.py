@@ -23,7 +23,12 @@ from dpreg.privacy import PureDP
 from dpreg.simple import _gradient_descent as _gd
 from dpreg.simple._common import check_pairs_arg, check_simple_xy, check_x_eval
 from dpreg.simple._noisy_stats import _clipped_stats, _release_line, noisy_stats_sensitivities
-from dpreg.simple._theil_sen import check_theta, dp_median_of_doubled
+from dpreg.simple._theil_sen import (
+    check_theta,
+    dp_median_all_pairs_target,
+    dp_median_of_doubled,
+    resolve_algorithm,
+)
 from dpreg.simple.pairs import doubled_pair_values, make_design
 
 __all__ = ["replicate_predictions", "REPLICABLE"]
@@ -37,13 +42,15 @@ def replicate_predictions(
     y_bounds: tuple[float, float], trials: int, x_eval: Any = None,
     output_range: tuple[float, float] | None = None, pairs: str | int = "all",
     theta: float | None = None, dof: int = 3, tau: float = 1.0, steps: int = 80,
-    rng: Any = None,
+    rng: Any = None, algorithm: str = "auto",
 ) -> np.ndarray:
     """Predictions at the two ``x_eval`` points from ``trials`` independent releases.
 
     Returns an array of shape ``(trials, 2)``; a row is NaN where that replicate was ⊥.
     ``method`` is one of :data:`REPLICABLE` (DP-GD uses the pure-ε variant).  Theil-Sen
-    needs ``output_range`` (the public range of the predictions).
+    needs ``output_range`` (the public range of the predictions); ``algorithm`` is as in
+    :func:`dpreg.simple.theil_sen` (``"exact-fast"`` draws the replicates from the O(n log n)
+    all-pairs sampler, reusing its envelope).
     """
     if method not in REPLICABLE:
         raise InvalidInputError(f"method must be one of {list(REPLICABLE)}; got {method!r}")
@@ -84,7 +91,14 @@ def replicate_predictions(
     median = method.rsplit("-", 1)[1]
     th = check_theta(theta, median, (lo, hi))
     pairs_arg = check_pairs_arg(pairs, n)
+    alg = resolve_algorithm(algorithm, n=n, pairs=pairs_arg, median=median)
     eps_t = PureDP(eps).split([1, 1])[0].epsilon if math.isfinite(eps) else eps
+    if alg == "exact-fast":
+        for j, xv in enumerate(xe):
+            out[:, j] = dp_median_all_pairs_target(xa, ya, estimand="predictions", x_eval=xv,
+                                                   epsilon=eps_t, k=n - 1, lo=lo, hi=hi,
+                                                   theta=th, rng=gen, size=t)
+        return out
     designs = [make_design(n, pairs_arg, gen)] if pairs_arg == "all" else None
     for j, xv in enumerate(xe):
         if designs is not None:

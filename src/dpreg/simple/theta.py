@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from dpreg._validation import check_epsilon, check_int, check_positive, check_probability
+from dpreg.exceptions import InvalidInputError
 
 __all__ = ["theta_guidance"]
 
@@ -47,6 +48,15 @@ def theta_guidance(*, sigma_e: float, delta_x: float, R: float, epsilon: float, 
     n = check_int(n, "n", minimum=1)
     p = check_probability(p, "p")
     scale = eps * n * dx
-    first = se * math.log(r * scale / (p * se)) / scale
+    try:
+        first = se * math.log(r * scale / (p * se)) / scale
+    except (ValueError, ZeroDivisionError, OverflowError):  # extreme inputs under/overflow
+        first = math.nan
     second = (r / p) * math.exp(-eps * n)
-    return max(first, second, math.ulp(0.0))
+    terms = [v for v in (first, second) if math.isfinite(v)]
+    theta = max(terms + [math.ulp(0.0)])
+    if not terms:
+        raise InvalidInputError(
+            "theta_guidance: the inputs are so extreme that no finite theta results; got "
+            f"sigma_e={sigma_e!r}, delta_x={delta_x!r}, R={R!r}, epsilon={epsilon!r}, n={n!r}")
+    return theta

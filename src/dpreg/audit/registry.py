@@ -1,0 +1,534 @@
+"""Audit targets: every dpreg mechanism, functional core and estimator, configured with its
+hyperparameters, a sampler of independent releases, the claim to test and the built-in
+worst-case neighbouring pairs.
+
+A sampler ``sampler(data, n, rng)`` returns an (n, k) array of n independent releases (a row
+of NaN is ⊥).  Where dpreg has a vectorised evaluation path that has exactly the distribution
+of one release (``size=`` of the medians, :func:`dpreg.simple.replicates.replicate_predictions`,
+the replicate runs of gradient descent) it is used; otherwise the public function or the
+estimator is called n times (``loop`` targets, which :func:`audit_target` can spread over
+worker processes).  Samplers are module-level functions bound with :func:`functools.partial`
+so that they can be sent to worker processes.
+
+Randomness: the audited releases use seeded numpy generators (the mechanism as designed, fast);
+the ``laplace-secure`` and ``gaussian-secure`` targets audit the float-safe release path of
+:mod:`dpreg.mechanisms.secure` with the OS CSPRNG.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_int, check_rng
+from dpreg.audit.estimate import (
+    DEFAULT_ALPHA,
+    DEFAULT_SAMPLES,
+    AuditResult,
+    Claim,
+    audit_samples,
+)
+from dpreg.audit.neighbours import (
+    NeighbourPair,
+    design_pairs,
+    distance_pairs,
+    matching_pair,
+    quantile_pairs,
+    scalar_pairs,
+    simple_pairs,
+    tukey_pairs,
+    vector_pairs,
+)
+from dpreg.exceptions import DPRegError, InvalidInputError, MechanismFailure
+from dpreg.privacy.budgets import GDP, ApproxDP, PureDP, gdp_mu
+
+__all__ = ["AuditTarget", "TARGETS", "list_targets", "get_target", "audit_target",
+           "loop_sampler", "run_sampler"]
+
+Sampler = Callable[[dict[str, Any], int, np.random.Generator], np.ndarray]
+
+# ----------------------------------------------------------------------------- configuration
+EPS_MECH = 1.0          # mechanisms
+EPS_SIMPLE = 2.0        # one-x methods (ε/2 per prediction)
+EPS_MV, DELTA_MV = 1.0, 1e-6
+EPS_TUKEY, DELTA_TUKEY = 5.0, 1e-5
+X_BOUNDS = (0.0, 1.0)
+Y_BOUNDS = (0.0, 1.0)
+OUTPUT_RANGE = (-0.5, 1.5)   # Alabi et al. Table 1 prediction range
+SLOPE_RANGE = (-2.0, 2.0)
+PTR_EPS, PTR_DELTA = 1.0, 1e-6
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """One auditable configuration of a dpreg mechanism, core function or estimator."""
+
+    name: str
+    kind: str            # "mechanism" | "core" | "estimator"
+    description: str
+    claim: Claim
+    sampler: Sampler
+    pairs: Callable[[], list[NeighbourPair]]
+    loop: bool = False
+    output_names: tuple[str, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- helpers
+def loop_sampler(release: Callable[[dict[str, Any], np.random.Generator], Any],
+                 data: dict[str, Any], n: int, rng: np.random.Generator) -> np.ndarray:
+    """Call ``release(data, rng)`` n times; a :class:`MechanismFailure` or a failed result is a
+    NaN row (⊥)."""
+    rows: list[np.ndarray | None] = []
+    width = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(n):
+            try:
+                row = release(data, rng)
+            except MechanismFailure:
+                row = None
+            if row is not None:
+                row = np.atleast_1d(np.asarray(row, dtype=np.float64))
+                width = row.size
+            rows.append(row)
+    if width == 0:
+        width = 1
+    out = np.full((n, width), np.nan)
+    for i, r in enumerate(rows):
+        if r is not None:
+            out[i] = r
+    return out
+
+
+def _chunk(args: tuple[Sampler, dict[str, Any], int, np.random.SeedSequence]) -> np.ndarray:
+    sampler, data, n, seed = args
+    return np.asarray(sampler(data, n, np.random.default_rng(seed)), dtype=np.float64)
+
+
+def run_sampler(sampler: Sampler, data: dict[str, Any], n: int, seed: np.random.SeedSequence,
+                workers: int = 1) -> np.ndarray:
+    """n releases, split over ``workers`` processes (each chunk with its own spawned seed)."""
+    if workers <= 1 or n < 2000:
+        return _chunk((sampler, data, n, seed))
+    sizes = [n // workers + (1 if i < n % workers else 0) for i in range(workers)]
+    seeds = seed.spawn(workers)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        parts = list(pool.map(_chunk, [(sampler, data, s, sd) for s, sd in zip(sizes, seeds)]))
+    return np.concatenate([p.reshape(p.shape[0], -1) for p in parts], axis=0)
+
+
+def _coefs(res: Any) -> np.ndarray | None:
+    if getattr(res, "failed", False):
+        return None
+    return np.asarray(res.params, dtype=np.float64)
+
+
+def _estimator_row(est: Any) -> np.ndarray:
+    return np.concatenate([[float(est.intercept_)], np.ravel(est.coef_)])
+
+
+# ----------------------------------------------------------------------------- mechanism samplers
+def _s_laplace(data: dict[str, Any], n: int, rng: np.random.Generator, *, sensitivity: float,
+               epsilon: float, secure: bool = False) -> np.ndarray:
+    from dpreg.mechanisms import laplace
+    from dpreg.mechanisms.secure import secure_laplace
+
+    v = np.atleast_1d(np.asarray(data["value"], dtype=np.float64))
+    base = np.broadcast_to(v, (n, v.size)).copy()
+    if secure:
+        out, _ = secure_laplace(base, sensitivity=sensitivity, epsilon=epsilon, coords=v.size)
+    else:
+        out = np.asarray(laplace(base, sensitivity=sensitivity, epsilon=epsilon, rng=rng))
+    return out.reshape(n, v.size)
+
+
+def _s_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, sensitivity: float,
+                mu: float, secure: bool = False) -> np.ndarray:
+    from dpreg.mechanisms import gaussian, gaussian_sigma
+    from dpreg.mechanisms.secure import secure_gaussian
+
+    v = np.atleast_1d(np.asarray(data["value"], dtype=np.float64))
+    base = np.broadcast_to(v, (n, v.size)).copy()
+    if secure:
+        sigma = gaussian_sigma(sensitivity, GDP(mu))
+        out, _ = secure_gaussian(base, sensitivity=sensitivity, sigma=sigma, coords=v.size)
+    else:
+        out = np.asarray(gaussian(base, sensitivity=sensitivity, budget=GDP(mu), rng=rng))
+    return out.reshape(n, v.size)
+
+
+def _s_exp_quantile(data: dict[str, Any], n: int, rng: np.random.Generator, *, epsilon: float,
+                    theta: float) -> np.ndarray:
+    from dpreg.mechanisms import exp_quantile
+
+    return np.asarray(exp_quantile(data["z"], epsilon=epsilon, lo=0.0, hi=1.0, theta=theta,
+                                   rng=rng, size=n)).reshape(n, 1)
+
+
+def _s_smooth_median(data: dict[str, Any], n: int, rng: np.random.Generator, *,
+                     epsilon: float) -> np.ndarray:
+    from dpreg.mechanisms import smooth_median
+
+    return np.asarray(smooth_median(data["z"], epsilon=epsilon, lo=0.0, hi=1.0, rng=rng,
+                                    size=n)).reshape(n, 1)
+
+
+def _r_ptr(data: dict[str, Any], rng: np.random.Generator, *, epsilon: float,
+           delta: float) -> float:
+    from dpreg.mechanisms import ptr_test
+
+    return float(ptr_test(data["distance"], epsilon=epsilon, delta=delta, rng=rng))
+
+
+# ----------------------------------------------------------------------------- simple samplers
+def _s_replicates(data: dict[str, Any], n: int, rng: np.random.Generator, *, method: str,
+                  epsilon: float) -> np.ndarray:
+    from dpreg.simple.replicates import replicate_predictions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return replicate_predictions(method, data["x"], data["y"], epsilon=epsilon,
+                                     x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS, trials=n,
+                                     output_range=OUTPUT_RANGE, rng=rng)
+
+
+def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generator, *,
+                           epsilon: float, k: int, median: str, design_seed: int) -> np.ndarray:
+    """Theil-Sen with k matchings, conditional on one (data-independent) design drawn from
+    ``design_seed``: privacy must hold for every fixed design, so this is a stricter audit."""
+    from dpreg.simple._common import check_x_eval
+    from dpreg.simple._theil_sen import check_theta, dp_median_of_doubled
+    from dpreg.simple.pairs import doubled_pair_values, make_design
+
+    x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
+    design = make_design(x.size, k, np.random.default_rng(design_seed))
+    eps_t = PureDP(epsilon).split([1, 1])[0].epsilon
+    th = check_theta(None, median, OUTPUT_RANGE)
+    cols = []
+    for xv in check_x_eval(None, X_BOUNDS, exactly_two=True):
+        vals = doubled_pair_values(x, y, design, estimand="predictions", x_eval=xv)
+        cols.append(np.asarray(dp_median_of_doubled(
+            vals, median=median, epsilon=eps_t, k=design.k, lo=OUTPUT_RANGE[0],
+            hi=OUTPUT_RANGE[1], theta=th, rng=rng, size=n)))
+    return np.column_stack(cols)
+
+
+def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rho: float
+                   ) -> np.ndarray:
+    from dpreg.simple import _gradient_descent as gd
+    from dpreg.simple._common import check_x_eval
+
+    x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
+    xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
+    plan = gd._plan(x, y, variant="zcdp", epsilon=None, rho=rho, delta=None,
+                    x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS, tau=1.0, steps=80, x_eval=xe)
+    p25, p75 = gd._run(plan, rng, replicates=n)
+    slope, intercept = plan.line(p25, p75)
+    return np.column_stack([slope * xv + intercept for xv in xe])
+
+
+def _r_theil_sen_ci(data: dict[str, Any], rng: np.random.Generator, *, epsilon: float,
+                    method: str) -> np.ndarray:
+    from dpreg.simple import theil_sen_ci
+
+    ci = theil_sen_ci(data["x"], data["y"], epsilon=epsilon, alpha=0.1,
+                      output_range=SLOPE_RANGE, method=method, rng=rng)
+    return np.array([ci.low, ci.high])
+
+
+# ----------------------------------------------------------------------------- multivariate samplers
+def _xnorm(X: np.ndarray) -> float:
+    return math.sqrt(X.shape[1])  # features in [0, 1] plus the ones column
+
+
+def _r_adassp(data: dict[str, Any], rng: np.random.Generator, **kw: Any) -> np.ndarray | None:
+    from dpreg.multivariate import adassp
+
+    X = np.asarray(data["X"], float)
+    return _coefs(adassp(X, data["y"], x_norm_bound=_xnorm(X), y_bound=1.0, epsilon=EPS_MV,
+                         delta=DELTA_MV, rng=rng, **kw))
+
+
+def _r_boosted(data: dict[str, Any], rng: np.random.Generator, **kw: Any) -> np.ndarray | None:
+    from dpreg.multivariate import boosted_adassp
+
+    X = np.asarray(data["X"], float)
+    res = boosted_adassp(X, data["y"], epsilon=EPS_MV, delta=DELTA_MV, x_norm_bound=_xnorm(X),
+                         tau=1.0, n_rounds=3, rng=rng, **kw)
+    if res.failed:
+        return None
+    # the release: the coefficients and the T noisy Xᵀg vectors (kept in ``extra``)
+    return np.concatenate([np.asarray(res.params, float), np.ravel(res.extra["xtg_releases"])])
+
+
+def _r_tukey(data: dict[str, Any], rng: np.random.Generator, *, n_models: int
+             ) -> np.ndarray | None:
+    from dpreg.multivariate import tukey_em
+
+    return _coefs(tukey_em(data["X"], data["y"], epsilon=EPS_TUKEY, delta=DELTA_TUKEY,
+                           n_models=n_models, rng=rng))
+
+
+def _r_dpgd_mv(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray | None:
+    from dpreg.multivariate import dp_gradient_descent
+
+    return _coefs(dp_gradient_descent(data["X"], data["y"], epsilon=EPS_MV, delta=DELTA_MV,
+                                      clip_norm=1.0, n_iter=5, rng=rng))
+
+
+def _r_sscp(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    from dpreg.covariance import release_sscp
+
+    X = np.asarray(data["X"], float)[:, 1:]
+    arr = np.column_stack([X, data["y"]])
+    cols = [f"x{j}" for j in range(X.shape[1])] + ["y"]
+    bounds = [(0.0, 1.0)] * X.shape[1] + [(-1.0, 1.0)]
+    rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=EPS_MV, delta=DELTA_MV, rng=rng)
+    M = np.asarray(rel.noisy_scaled, dtype=float)
+    return M[np.triu_indices(M.shape[0])]
+
+
+# ----------------------------------------------------------------------------- estimator samplers
+def _r_estimator(data: dict[str, Any], rng: np.random.Generator, *, cls: str,
+                 params: dict[str, Any], features: str = "design") -> np.ndarray:
+    import dpreg.linear_model as lm
+
+    if features == "simple":
+        X = np.asarray(data["x"], float)[:, None]
+        bx, by = [X_BOUNDS], Y_BOUNDS
+    else:
+        X = np.asarray(data["X"], float)[:, 1:]
+        bx, by = [(0.0, 1.0)] * X.shape[1], (-1.0, 1.0)
+    est = getattr(lm, cls)(bounds_X=bx, bounds_y=by, random_state=rng, **params)
+    est.fit(X, np.asarray(data["y"], float))
+    return _estimator_row(est)
+
+
+# ----------------------------------------------------------------------------- claims
+def _adassp_claim() -> Claim:
+    from dpreg.multivariate.ssp import adassp_guarantee
+
+    zc, _ = adassp_guarantee(EPS_MV, DELTA_MV)
+    return Claim.from_budget(GDP(math.sqrt(2.0 * zc.rho)))  # composition of three Gaussians
+
+
+def _gdp_claim(eps: float, delta: float) -> Claim:
+    return Claim.from_budget(GDP.from_approx(eps, delta))
+
+
+def _build() -> dict[str, AuditTarget]:
+    t: list[AuditTarget] = []
+    simple = partial(simple_pairs, 20)
+    two = ("p25", "p75")
+    # ---- mechanisms
+    t.append(AuditTarget(
+        "laplace", "mechanism", "Laplace mechanism, Δ₁ = 1, ε = 1 (seeded float noise)",
+        Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l1")[:1]))
+    t.append(AuditTarget(
+        "laplace-secure", "mechanism",
+        "secure Laplace (grid + exact discrete Laplace from os.urandom), Δ₁ = 1, ε = 1",
+        Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH, secure=True),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l1")[:1]))
+    t.append(AuditTarget(
+        "gaussian", "mechanism", "Gaussian mechanism, Δ₂ = 1, μ = 1 GDP (seeded float noise)",
+        Claim.from_budget(GDP(1.0)), partial(_s_gaussian, sensitivity=1.0, mu=1.0),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l2")[:1]))
+    t.append(AuditTarget(
+        "gaussian-secure", "mechanism",
+        "secure Gaussian (grid + exact discrete Gaussian from os.urandom), Δ₂ = 1, μ = 1",
+        Claim.from_budget(GDP(1.0)), partial(_s_gaussian, sensitivity=1.0, mu=1.0, secure=True),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l2")[:1]))
+    t.append(AuditTarget(
+        "exp-quantile", "mechanism", "exponential-mechanism median on [0, 1], ε = 1",
+        Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_exp_quantile, epsilon=EPS_MECH, theta=0.0), quantile_pairs))
+    t.append(AuditTarget(
+        "wide-quantile", "mechanism", "θ-widened median on [0, 1], θ = 0.02, ε = 1",
+        Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_exp_quantile, epsilon=EPS_MECH, theta=0.02), quantile_pairs))
+    t.append(AuditTarget(
+        "smooth-median", "mechanism", "smooth-sensitivity median (Student-t, 3 d.o.f.), ε = 1",
+        Claim.from_budget(PureDP(EPS_MECH)), partial(_s_smooth_median, epsilon=EPS_MECH),
+        quantile_pairs))
+    from dpreg.mechanisms import ptr_threshold
+
+    thr = ptr_threshold(PTR_EPS, PTR_DELTA)
+    t.append(AuditTarget(
+        "ptr", "mechanism", f"propose-test-release test, ε = {PTR_EPS:g}, δ = {PTR_DELTA:g}",
+        Claim.from_budget(PureDP(PTR_EPS)),
+        partial(loop_sampler, partial(_r_ptr, epsilon=PTR_EPS, delta=PTR_DELTA)),
+        lambda: distance_pairs(thr), output_names=("pass",)))
+    # ---- one-x functional cores
+    for method, desc in (("noisy-stats", "DPSuffStats"), ("dp-intercept", "DPIntercept"),
+                         ("theil-sen-exp", "DPExpTheilSen, all pairs"),
+                         ("theil-sen-wide", "DPWideTheilSen, all pairs"),
+                         ("theil-sen-smooth", "DPSSTheilSen, all pairs"),
+                         ("dp-gd", "DPGradDescent (pure), τ = 1, T = 80")):
+        t.append(AuditTarget(
+            method, "core", f"{desc}, ε = {EPS_SIMPLE:g}, data in [0, 1]², n = 20",
+            Claim.from_budget(PureDP(EPS_SIMPLE)),
+            partial(_s_replicates, method=method, epsilon=EPS_SIMPLE), simple,
+            output_names=two))
+    t.append(AuditTarget(
+        "theil-sen-exp-k3", "core",
+        f"DPExpTheilSen with 3 round-robin matchings (fixed design), ε = {EPS_SIMPLE:g}",
+        Claim.from_budget(PureDP(EPS_SIMPLE)),
+        partial(_s_theil_sen_matchings, epsilon=EPS_SIMPLE, k=3, median="exp", design_seed=7),
+        lambda: [matching_pair()] + simple_pairs(20)[1:], output_names=two))
+    t.append(AuditTarget(
+        "dp-gd-zcdp", "core", "DPGradDescent (zCDP), ρ = 0.5 (tested as the Gaussian μ = 1)",
+        Claim.from_budget(GDP(1.0)), partial(_s_gd_gaussian, rho=0.5), simple, output_names=two))
+    for meth in ("union", "tight"):
+        t.append(AuditTarget(
+            f"theil-sen-ci-{meth}", "core",
+            f"DP Theil-Sen slope CI ({meth}), ε = {EPS_SIMPLE:g}, α = 0.1",
+            Claim.from_budget(PureDP(EPS_SIMPLE)),
+            partial(loop_sampler, partial(_r_theil_sen_ci, epsilon=EPS_SIMPLE, method=meth)),
+            partial(simple_pairs, 12), loop=True, output_names=("low", "high")))
+    # ---- multivariate functional cores
+    ar = partial(design_pairs, 20, 2, relation="add-remove")
+    ro = partial(design_pairs, 20, 2, relation="replace-one")
+    coef3 = ("intercept", "x1", "x2")
+    t.append(AuditTarget(
+        "adassp", "core", f"AdaSSP (add/remove), ε = {EPS_MV:g}, δ = {DELTA_MV:g} "
+        "(tested as the composed Gaussian μ)", _adassp_claim(),
+        partial(loop_sampler, _r_adassp), ar, loop=True, output_names=coef3))
+    t.append(AuditTarget(
+        "boosted-adassp", "core", f"BoostedAdaSSP (add/remove), T = 3, ε = {EPS_MV:g}, "
+        f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
+        partial(loop_sampler, _r_boosted), ar, loop=True))
+    t.append(AuditTarget(
+        "tukey-em", "core", f"TukeyEM, m = 100 models, ε = {EPS_TUKEY:g}, δ = {DELTA_TUKEY:g}",
+        Claim.from_budget(ApproxDP(EPS_TUKEY, DELTA_TUKEY)),
+        partial(loop_sampler, partial(_r_tukey, n_models=100)), tukey_pairs, loop=True,
+        output_names=("intercept", "x1")))
+    t.append(AuditTarget(
+        "dp-gd-mv", "core", f"DP gradient descent (d features), T = 5, ε = {EPS_MV:g}, "
+        f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
+        partial(loop_sampler, _r_dpgd_mv), ro, loop=True, output_names=coef3))
+    t.append(AuditTarget(
+        "sscp", "core", f"SSCP release (Analyze Gauss, add/remove), ε = {EPS_MV:g}, "
+        f"δ = {DELTA_MV:g} (analytic: μ-GDP)",
+        Claim.from_budget(GDP(gdp_mu(EPS_MV, DELTA_MV))),
+        partial(loop_sampler, _r_sscp), ar, loop=True))
+    # ---- estimators
+    est_simple = {"epsilon": EPS_SIMPLE}
+    for cls, params in (("NoisyStats", est_simple), ("DPTheilSen", est_simple),
+                        ("DPGradientDescent", {**est_simple, "steps": 20})):
+        t.append(AuditTarget(
+            cls, "estimator", f"{cls}.fit (one x), ε = {EPS_SIMPLE:g}, n = 20",
+            Claim.from_budget(PureDP(EPS_SIMPLE)),
+            partial(loop_sampler, partial(_r_estimator, cls=cls, params=params,
+                                          features="simple")),
+            simple, loop=True, output_names=("intercept", "slope")))
+    mv = {"epsilon": EPS_MV, "delta": DELTA_MV}
+    t.append(AuditTarget(
+        "AdaSSP", "estimator", "AdaSSP.fit (add/remove), ε = 1, δ = 1e-6", _adassp_claim(),
+        partial(loop_sampler, partial(_r_estimator, cls="AdaSSP", params=mv)), ar, loop=True,
+        output_names=coef3))
+    t.append(AuditTarget(
+        "BoostedAdaSSP", "estimator", "BoostedAdaSSP.fit (add/remove), T = 3, ε = 1, δ = 1e-6",
+        _gdp_claim(EPS_MV, DELTA_MV),
+        partial(loop_sampler, partial(_r_estimator, cls="BoostedAdaSSP",
+                                      params={**mv, "n_rounds": 3})), ar, loop=True,
+        output_names=coef3))
+    t.append(AuditTarget(
+        "TukeyEM", "estimator", f"TukeyEM.fit, m = 100, ε = {EPS_TUKEY:g}, δ = {DELTA_TUKEY:g}",
+        Claim.from_budget(ApproxDP(EPS_TUKEY, DELTA_TUKEY)),
+        partial(loop_sampler, partial(_r_estimator, cls="TukeyEM",
+                                      params={"epsilon": EPS_TUKEY, "delta": DELTA_TUKEY,
+                                              "n_models": 100})),
+        _tukey_estimator_pairs, loop=True, output_names=("intercept", "x1")))
+    t.append(AuditTarget(
+        "DPGradientDescent-mv", "estimator", "DPGradientDescent.fit (two features), T = 5",
+        _gdp_claim(EPS_MV, DELTA_MV),
+        partial(loop_sampler, partial(_r_estimator, cls="DPGradientDescent",
+                                      params={**mv, "n_iter": 5})), ro, loop=True,
+        output_names=coef3))
+    t.append(AuditTarget(
+        "CovarianceOLS", "estimator", "CovarianceOLS.fit (add/remove), ε = 1, δ = 1e-6",
+        Claim.from_budget(GDP(gdp_mu(EPS_MV, DELTA_MV))),
+        partial(loop_sampler, partial(_r_estimator, cls="CovarianceOLS",
+                                      params={**mv, "se": "plugin"})), ar, loop=True,
+        output_names=coef3))
+    return {x.name: x for x in t}
+
+
+def _tukey_estimator_pairs() -> list[NeighbourPair]:
+    """TukeyEM pairs with x rescaled into the public bounds [0, 1] (y bounds ±1000 would be
+    needed for the outliers; the estimator clips to its bounds, so use in-bound extremes)."""
+    out = []
+    for p in tukey_pairs():
+        d2 = {"X": np.clip(p.d_prime["X"], 0.0, 1.0), "y": np.clip(p.d_prime["y"], -1.0, 1.0)}
+        out.append(NeighbourPair(p.name, p.description + " (clipped to the bounds)", p.d, d2,
+                                 p.relation))
+    return out
+
+
+TARGETS: dict[str, AuditTarget] = _build()
+
+
+def list_targets() -> list[str]:
+    """Names of the built-in audit targets."""
+    return list(TARGETS)
+
+
+def get_target(name: str) -> AuditTarget:
+    if name not in TARGETS:
+        raise InvalidInputError(f"unknown audit target {name!r}; choose one of {list(TARGETS)}")
+    return TARGETS[name]
+
+
+def audit_target(
+    name: str | AuditTarget, *, pairs: Sequence[str] | None = None,
+    samples: int = DEFAULT_SAMPLES, alpha: float = DEFAULT_ALPHA, rng: Any = None,
+    workers: int = 1,
+) -> list[AuditResult]:
+    """Audit a built-in target on its worst-case pairs (or the named subset ``pairs``).
+
+    Returns one :class:`AuditResult` per pair.  ``workers`` > 1 spreads loop-based targets over
+    processes.  ``rng`` seeds the releases and the sample splits (``None``: fresh entropy).
+    """
+    target = get_target(name) if isinstance(name, str) else name
+    n = check_int(samples, "samples", minimum=16)
+    w = check_int(workers, "workers", minimum=1, maximum=256)
+    all_pairs = target.pairs()
+    if pairs:
+        known = {p.name: p for p in all_pairs}
+        missing = [p for p in pairs if p not in known]
+        if missing:
+            raise InvalidInputError(f"unknown pair(s) {missing} for {target.name}; "
+                                    f"available: {list(known)}")
+        chosen = [known[p] for p in pairs]
+    else:
+        chosen = all_pairs
+    gen = check_rng(rng)
+    root = np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
+    results = []
+    for pair, seed in zip(chosen, root.spawn(len(chosen))):
+        s_d, s_dp, s_split = seed.spawn(3)
+        t0 = time.perf_counter()
+        try:
+            out_d = run_sampler(target.sampler, pair.d, n, s_d, w if target.loop else 1)
+            out_dp = run_sampler(target.sampler, pair.d_prime, n, s_dp, w if target.loop else 1)
+        except DPRegError as exc:
+            raise InvalidInputError(f"{target.name} on pair {pair.name!r}: {exc}") from exc
+        seconds = time.perf_counter() - t0
+        names = target.output_names if len(target.output_names) == out_d.shape[1] else None
+        res = audit_samples(out_d, out_dp, claim=target.claim, alpha=alpha,
+                            rng=np.random.default_rng(s_split), method=target.name,
+                            pair=pair.name, names=names, seconds=seconds)
+        results.append(res)
+    return results

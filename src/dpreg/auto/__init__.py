@@ -1,0 +1,376 @@
+"""DP algorithm selection (``method="auto"``) and bounds-free fitting (``bounds="private"``).
+
+**Simple regression (one x).**  Alabi et al. (2022) found that the better of DP Theil-Sen and
+noisy sufficient statistics depends on εn·var(x) (and σ_e), which is private.  ``auto`` spends
+``selection_fraction`` (default 5%) of ε on a Laplace release of nvar(x) = Σ(x − x̄)² of the
+clipped x (:func:`dpreg.preprocess.noisy_nvar`), computes the statistic
+
+    s = ε · nvar̃(x) / w_x²      (w_x = width of the x bounds; w_x = 1 in the paper's design)
+
+and runs, on the remaining ε, NoisyStats when ``s > NS_THRESHOLD`` and DP Theil-Sen with the
+exponential-mechanism median and 10 round-robin matchings otherwise.  The threshold was derived
+from dpreg's own harness runs (:mod:`dpreg.auto.study`, docs/auto.md).  The noise on s is
+Lap((1 − 1/n)/f), independent of ε, so a 5% share is enough to place s relative to the threshold.
+
+**Several x.**  With n public (replace-one, the relation the whole pipeline is stated for) the rule
+costs nothing: TukeyEM when the propose-test-release step is predicted to pass with probability
+>= ``TUKEY_PASS_PROBABILITY`` (:func:`tukey_pass_probability`, a computation on simulated
+Gaussian models -- public), otherwise BoostedAdaSSP (author split).  AdaSSP is never chosen:
+BoostedAdaSSP was at least as accurate on every data set and ε of dpreg's measurements
+(docs/multivariate.md).  TukeyEM needs no bounds, so in bounds-free mode it also saves the
+bounds budget.
+
+**Bounds-free mode.**  ``x_bounds="private"`` / ``y_bounds="private"`` spends ``bounds_fraction``
+(default 20%) of ε on DP bounds for every such column (:func:`dpreg.preprocess.propose_bounds`,
+split equally between the columns), clips the data to them and passes them to the method as its
+public bounds (post-processing of DP outputs).
+
+Privacy: the pieces compose sequentially on one ledger; the result's ``privacy`` is the sum
+(ε-DP for one x; (ε, δ)-DP for several), under replace-one neighbours with n public.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from dpreg._validation import check_bounds, check_delta, check_epsilon, check_rng, is_seeded
+from dpreg.exceptions import InvalidInputError
+from dpreg.privacy import ApproxDP, Neighbouring, PrivacyStatement, PureDP
+
+__all__ = [
+    "SELECTION_FRACTION",
+    "BOUNDS_FRACTION",
+    "NS_THRESHOLD",
+    "TS_MATCHINGS",
+    "TUKEY_PASS_PROBABILITY",
+    "split_selection",
+    "split_budget",
+    "selection_statistic",
+    "choose_simple",
+    "tukey_pass_probability",
+    "choose_multivariate",
+    "fit_auto",
+]
+
+#: share of ε spent on the selection statistic (simple regression)
+SELECTION_FRACTION = 0.05
+#: share of ε spent on DP bounds when some bounds are "private"
+BOUNDS_FRACTION = 0.20
+#: NoisyStats when ε·nvar̃(x)/w_x² exceeds this; Theil-Sen-exp otherwise.  Derived by
+#: :func:`dpreg.auto.study.derive_threshold` on 180 cells of Alabi et al.'s synthetic grid
+#: (seed family 20261121): Theil-Sen still wins every cell at ε·n·σ_x² ≈ 636, NoisyStats 7 of 9
+#: cells from ≈ 1,100; the worst-case ratio (2.83) is the same for every T >= 178, and the
+#: mean log-ratio picks the grid value 707.9 (docs/auto.md §3).
+NS_THRESHOLD = 708.0
+#: round-robin matchings for the Theil-Sen branch (Alabi et al.'s synthetic choice)
+TS_MATCHINGS = 10
+#: TukeyEM only when PTR is predicted to pass with at least this probability
+TUKEY_PASS_PROBABILITY = 0.95
+_SOURCE = ("dpreg auto: selection rule from dpreg's harness (docs/auto.md); Alabi et al. 2022 "
+           "(εn·var(x) regimes)")
+
+
+def _fraction(value: Any, name: str) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a real number in (0, 1); got {value!r}") from None
+    if not 0.0 < f < 1.0:
+        raise InvalidInputError(f"{name} must be a real number in (0, 1); got {value!r}")
+    return f
+
+
+def split_selection(epsilon: float, fraction: float = SELECTION_FRACTION) -> tuple[PureDP, PureDP]:
+    """(selection part, method part) of a pure ε: ``fraction``·ε and the rest.  The parts never
+    exceed the whole (``PureDP.split`` rounds down); ε = inf gives two infinite parts."""
+    eps = check_epsilon(epsilon)
+    f = _fraction(fraction, "selection_fraction")
+    if math.isinf(eps):
+        return PureDP(math.inf), PureDP(math.inf)
+    a, b = PureDP(eps).split([f, 1.0 - f])
+    return a, b
+
+
+def split_budget(epsilon: float, *, selection_fraction: float | None, bounds_fraction: float | None
+                 ) -> dict[str, PureDP | None]:
+    """Named split of a pure ε into ``bounds`` / ``selection`` / ``method`` parts (a fraction of
+    None means that step is skipped and gets nothing).  Parts never exceed the whole."""
+    eps = check_epsilon(epsilon)
+    fs = None if selection_fraction is None else _fraction(selection_fraction, "selection_fraction")
+    fb = None if bounds_fraction is None else _fraction(bounds_fraction, "bounds_fraction")
+    used = (fs or 0.0) + (fb or 0.0)
+    if used >= 1.0:
+        raise InvalidInputError(
+            f"selection_fraction + bounds_fraction must be below 1; got {fs} + {fb}")
+    names = [k for k, f in (("bounds", fb), ("selection", fs)) if f is not None]
+    weights = [f for f in (fb, fs) if f is not None] + [1.0 - used]
+    parts = ([PureDP(math.inf)] * len(weights) if math.isinf(eps)
+             else PureDP(eps).split(weights))
+    out: dict[str, PureDP | None] = {"bounds": None, "selection": None}
+    out.update(dict(zip(names, parts[:-1])))
+    out["method"] = parts[-1]
+    return out
+
+
+def selection_statistic(noisy_nvar: float, *, epsilon: float, x_bounds: tuple[float, float]) -> float:
+    """s = ε·nvar̃(x)/w_x² (Alabi et al.'s εn·var(x) in units of the x range); post-processing."""
+    a, b = check_bounds(x_bounds, "x_bounds")
+    eps = check_epsilon(epsilon)
+    with np.errstate(invalid="ignore"):
+        s = float(eps * (noisy_nvar / (b - a) ** 2))
+    return s if not math.isnan(s) else -math.inf
+
+
+def choose_simple(statistic: float, threshold: float = NS_THRESHOLD) -> str:
+    """``"noisy-stats"`` when the selection statistic exceeds ``threshold``, else ``"theil-sen-exp"``."""
+    return "noisy-stats" if statistic > threshold else "theil-sen-exp"
+
+
+@lru_cache(maxsize=256)
+def _proxy_distance(m: int, d: int, eps_em: float, delta: float) -> int:
+    from dpreg.multivariate.tukey import distance_lower_bound, log_volumes, target_depth
+
+    gen = np.random.default_rng(12345)  # public simulation, fixed seed: no data involved
+    P = np.sort(gen.standard_normal((d, m)), axis=1)
+    return int(distance_lower_bound(log_volumes(P), target_depth(m), eps_em, delta))
+
+
+def tukey_pass_probability(m: int, d: int, *, epsilon: float, delta: float) -> float:
+    """Predicted probability that TukeyEM's PTR step passes with m models in d dimensions.
+
+    The distance bound A depends on the models only through ratios of the widths of their
+    coordinate-wise quantile boxes, which are scale free; for well-conditioned data the m OLS
+    models are close to Gaussian, so A is predicted from m simulated standard-normal models (a
+    public computation, no data, no privacy cost) and the pass probability is
+    P(A + Lap(1/ε₁) > ln(1/(2δ))/ε₁) with ε₁ = ε/2.  Heavier-tailed models give a smaller A:
+    the prediction is optimistic for such data, hence the high required probability.
+    """
+    from dpreg.mechanisms.ptr import ptr_threshold
+    from dpreg.multivariate.tukey import MIN_MODELS
+
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    if m < MIN_MODELS or d < 1:
+        return 0.0
+    if math.isinf(eps):
+        return 1.0
+    a = _proxy_distance(int(m), int(d), eps / 2.0, dlt)
+    z = ptr_threshold(eps / 2.0, dlt) - a  # need Lap(2/ε) > z
+    b = 2.0 / eps
+    return 1.0 - 0.5 * math.exp(z / b) if z < 0 else 0.5 * math.exp(-z / b)
+
+
+def choose_multivariate(n: float, d: int, *, epsilon: float, delta: float) -> tuple[str, int]:
+    """(method, n_models) for a design with n rows (public or a noisy count) and d columns
+    (intercept included): TukeyEM with m = :func:`dpreg.preprocess.tukey_n_models` when
+    :func:`tukey_pass_probability` >= TUKEY_PASS_PROBABILITY, else BoostedAdaSSP."""
+    from dpreg.preprocess import tukey_n_models
+
+    m = tukey_n_models(n, d)
+    if m >= 8 and tukey_pass_probability(m, d, epsilon=epsilon, delta=delta) >= TUKEY_PASS_PROBABILITY:
+        return "tukey-em", m
+    return "boosted-adassp", 0
+
+
+def _resolve_bounds(spec: Any, d: int, name: str) -> list[tuple[float, float] | None]:
+    """Per-column bounds, ``None`` marking a column whose bounds are to be proposed privately."""
+    if isinstance(spec, str):
+        if spec != "private":
+            raise InvalidInputError(f"{name} must be (lo, hi) pairs or 'private'; got {spec!r}")
+        return [None] * d
+    if spec is None:
+        raise InvalidInputError(
+            f"{name} is required: public (lo, hi) bounds, or 'private' to spend part of ε on DP "
+            "bounds (bounds-free mode)")
+    out: list[tuple[float, float] | None] = []
+    items = list(spec)
+    if len(items) == 2 and all(np.isscalar(v) and not isinstance(v, str) for v in items):
+        items = [tuple(items)] * d  # one (lo, hi) pair for every column
+    if len(items) != d:
+        raise InvalidInputError(f"{name} must have one entry per column ({d}); got {len(items)}")
+    for j, b in enumerate(items):
+        out.append(None if (isinstance(b, str) and b == "private") else
+                   check_bounds(b, f"{name}[{j}]"))
+    return out
+
+
+def _fit_tukey(X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float, n_models: int,
+               names: list[str], y_name: str, x_bounds: Any, y_bounds: Any, fit_intercept: bool,
+               ledger: Any, rng: Any) -> Any:
+    import pandas as pd
+
+    from dpreg.exceptions import MechanismFailure
+    from dpreg.linear_model import TukeyEM
+
+    est = TukeyEM(epsilon=epsilon, delta=delta, n_models=n_models, bounds_X=x_bounds,
+                  bounds_y=y_bounds, fit_intercept=fit_intercept, random_state=rng, ledger=ledger)
+    try:
+        est.fit(pd.DataFrame(X, columns=names), y)
+    except MechanismFailure:
+        pass  # ⊥ is a typed result: results_ holds failed=True and the reason
+    out = est.results_
+    out.dep_var = y_name
+    return out
+
+
+def fit_auto(
+    X: Any, y: Any, *, epsilon: float, delta: float | None = None, x_bounds: Any,
+    y_bounds: Any, x_names: list[str] | None = None, y_name: str = "y", fit_intercept: bool = True,
+    selection_fraction: float = SELECTION_FRACTION, bounds_fraction: float = BOUNDS_FRACTION,
+    coarse_range: Any = None, ledger: Any = None, random_state: Any = None,
+    **options: Any,
+) -> Any:
+    """Run the whole ``auto`` pipeline; returns a :class:`~dpreg.inference.RegressionResults`.
+
+    ``x_bounds``: a list of ``(lo, hi)`` (one per column; an entry may be ``"private"``) or
+    ``"private"``; ``y_bounds``: ``(lo, hi)`` or ``"private"``.  ``coarse_range``: the public
+    range searched by the DP bounds (default ±10⁶; one ``(lo, hi)`` for all columns, or a dict
+    column name -> ``(lo, hi)``).  ``options`` go to the chosen method (``output_range`` for
+    Theil-Sen).  The result's ``extra["auto"]`` records the chosen method, the selection
+    statistic and spend, and the private bounds; ``privacy`` states the composed total.
+    """
+    from dpreg import _dispatch
+    from dpreg._validation import check_xy
+    from dpreg.preprocess import DEFAULT_COARSE_RANGE, noisy_nvar, propose_bounds
+
+    Xa = np.asarray(X, dtype=float) if not hasattr(X, "to_numpy") else X.to_numpy(dtype=float)
+    if Xa.ndim == 1:
+        Xa = Xa.reshape(-1, 1)
+    Xa, ya = check_xy(Xa, np.asarray(y, dtype=float), x_ndim=2, min_rows=2, x_name="X", y_name="y")
+    n, d = Xa.shape
+    names = list(x_names) if x_names is not None else [f"x{j}" for j in range(d)]
+    eps = check_epsilon(epsilon)
+    simple = d == 1
+    if simple and not fit_intercept:
+        raise InvalidInputError("method 'auto' with one x always fits an intercept")
+    dlt = None
+    if not simple:
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'auto' with several regressors "
+                                    "(BoostedAdaSSP/TukeyEM are (ε, δ)-DP): e.g. 1e-6")
+        dlt = check_delta(delta, allow_zero=False)
+    xb_list = _resolve_bounds(x_bounds, d, "x_bounds")
+    yb = None if (isinstance(y_bounds, str) and y_bounds == "private") else (
+        _resolve_bounds([y_bounds], 1, "y_bounds")[0] if y_bounds is not None else
+        _resolve_bounds(None, 1, "y_bounds")[0])
+    fs = _fraction(selection_fraction, "selection_fraction")
+    fb = _fraction(bounds_fraction, "bounds_fraction")
+
+    def coarse_for(col: str) -> tuple[float, float]:
+        if coarse_range is None:
+            return DEFAULT_COARSE_RANGE
+        if isinstance(coarse_range, dict):
+            return check_bounds(coarse_range.get(col, DEFAULT_COARSE_RANGE), f"coarse_range[{col!r}]")
+        return check_bounds(coarse_range, "coarse_range")
+
+    coarse = {c: coarse_for(c) for c in [*names, y_name]}
+    total = PureDP(eps) if simple else ApproxDP(eps, dlt)  # type: ignore[arg-type]
+    if ledger is not None:
+        from dpreg.privacy import Ledger
+
+        if not isinstance(ledger, Ledger):
+            raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+        if not ledger.can_spend(total):
+            from dpreg.exceptions import BudgetExceededError
+
+            raise BudgetExceededError(
+                f"method 'auto' needs {total} in all; the ledger has {ledger.remaining()} left")
+    gen = check_rng(random_state)
+    info: dict[str, Any] = {"selection_fraction": fs, "bounds_fraction": fb}
+
+    # ---- multivariate: the choice is free (n, d public) and decides whether bounds are needed
+    if not simple:
+        d_cols = d + (1 if fit_intercept else 0)
+        method, m = choose_multivariate(n, d_cols, epsilon=eps, delta=dlt)  # type: ignore[arg-type]
+        info.update({"rule": "TukeyEM iff predicted PTR pass probability >= "
+                     f"{TUKEY_PASS_PROBABILITY}, else BoostedAdaSSP", "n_models": m,
+                     "pass_probability": tukey_pass_probability(m, d_cols, epsilon=eps,
+                                                                delta=dlt)  # type: ignore[arg-type]
+                     if m >= 8 else 0.0})
+        need_bounds = method != "tukey-em" and (any(b is None for b in xb_list) or yb is None)
+        parts = split_budget(eps, selection_fraction=None, bounds_fraction=fb if need_bounds else None)
+    else:
+        need_bounds = any(b is None for b in xb_list) or yb is None
+        parts = split_budget(eps, selection_fraction=fs, bounds_fraction=fb if need_bounds else None)
+        method, m = "", 0
+
+    # ---- private bounds
+    private_bounds: dict[str, tuple[float, float]] = {}
+    if need_bounds:
+        cols = [j for j, b in enumerate(xb_list) if b is None]
+        k = len(cols) + (1 if yb is None else 0)
+        bpart = parts["bounds"]
+        assert bpart is not None
+        each = bpart.split([1.0] * k) if math.isfinite(bpart.epsilon) else [bpart] * k
+        i = 0
+        for j in cols:
+            pb = propose_bounds(Xa[:, j], epsilon=each[i].epsilon, coarse_range=coarse[names[j]],
+                                rng=gen, ledger=ledger, label=f"auto: DP bounds for {names[j]}")
+            xb_list[j] = pb.bounds
+            private_bounds[names[j]] = pb.bounds
+            i += 1
+        if yb is None:
+            pb = propose_bounds(ya, epsilon=each[i].epsilon, coarse_range=coarse[y_name], rng=gen,
+                                ledger=ledger, label=f"auto: DP bounds for {y_name}")
+            yb = pb.bounds
+            private_bounds[y_name] = pb.bounds
+        info["bounds_epsilon"] = bpart.epsilon
+    info["private_bounds"] = private_bounds
+    xbs: list[tuple[float, float]] = [b if b is not None else (0.0, 1.0) for b in xb_list]
+    ybs: tuple[float, float] = yb if yb is not None else (0.0, 1.0)
+
+    # ---- selection (simple)
+    method_eps = parts["method"].epsilon  # type: ignore[union-attr]
+    opts = dict(options)
+    if simple:
+        sel = parts["selection"]
+        assert sel is not None
+        nv = noisy_nvar(Xa[:, 0], epsilon=sel.epsilon, x_bounds=xbs[0], rng=gen, ledger=ledger,
+                        label="auto: selection statistic nvar(x)")
+        stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xbs[0])
+        method = choose_simple(stat)
+        info.update({"rule": f"noisy-stats iff eps*nvar(x)/w_x^2 > {NS_THRESHOLD:g}, else "
+                     f"theil-sen-exp ({TS_MATCHINGS} matchings)", "statistic": stat,
+                     "selection_epsilon": sel.epsilon})
+        if method == "theil-sen-exp":
+            from dpreg.simple._common import max_matchings
+
+            opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
+        else:
+            opts.pop("output_range", None)
+            opts.pop("pairs", None)
+    elif method == "tukey-em":
+        opts = {"n_models": m}
+    else:
+        opts = {"neighbouring": "replace-one", **{k: v for k, v in opts.items()
+                                                   if k not in ("output_range", "pairs")}}
+    info["method"] = method
+    info["method_epsilon"] = method_eps
+    if method == "tukey-em":  # needs no bounds: use the public ones only if all were given
+        all_known = yb is not None and all(b is not None for b in xb_list)
+        out = _fit_tukey(Xa, ya, epsilon=method_eps, delta=dlt, n_models=m, names=names,  # type: ignore[arg-type]
+                         y_name=y_name, x_bounds=xbs if all_known else None,
+                         y_bounds=yb if all_known else None, fit_intercept=fit_intercept,
+                         ledger=ledger, rng=gen)
+    else:
+        out = _dispatch.fit(method, Xa, ya, epsilon=method_eps, delta=dlt, x_bounds=xbs,
+                            y_bounds=ybs, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
+                            ledger=ledger, random_state=gen, options=opts)
+    known = {names[j]: b for j, b in enumerate(xb_list) if b is not None}
+    if yb is not None:
+        known[y_name] = yb
+    out.bounds = known or None  # TukeyEM without bounds: none were used, none are reported
+    info["bounds_needed"] = bool(need_bounds) or method != "tukey-em"
+    inner = out.privacy
+    out.privacy = PrivacyStatement(
+        total, Neighbouring.REPLACE_ONE, f"auto → {inner.mechanism}", _SOURCE + "; " + inner.source,
+        seeded=is_seeded(random_state),
+        details={"auto": {k: v for k, v in info.items()}, "method": inner.as_dict()},
+    )
+    out.extra["auto"] = info
+    out.method = f"auto:{method}"
+    return out

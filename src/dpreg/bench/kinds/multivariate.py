@@ -1,0 +1,265 @@
+"""Multivariate comparisons: Tang et al. (BoostedAdaSSP vs AdaSSP, DP-GD, TukeyEM) and Amin et
+al. (R² of TukeyEM, AdaSSP, DP-GD against OLS).
+
+Kind ``multivariate``: one cell per (data set, ε).  Each data set is split once into train and
+test parts (a fixed public permutation from ``split_seed``, 80/20 like the authors' code); every
+method is fitted ``trials`` times on the training part (each fit its own ``SeedSequence``
+child), scored by test MSE and test R² (and train R²).  A ⊥ fit (TukeyEM's propose-test-release
+failing) is counted as a failure and scored as +∞ MSE / −∞ R² (the authors' code instead
+returns the all-zero coefficient vector).
+
+Methods (``estimator``): ``ols`` (non-private), ``adassp``, ``boosted-adassp``, ``dp-gd``
+(:class:`~dpreg.linear_model.ClippedDPGradientDescent`), ``tukey-em`` (``n_models`` = an
+integer or ``"rule"`` = min(1000, ⌊n_train/(2(d+1))⌋), a public function of n and d; with fewer
+than 8 models TukeyEM cannot run and the fit counts as ⊥),
+``covariance-ols`` and ``adassp-databounds`` -- AdaSSP with bounds read off the training data:
+**not DP**, the artificially strong baseline of Amin et al. (their §4.1), labelled as such.
+Extra keyword arguments of an estimator go in ``params``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg.bench import generators as G
+from dpreg.bench.kinds import Kind, register, require
+from dpreg.bench.metrics import mse, r2
+from dpreg.exceptions import InvalidInputError, MechanismFailure
+
+__all__ = ["Multivariate", "ESTIMATORS"]
+
+ESTIMATORS = ("ols", "adassp", "boosted-adassp", "dp-gd", "tukey-em", "covariance-ols",
+              "adassp-databounds")
+
+
+def _dataset(spec: Any, name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]],
+                                            tuple[float, float], str]:
+    if name == "synthetic":
+        syn = spec.get("synthetic", {})
+        seq = np.random.SeedSequence(spec.seed, spawn_key=(1_000_000,))  # same data in every cell
+        X, y, w = G.make_regression_like(int(syn.get("n", 22_000)),
+                                         n_features=int(syn.get("n_features", 10)),
+                                         noise=float(syn.get("noise", 10.0)),
+                                         bias=float(syn.get("bias", 0.0)),
+                                         rng=np.random.default_rng(seq))
+        xb = float(syn.get("x_bound", 4.5))
+        sd_y = math.sqrt(float(w @ w) + float(syn.get("noise", 10.0)) ** 2)
+        yb = float(syn.get("bias", 0.0)), 5.0 * sd_y
+        desc = (f"make_regression-style: n={y.size}, {X.shape[1]} informative N(0,1) features, "
+                f"noise sd {syn.get('noise', 10.0)}, bias {syn.get('bias', 0.0)}; public bounds "
+                f"from the generator: |x| ≤ {xb}, |y − bias| ≤ 5·sd(y) = {yb[1]:.0f}")
+        return (X, y, [(-xb, xb)] * X.shape[1], (yb[0] - yb[1], yb[0] + yb[1]), desc)
+    from dpreg.bench.datasets import multivariate
+
+    d = multivariate(name)
+    return d.X, d.y, list(d.bounds_X), d.bounds_y, d.description
+
+
+def _split(n: int, frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    perm = np.random.default_rng(seed).permutation(n)
+    n_test = max(1, int(round(frac * n)))
+    return perm[n_test:], perm[:n_test]
+
+
+def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[float, float]],
+               by: tuple[float, float], n: int, d: int, X: np.ndarray, y: np.ndarray,
+               seed: np.random.SeedSequence) -> Any:
+    from dpreg.linear_model import (
+        AdaSSP,
+        BoostedAdaSSP,
+        ClippedDPGradientDescent,
+        CovarianceOLS,
+        TukeyEM,
+    )
+
+    kind = m["estimator"]
+    params: dict[str, Any] = dict(m.get("params", {}))
+    dl = float(m.get("delta", delta))
+    rs = np.random.default_rng(seed)
+    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "random_state": rs}
+    if kind == "adassp":
+        return AdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
+    if kind == "adassp-databounds":
+        data_bx = [(float(lo), float(hi)) for lo, hi in zip(X.min(axis=0), X.max(axis=0))]
+        data_bx = [(lo, hi if hi > lo else lo + 1.0) for lo, hi in data_bx]
+        lo_y, hi_y = float(y.min()), float(y.max())
+        return AdaSSP(bounds_X=data_bx, bounds_y=(lo_y, hi_y if hi_y > lo_y else lo_y + 1.0),
+                      **common, **params)
+    if kind == "boosted-adassp":
+        return BoostedAdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
+    if kind == "dp-gd":
+        return ClippedDPGradientDescent(bounds_X=bx, bounds_y=by, **common, **params)
+    if kind == "covariance-ols":
+        params.setdefault("se", "plugin")
+        return CovarianceOLS(bounds_X=bx, bounds_y=by, **common, **params)
+    if kind == "tukey-em":
+        m_models = params.pop("n_models", "rule")
+        if m_models == "rule":
+            m_models = tukey_rule(n, d)
+            if m_models < 8:
+                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
+        return TukeyEM(n_models=int(m_models), **common, **params)
+    raise InvalidInputError(f"unknown estimator {kind!r}")
+
+
+def tukey_rule(n: int, d: int) -> int:
+    """Public choice of the number of TukeyEM models: min(1000, ⌊n/(2(d+1))⌋) (each model
+    fitted on about 2(d+1) rows); below 8 models TukeyEM is not applicable."""
+    return min(1000, n // (2 * (d + 1)))
+
+
+def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    A = np.column_stack([np.ones(len(Xtr)), Xtr])
+    beta, *_ = np.linalg.lstsq(A, ytr, rcond=None)
+    return A @ beta, np.column_stack([np.ones(len(Xte)), Xte]) @ beta
+
+
+@register
+class Multivariate(Kind):
+    name = "multivariate"
+    columns = ("dataset", "data", "n_train", "n_test", "d", "epsilon", "delta", "method",
+               "estimator", "private", "trial", "failed", "test_mse", "test_r2", "train_r2",
+               "ols_test_mse", "seconds")
+
+    @classmethod
+    def validate(cls, spec: Any) -> None:
+        multi = require(spec, spec.data, "multi", "the spec")
+        for key in ("datasets", "epsilons", "delta", "trials"):
+            require(spec, multi, key, "[multi]")
+        methods = require(spec, spec.data, "methods", "the spec")
+        for m in methods:
+            require(spec, m, "name", "each [[methods]] table")
+            if require(spec, m, "estimator", f"method {m['name']!r}") not in ESTIMATORS:
+                raise InvalidInputError(
+                    f"spec {spec.name!r}: unknown estimator {m['estimator']!r}; choose from "
+                    f"{list(ESTIMATORS)}")
+
+    def cells(self, spec: Any) -> list[dict[str, Any]]:
+        multi = spec["multi"]
+        cells: list[dict[str, Any]] = []
+        for name in multi["datasets"]:
+            for eps in multi["epsilons"]:
+                cells.append({"cell": len(cells), "panel": name, "data": name,
+                              "epsilon": float(eps), "cost": 1.0})
+        return cells
+
+    def run_cell(self, spec: Any, cell: dict[str, Any], seq: np.random.SeedSequence
+                 ) -> list[dict[str, Any]]:
+        multi = spec["multi"]
+        X, y, bx, by, _ = _dataset(spec, cell["data"])
+        tr, te = _split(y.size, float(multi.get("test_fraction", 0.2)),
+                        int(multi.get("split_seed", 42)))
+        Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+        n, d = Xtr.shape
+        _, ols_te = _predict_ols(Xtr, ytr, Xte)
+        ols_mse = mse(yte, ols_te)
+        trials = int(multi["trials"])
+        rows = []
+        methods = spec["methods"]
+        for j, (m, mseq) in enumerate(zip(methods, seq.spawn(len(methods)))):
+            private = m["estimator"] not in ("ols", "adassp-databounds")
+            for t, tseq in enumerate(mseq.spawn(trials if m["estimator"] != "ols" else 1)):
+                t0 = time.perf_counter()
+                failed = False
+                pr_tr: np.ndarray | None
+                pr_te: np.ndarray | None
+                if m["estimator"] == "ols":
+                    pr_tr, pr_te = _predict_ols(Xtr, ytr, Xte)
+                else:
+                    est = _estimator(m, eps=cell["epsilon"], delta=float(multi["delta"]), bx=bx,
+                                     by=by, n=n, d=d, X=Xtr, y=ytr, seed=tseq)
+                    try:
+                        if est is None:
+                            raise MechanismFailure("not applicable: too few rows for 8 models")
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            est.fit(Xtr, ytr)
+                        pr_tr, pr_te = est.predict(Xtr), est.predict(Xte)
+                    except MechanismFailure:
+                        failed = True
+                        pr_tr = pr_te = None
+                secs = time.perf_counter() - t0
+                rows.append({"dataset": j, "data": cell["data"], "n_train": int(n),
+                             "n_test": int(len(yte)), "d": int(d), "epsilon": cell["epsilon"],
+                             "delta": float(m.get("delta", multi["delta"])), "method": m["name"],
+                             "estimator": m["estimator"], "private": private, "trial": t,
+                             "failed": failed,
+                             "test_mse": math.inf if failed else mse(yte, pr_te),
+                             "test_r2": -math.inf if failed else r2(yte, pr_te),
+                             "train_r2": -math.inf if failed else r2(ytr, pr_tr),
+                             "ols_test_mse": ols_mse, "seconds": secs})
+        return rows
+
+    def summarise(self, spec: Any, rows: pd.DataFrame) -> pd.DataFrame:
+        if not len(rows):
+            return pd.DataFrame()
+        out = []
+        order = {m["name"]: i for i, m in enumerate(spec["methods"])}
+        for (data, eps, method), grp in rows.groupby(["data", "epsilon", "method"], sort=False):
+            te = grp["test_mse"].to_numpy(float)
+            r2v = grp["test_r2"].to_numpy(float)
+            tr2 = grp["train_r2"].to_numpy(float)
+            with np.errstate(invalid="ignore"):
+                out.append({"data": data, "epsilon": float(eps), "method": method,
+                            "estimator": grp["estimator"].iloc[0],
+                            "private": bool(grp["private"].iloc[0]),
+                            "n_train": int(grp["n_train"].iloc[0]), "d": int(grp["d"].iloc[0]),
+                            "trials": int(len(grp)),
+                            "failure_rate": float(grp["failed"].astype(bool).mean()),
+                            "median_test_mse": float(np.quantile(te, 0.5, method="inverted_cdf")),
+                            "relative_mse": float(np.quantile(te, 0.5, method="inverted_cdf")
+                                                  / grp["ols_test_mse"].iloc[0]),
+                            "median_test_r2": float(np.quantile(r2v, 0.5, method="inverted_cdf")),
+                            "q25_test_r2": float(np.quantile(r2v, 0.25, method="inverted_cdf")),
+                            "q75_test_r2": float(np.quantile(r2v, 0.75, method="inverted_cdf")),
+                            "median_train_r2": float(np.quantile(tr2, 0.5, method="inverted_cdf")),
+                            "seconds_per_fit": float(grp["seconds"].mean()),
+                            "_order": order.get(method, 99)})
+        frame = pd.DataFrame(out).sort_values(["data", "epsilon", "_order"], kind="stable")
+        return frame.drop(columns="_order").reset_index(drop=True)
+
+    def figures(self, spec: Any, rows: pd.DataFrame, summary: pd.DataFrame, out: Path
+                ) -> list[Path]:
+        from dpreg.bench.plots import bar_groups, scatter_pairs
+
+        if not len(summary):
+            return []
+        plot = spec.get("plot", {})
+        paths: list[Path] = []
+        ref = plot.get("reference")
+        if ref:  # Tang-style scatter: comparator vs reference, relative test MSE
+            recs = []
+            for (data, eps), grp in summary.groupby(["data", "epsilon"], sort=False):
+                g = grp.set_index("method")
+                if ref not in g.index:
+                    continue
+                for other in g.index:
+                    if other == ref or not bool(g.loc[other, "private"]):
+                        continue
+                    recs.append({"comparison": f"{ref} vs {other}, ε={eps:g}", "data": data,
+                                 "epsilon": eps, "other": other,
+                                 "other_relative_mse": g.loc[other, "relative_mse"],
+                                 "ref_relative_mse": g.loc[ref, "relative_mse"]})
+            if recs:
+                frame = pd.DataFrame(recs)
+                paths += scatter_pairs(frame, x="other_relative_mse", y="ref_relative_mse",
+                                       facet="comparison", out=out, stem="figure_scatter",
+                                       title=f"{spec.figure}: test MSE / OLS test MSE (below the "
+                                             f"diagonal: {ref} better)",
+                                       xlabel="comparator", ylabel=ref)
+        for eps in sorted(summary["epsilon"].unique()):
+            sub = summary[summary["epsilon"] == eps].copy()
+            sub["median_test_r2_clipped"] = sub["median_test_r2"].clip(lower=-1.0)
+            paths += bar_groups(sub, cat="data", group="method", value="median_test_r2_clipped",
+                                out=out, stem=f"figure_r2_eps{eps:g}".replace(".", "p"),
+                                title=f"{spec.figure}: median test R² (ε = {eps:g}; clipped at −1)",
+                                ylabel="median test R²", ylim=(-1.05, 1.05))
+        return paths

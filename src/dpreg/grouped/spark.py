@@ -1,0 +1,284 @@
+"""SparkBackend: per-group releases on a Spark cluster (pyspark, the ``[spark]`` extra).
+
+* ``noisy-stats`` and ``dp-intercept`` need only per-group sufficient statistics of the
+  clipped data: ``count``, ``avg`` and the population (co)variances (``var_pop``,
+  ``covar_pop``: nvar = n·var_pop, ncov = n·covar_pop), computed by **one native
+  ``groupBy().agg``** on the executors.  The G-row table of statistics comes back to the
+  driver, which adds the noise group by group from each key's own stream
+  (:func:`dpreg.grouped.local.release_noisy_stats` / ``release_dp_intercept``, the same code
+  as the LocalBackend).  The draws are identical to the LocalBackend's; the statistics differ
+  only by the floating-point summation order of the aggregation (relative differences of
+  order 1e-15 in the release).
+* Every other simple method (Theil-Sen exp/wide/smooth, DP-GD) runs the functional core once
+  per group with ``groupBy(key).applyInPandas`` on the executors, with the group's seeded
+  stream derived from its key and the rows in their original order (a row index is attached
+  before the shuffle): the releases are **bit-identical** to the LocalBackend's and the
+  reference loop's.
+
+Public keys, ⊥ rows for listed keys without rows, the parallel-composition statement and the
+output columns are the same as for the other backends (:mod:`dpreg.grouped`).
+
+Running on a cluster: pass ``spark=SparkSession`` built for the cluster (``.master("yarn")``,
+``spark://host:7077`` or ``k8s://...``); dpreg and NumPy/pandas/pyarrow must be importable
+by the executors' Python (install the wheel on the workers, or ship it with
+``--py-files``/``spark.archives`` and set ``PYSPARK_PYTHON``).  Without ``spark=`` the active
+session is used, or a ``local[2]`` session is started.  See docs/scale.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg.exceptions import InvalidInputError
+from dpreg.grouped._common import GroupSpec, Partition, group_generator, make_spec, normalise_key
+
+__all__ = ["fit_spark", "spark_session", "HAVE_PYSPARK"]
+
+try:  # the optional ``spark`` extra
+    import pyspark  # noqa: F401
+
+    HAVE_PYSPARK = True
+except ImportError:  # pragma: no cover - depends on the environment
+    HAVE_PYSPARK = False
+
+#: methods whose statistics come from one native aggregation
+NATIVE_METHODS = ("noisy-stats", "dp-intercept")
+_ROW = "__dpreg_row"
+
+
+def spark_session(spark: Any = None) -> Any:
+    """``spark`` itself, the active session, or a new offline ``local[2]`` session."""
+    if not HAVE_PYSPARK:
+        raise InvalidInputError("backend='spark' needs pyspark (pip install 'dpreg[spark]') and "
+                                "a Java 17+ runtime")
+    from pyspark.sql import SparkSession
+
+    if spark is not None:
+        if not isinstance(spark, SparkSession):
+            raise InvalidInputError(f"spark must be a SparkSession; got {type(spark).__name__}")
+        return spark
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    # executors must run the same interpreter (with NumPy, pandas and dpreg importable)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return (SparkSession.builder.master("local[2]").appName("dpreg-fit-groups")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .getOrCreate())
+
+
+def _to_spark(df: Any, session: Any, by: str, x: str, y: str) -> Any:
+    """A Spark DataFrame of (by, x, y, row index); pandas input keeps its row order."""
+    from pyspark.sql import DataFrame as SparkFrame
+    from pyspark.sql import functions as F
+
+    if isinstance(df, pd.DataFrame):
+        for col in (by, x, y):
+            if col not in df.columns:
+                return df  # make_spec reports the missing column
+        pdf = df[[by, x, y]].copy()
+        pdf[_ROW] = np.arange(len(pdf), dtype=np.int64)
+        return session.createDataFrame(pdf)
+    if not isinstance(df, SparkFrame):
+        raise InvalidInputError("df must be a pandas or a pyspark DataFrame for backend='spark'; "
+                                f"got {type(df).__name__}")
+    if _ROW in df.columns:
+        return df
+    return df.withColumn(_ROW, F.monotonically_increasing_id())
+
+
+def _missing_key_rows(sdf: Any, by: str) -> int:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    cond = F.col(by).isNull()
+    if isinstance(sdf.schema[by].dataType, (DoubleType, FloatType)):
+        cond = cond | F.isnan(F.col(by))
+    return int(sdf.filter(cond).count())
+
+
+def _nonfinite_rows(sdf: Any, cols: Sequence[str]) -> int:
+    from pyspark.sql import functions as F
+
+    cond = None
+    for c in cols:
+        bad = F.col(c).isNull() | F.isnan(F.col(c)) | (F.abs(F.col(c)) == float("inf"))
+        cond = bad if cond is None else cond | bad
+    return int(sdf.filter(cond).count())
+
+
+#: key lists longer than this are matched with a broadcast join instead of ``isin``
+ISIN_MAX_KEYS = 1000
+
+
+def _listed_rows(sdf: Any, by: str, keys: list[Any], session: Any) -> Any:
+    """The rows whose key is in the public list (the others are in no release)."""
+    from pyspark.sql import functions as F
+
+    if not keys:
+        return sdf.limit(0)
+    if len(keys) <= ISIN_MAX_KEYS:
+        return sdf.filter(F.col(by).isin(list(keys)))
+    kdf = session.createDataFrame(pd.DataFrame({"__dpreg_key": pd.Series(keys, dtype=object)}))
+    kdf = kdf.select(F.col("__dpreg_key").cast(sdf.schema[by].dataType).alias("__dpreg_key"))
+    joined = sdf.join(F.broadcast(kdf), sdf[by] == kdf["__dpreg_key"], "inner")
+    return joined.drop("__dpreg_key")
+
+
+def _distinct_keys(sdf: Any, by: str) -> list[Any]:
+    keys = [normalise_key(r[0]) for r in sdf.select(by).distinct().collect()]
+    try:
+        return sorted(keys)
+    except TypeError:
+        return sorted(keys, key=repr)
+
+
+def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
+              bounds: Mapping[str, Any], delta: float | None, groups: Sequence[Any] | None,
+              random_state: Any, spark: Any, options: dict[str, Any]) -> pd.DataFrame:
+    """``fit_by_group(..., backend="spark")`` (see the module doc)."""
+    from dpreg.grouped import local
+
+    session = spark_session(spark)
+    sdf = _to_spark(df, session, by, x, y)
+    holder: dict[str, list[Any]] = {}
+
+    def keys_in_data() -> list[Any]:
+        holder["keys"] = _distinct_keys(sdf, by)
+        return holder["keys"]
+
+    spec = make_spec(sdf.columns, keys_in_data, by, x, y, method=method, epsilon=epsilon,
+                     bounds=bounds, delta=delta, groups=groups, random_state=random_state,
+                     options=options)
+    if not local.supported(spec):
+        raise InvalidInputError(
+            f"backend='spark' runs the simple methods {sorted(local.LOCAL_METHODS)} with options "
+            f"{ {m: list(o) for m, o in local.LOCAL_METHODS.items()} }; got method={method!r}, "
+            f"options={sorted(options)}")
+    if _missing_key_rows(sdf, by):
+        raise InvalidInputError(f"group key column {by!r} contains missing values; give every "
+                                "row a key (or drop those rows) before fitting")
+    from pyspark.sql import functions as F
+
+    listed = _listed_rows(sdf, by, spec.keys, session)
+    if _nonfinite_rows(listed, (x, y)):
+        raise InvalidInputError(f"columns {x!r} and {y!r} must be finite numbers in every row of "
+                                "the listed groups (found NaN or inf); drop or impute them first")
+    clipped = listed.select(
+        F.col(by).alias("k"),
+        F.least(F.greatest(F.col(x).cast("double"), F.lit(spec.x_bounds[0])),
+                F.lit(spec.x_bounds[1])).alias("xc"),
+        F.least(F.greatest(F.col(y).cast("double"), F.lit(spec.y_bounds[0])),
+                F.lit(spec.y_bounds[1])).alias("yc"),
+        F.col(x).cast("double").alias("x"), F.col(y).cast("double").alias("y"),
+        F.col(_ROW).alias("row"))
+    stats = clipped.groupBy("k").agg(
+        F.count(F.lit(1)).alias("n"), F.avg("xc").alias("xbar"), F.avg("yc").alias("ybar"),
+        F.var_pop("xc").alias("vx"), F.covar_pop("xc", "yc").alias("cxy")).toPandas()
+    # keys are matched by value (as pandas does: a float column's 3.0 is the listed key 3)
+    position = {k: i for i, k in enumerate(spec.keys)}
+    counts = np.zeros(len(spec.keys), dtype=np.int64)
+    for k, n in zip(stats["k"], stats["n"]):
+        counts[position[normalise_key(k)]] = int(n)
+    part = Partition(np.zeros(0), np.zeros(0),
+                     np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
+    out = local._Frame(spec, part)
+    idx = out.active
+    if idx.size:
+        if spec.method in NATIVE_METHODS:
+            _release_native(spec, out, idx, stats, position)
+        else:
+            _release_apply(spec, out, idx, clipped)
+    table = out.table(spec)
+    table.attrs["backend"] = "spark"
+    return table
+
+
+def _release_native(spec: GroupSpec, out: Any, idx: np.ndarray, stats: pd.DataFrame,
+                    position: dict[Any, int]) -> None:
+    from dpreg.grouped import local
+
+    row_of = {position[normalise_key(k)]: j for j, k in enumerate(stats["k"])}
+    take = np.array([row_of[int(k)] for k in idx], dtype=np.int64)
+    n = stats["n"].to_numpy(np.int64)[take]
+    xbar = stats["xbar"].to_numpy(np.float64)[take]
+    ybar = stats["ybar"].to_numpy(np.float64)[take]
+    if spec.method == "dp-intercept":
+        local.release_dp_intercept(spec, out, idx, n, ybar)
+        return
+    nvar = n * stats["vx"].to_numpy(np.float64)[take]
+    ncov = n * stats["cxy"].to_numpy(np.float64)[take]
+    local.release_noisy_stats(spec, out, idx, n, xbar, ybar, nvar, ncov)
+
+
+def _release_apply(spec: GroupSpec, out: Any, idx: np.ndarray, clipped: Any) -> None:
+    """The functional core per group on the executors (``applyInPandas``)."""
+    from pyspark.sql.types import (
+        BooleanType,
+        DoubleType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    from dpreg.grouped import local
+
+    call = local._core_call(spec)
+    # validate the method options on the driver, on public dummy data of the smallest active
+    # group size (n is public), so a bad option is an InvalidInputError here rather than an
+    # executor failure; nothing private is read and the dummy release is discarded
+    m = int(np.min(out.n[idx]))
+    call(np.linspace(*spec.x_bounds, m), np.linspace(*spec.y_bounds, m), np.random.default_rng(0))
+    # the listed key object of each active group: its stream is derived from the key as the
+    # user listed it (also when Spark returns it as another type, e.g. 3.0 for 3)
+    active = {spec.keys[int(k)]: spec.keys[int(k)] for k in idx}
+    ktype = clipped.schema["k"].dataType
+
+    def fit_one(pdf: pd.DataFrame) -> pd.DataFrame:
+        key = active.get(normalise_key(pdf["k"].iloc[0]))
+        base = {"k": [pdf["k"].iloc[0]], "failed": [True], "reason": [""],
+                "slope": [math.nan], "intercept": [math.nan], "xe0": [math.nan],
+                "p0": [math.nan], "xe1": [math.nan], "p1": [math.nan]}
+        if key is None:  # too small: the driver writes the ⊥ row
+            return pd.DataFrame(base)
+        pdf = pdf.sort_values("row", kind="stable")
+        res = call(pdf["x"].to_numpy(np.float64), pdf["y"].to_numpy(np.float64),
+                   group_generator(spec, key))
+        if res.failed:
+            base["reason"] = [str(res.reason)]
+            return pd.DataFrame(base)
+        base.update(failed=[False], slope=[float(res.released_slope)],
+                    intercept=[float(res.released_intercept)])
+        for j, (xv, pv) in enumerate(list(res.predictions.items())[:2]):
+            base[f"xe{j}"] = [float(xv)]
+            base[f"p{j}"] = [float(pv)]
+        return pd.DataFrame(base)
+
+    schema = StructType([StructField("k", ktype), StructField("failed", BooleanType()),
+                         StructField("reason", StringType()),
+                         *[StructField(c, DoubleType()) for c in
+                           ("slope", "intercept", "xe0", "p0", "xe1", "p1")]])
+    res = clipped.select("k", "x", "y", "row").groupBy("k").applyInPandas(fit_one, schema)
+    got = res.toPandas()
+    position = {k: i for i, k in enumerate(spec.keys)}
+    by_pos = {position[normalise_key(k)]: r for k, r in zip(got["k"], got.itertuples())}
+    rows = [by_pos[int(k)] for k in idx]
+    ok = np.array([not r.failed for r in rows], dtype=bool)
+    preds: dict[float, np.ndarray] = {}
+    for j, r in enumerate(rows):
+        if not r.failed:
+            for xe, pv in ((r.xe0, r.p0), (r.xe1, r.p1)):
+                if not math.isnan(xe):
+                    preds.setdefault(float(xe), np.full(idx.size, np.nan))[j] = float(pv)
+    out.set_line(idx, np.array([r.slope for r in rows]), np.array([r.intercept for r in rows]),
+                 preds, ok, [str(r.reason) if r.failed else "" for r in rows])

@@ -1,0 +1,141 @@
+"""Bootstrap world of a DPSuffStats (``noisy_stats(..., inference=True)``) release.
+
+Released (Laplace noise of known scale, replace-one neighbours, n public): ncov~, nvar~,
+nvar_y~ (noisy Σ(y − ȳ)²), x̄~ and the line (α̃ = ncov~/nvar~, β̃ = ȳ − α̃x̄ + L₃).
+
+Data model, conditional on the x values (as for the classical OLS interval):
+y_i = β + α·x_i + e_i with i.i.d. errors of variance σ².  Given x, the statistics the mechanism
+uses are ncov = α·nvar + S, S = Σ(x_i − x̄)e_i ~ N(0, σ²·nvar), Σ(y − ȳ)² = α²nvar + 2αS +
+S²/nvar + R, R ~ σ²χ²_{n−2} independent of S, and ȳ − αx̄ = β + ē, ē ~ N(0, σ²/n)
+independent of S (Gaussian errors; otherwise by the central limit theorem).
+
+Bootstrap world: α̂ = α̃, β̂ = β̃, nvar = min(nvar~, n·w_x²/4), x̄ = x̄~ clamped to x_bounds,
+σ̂² = clamp(nvar_y~ − ncov~²/nvar~, 0, n·w_y²/4)/(n − 2).  Each replicate draws (S, R, ē),
+then runs Alg. 1's noise-and-divide step with the real scales and ⊥ rule (replicates whose
+noisy nvar is <= 0 are ⊥ and dropped) and re-releases nvar_y and x̄ with their noise.
+
+Analytic (studentizing) covariance of (β̃, α̃), evaluated at any release:
+Var α̃ ≈ (σ̂²·nvar~ + 2b₁² + 2α̃²b₂²)/nvar~², Cov(β̃, α̃) ≈ −x̄·Var α̃,
+Var β̃ ≈ x̄²·Var α̃ + σ̂²/n + 2(Δ₃(α̃)/ε₃)², with b the Laplace scales and
+Δ₃(α) = (w_y + |α|·w_x)/n.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpreg.inference.dpci.engine import BootstrapModel
+
+__all__ = ["NoisyStatsModel", "noisy_stats_cov", "noisy_stats_plugin_cov"]
+
+
+def _sigma2(ncov: Any, nvar: Any, nvar_y: Any, n: int, wy: float) -> np.ndarray:
+    rss = np.asarray(nvar_y, dtype=float) - np.asarray(ncov, dtype=float) ** 2 / np.asarray(
+        nvar, dtype=float)
+    rss = np.clip(rss, 0.0, n * wy * wy / 4.0)
+    return rss / (n - 2)
+
+
+def noisy_stats_cov(ncov: Any, nvar: Any, nvar_y: Any, xbar: Any, *, n: int,
+                    x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                    scales: dict[str, float], eps_intercept: float) -> np.ndarray:
+    """DP-aware covariance of (intercept, slope) from released values (vectorised; (B, 2, 2))."""
+    ncov = np.atleast_1d(np.asarray(ncov, dtype=float))
+    nvar = np.atleast_1d(np.asarray(nvar, dtype=float))
+    wx = x_bounds[1] - x_bounds[0]
+    wy = y_bounds[1] - y_bounds[0]
+    slope = ncov / nvar
+    s2 = _sigma2(ncov, nvar, nvar_y, n, wy)
+    xb = np.clip(np.atleast_1d(np.asarray(xbar, dtype=float)), *x_bounds)
+    b1, b2 = scales["ncov"], scales["nvar"]
+    v_slope = (s2 * nvar + 2.0 * b1 * b1 + 2.0 * slope**2 * b2 * b2) / nvar**2
+    b3 = 0.0 if np.isinf(eps_intercept) else 1.0 / eps_intercept
+    d3 = (wy + np.abs(slope) * wx) / n
+    v_int = xb**2 * v_slope + s2 / n + 2.0 * (d3 * b3) ** 2
+    c = -xb * v_slope
+    out = np.empty(slope.shape + (2, 2))
+    out[..., 0, 0] = v_int
+    out[..., 1, 1] = v_slope
+    out[..., 0, 1] = c
+    out[..., 1, 0] = c
+    return out
+
+
+def noisy_stats_plugin_cov(ncov: float, nvar: float, nvar_y: float, xbar: float, *, n: int,
+                           x_bounds: tuple[float, float], y_bounds: tuple[float, float]
+                           ) -> np.ndarray:
+    """The naive plug-in OLS covariance from the noisy statistics, IGNORING the privacy noise
+    (for comparison only): σ̂²·[[1/n + x̄²/nvar, −x̄/nvar], [−x̄/nvar, 1/nvar]]."""
+    s2 = float(_sigma2(ncov, nvar, nvar_y, n, y_bounds[1] - y_bounds[0]))
+    xb = float(np.clip(xbar, *x_bounds))
+    return s2 * np.array([[1.0 / n + xb * xb / nvar, -xb / nvar], [-xb / nvar, 1.0 / nvar]])
+
+
+class NoisyStatsModel(BootstrapModel):
+    """Bootstrap world of a DPSuffStats release made with ``inference=True``."""
+
+    description = ("DPSuffStats: y = β + αx + e given x, with nvar, x̄, α, β and σ² estimated from "
+                   "the noisy statistics; Laplace noise re-drawn at the release's scales")
+
+    def __init__(self, *, released: dict[str, float], n: int, x_bounds: tuple[float, float],
+                 y_bounds: tuple[float, float], scales: dict[str, float],
+                 eps_intercept: float, names: list[str] | None = None) -> None:
+        self.r = {k: float(v) for k, v in released.items()}
+        self.n = int(n)
+        self.xb = (float(x_bounds[0]), float(x_bounds[1]))
+        self.yb = (float(y_bounds[0]), float(y_bounds[1]))
+        self.scales = dict(scales)
+        self.eps3 = float(eps_intercept)
+        self.names = list(names) if names is not None else ["intercept", "slope"]
+        wx = self.xb[1] - self.xb[0]
+        wy = self.yb[1] - self.yb[0]
+        self.wx, self.wy = wx, wy
+        r = self.r
+        self.nvar_t = min(r["nvar"], self.n * wx * wx / 4.0)
+        self.xbar_t = float(np.clip(r["xbar"], *self.xb))
+        self.sigma2 = float(_sigma2(r["ncov"], r["nvar"], r["nvar_y"], self.n, wy)[()])
+        self.slope = r["slope"]
+        self.intercept = r["intercept"]
+        #: κ: noise sd of the released nvar relative to it
+        self.noise_ratio = math.sqrt(2.0) * self.scales["nvar"] / r["nvar"]
+        self.plugin_cov = noisy_stats_plugin_cov(r["ncov"], r["nvar"], r["nvar_y"], r["xbar"],
+                                                 n=self.n, x_bounds=self.xb, y_bounds=self.yb)
+
+    def _cov(self, ncov: Any, nvar: Any, nvar_y: Any, xbar: Any) -> np.ndarray:
+        return noisy_stats_cov(ncov, nvar, nvar_y, xbar, n=self.n, x_bounds=self.xb,
+                               y_bounds=self.yb, scales=self.scales, eps_intercept=self.eps3)
+
+    def released(self) -> tuple[np.ndarray, np.ndarray]:
+        r = self.r
+        cov = self._cov(r["ncov"], r["nvar"], r["nvar_y"], r["xbar"])[0]
+        return np.array([self.intercept, self.slope]), cov
+
+    def replicate(self, size: int, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, s2, a, b = self.n, self.sigma2, self.slope, self.intercept
+        nvar = self.nvar_t
+        S = rng.normal(0.0, np.sqrt(s2 * nvar), size)
+        R = s2 * rng.chisquare(n - 2, size)
+        ebar = rng.normal(0.0, np.sqrt(s2 / n), size)
+        ncov = a * nvar + S
+        nvar_y = a * a * nvar + 2.0 * a * S + S * S / nvar + R
+        ybar = b + a * self.xbar_t + ebar
+        sc = self.scales
+        noisy_ncov = ncov + rng.laplace(0.0, 1.0, size) * sc["ncov"]
+        noisy_nvar = nvar + rng.laplace(0.0, 1.0, size) * sc["nvar"]
+        ok = noisy_nvar > 0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            slope = np.where(ok, noisy_ncov / np.where(ok, noisy_nvar, 1.0), np.nan)
+            d3 = (self.wy + np.abs(slope) * self.wx) / n
+            b3 = 0.0 if np.isinf(self.eps3) else 1.0 / self.eps3
+            intercept = ybar - slope * self.xbar_t + rng.laplace(0.0, 1.0, size) * d3 * b3
+        ok &= np.isfinite(slope) & np.isfinite(intercept)
+        noisy_nvar_y = nvar_y + rng.laplace(0.0, 1.0, size) * sc["nvar_y"]
+        noisy_xbar = self.xbar_t + rng.laplace(0.0, 1.0, size) * sc["xbar"]
+        est = np.column_stack([intercept, slope])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            cov = self._cov(noisy_ncov, np.where(ok, noisy_nvar, 1.0), noisy_nvar_y, noisy_xbar)
+        return est, cov, ok

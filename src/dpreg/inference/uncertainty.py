@@ -1,0 +1,165 @@
+"""Honest uncertainty for every dpreg estimator: which interval each method has, and why.
+
+Every :class:`~dpreg.inference.RegressionResults` says how its standard errors and intervals
+were obtained (``uncertainty``, plain words) and which construction ``conf_int`` uses
+(``ci_method``).  The DP-aware intervals are post-processing of the release:
+
+=====================  ===================================================================
+method                 interval (``conf_int``)
+=====================  ===================================================================
+noisy-stats            ``inference=True``: parametric bootstrap of the release (ε split five
+                       ways, two extra noisy statistics); default release: none
+adassp                 ``inference=True``: parametric bootstrap (a fourth Gaussian release of
+                       yᵀy from the same budget); default release: none
+covariance-ols /       parametric bootstrap of the SSCP release (default; nothing extra is
+SSCPRelease.regress    released); ``se="plugin"``: labelled plug-in SEs ignoring the noise
+theil-sen-*            Sarathy–Vadhan DP interval for the slope, computed at fit time from
+                       half of ε (``ci_alpha=``); only at that α; no intercept interval
+boosted-adassp         none: residual clipping in every round makes the release a nonlinear
+                       function of individual residuals that the released statistics do not
+                       determine
+tukey-em, dp-gd,       none: no valid interval is known that is post-processing of the
+dp-intercept           release (TukeyEM's output is an exponential-mechanism draw over a depth
+                       region; DP-GD's iterates depend on per-example clipping; the
+                       intercept-only line has no slope to cover)
+=====================  ===================================================================
+
+The bootstrap engine is :mod:`dpreg.inference.dpci` (Ferrando, Wang & Sheldon 2022); the
+coverage studies that back these claims are :func:`dpreg.inference.dpci.study.coverage_study`
+and ``docs/uncertainty.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpreg.inference.dpci.engine import SOURCE, ParametricBootstrap
+
+__all__ = [
+    "CI_SUPPORT",
+    "NO_CI",
+    "bootstrap_kwargs",
+    "no_ci_text",
+    "ci_label",
+]
+
+#: method name -> one line on the interval it offers
+CI_SUPPORT: dict[str, str] = {
+    "noisy-stats": "parametric bootstrap with inference=True (ε split five ways); else none",
+    "adassp": "parametric bootstrap with inference=True (adds a noisy yᵀy from the same "
+              "budget); else none",
+    "covariance-ols": "parametric bootstrap of the SSCP release (default); plug-in on request",
+    "sscp-ols": "parametric bootstrap of the SSCP release (default); plug-in on request",
+    "theil-sen-exp": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
+    "theil-sen-wide": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
+    "theil-sen-smooth": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
+    "boosted-adassp": "none",
+    "tukey-em": "none",
+    "dp-gd": "none",
+    "dp-intercept": "none",
+}
+
+#: why a method has no interval (shown in ``uncertainty`` and raised by ``conf_int``)
+NO_CI: dict[str, str] = {
+    "noisy-stats": ("none: this release lacks the residual spread and x̄ the DP interval needs; "
+                    "refit with inference=True (ε is then split five ways and the interval is a "
+                    "parametric bootstrap of the release, no extra budget). The OLS standard "
+                    "error of the same data would ignore the privacy noise"),
+    "adassp": ("none: this release lacks yᵀy, so the error variance is unknown; refit with "
+               "inference=True (a fourth Gaussian release of yᵀy from the same budget) for a "
+               "parametric-bootstrap interval"),
+    "boosted-adassp": ("none: BoostedAdaSSP clips residuals in every round, so the release is a "
+                       "nonlinear function of individual residuals that the released statistics "
+                       "do not determine; no valid post-processing interval is available (use "
+                       "AdaSSP(inference=True) or CovarianceOLS for intervals)"),
+    "tukey-em": ("none: TukeyEM releases one exponential-mechanism draw from a Tukey-depth region "
+                 "of subsample models; no valid interval is known that is post-processing of "
+                 "this release (a subsample-and-aggregate interval would need its own budget "
+                 "and is not offered)"),
+    "dp-gd": ("none: DP gradient descent's iterates depend on per-example gradient clipping, so "
+              "the released line does not determine its sampling distribution; no valid "
+              "interval is available"),
+    "dp-intercept": ("none: the intercept-only baseline releases a flat line (slope 0 by "
+                     "construction); there is no slope interval to give"),
+    "theil-sen": ("none: the Sarathy–Vadhan slope interval consumes budget, so it exists only "
+                  "when requested at fit time (ci_alpha=..., which spends half of ε on it) and "
+                  "then only at that α"),
+}
+
+
+def no_ci_text(method: str) -> str:
+    """The explanation for a method without a (further) interval."""
+    key = "theil-sen" if method.startswith("theil-sen") else method
+    return NO_CI.get(key, f"none: {method} releases point estimates only")
+
+
+def ci_label(kind: str) -> str:
+    return f"parametric bootstrap ({kind}) of the DP release — Ferrando, Wang & Sheldon 2022"
+
+
+def bootstrap_kwargs(boot: ParametricBootstrap, *, what: str) -> dict[str, Any]:
+    """RegressionResults keyword arguments for a DP-aware, bootstrap-backed result.
+
+    ``bse`` is the analytic DP-aware standard error (sampling variance plus the delta-method
+    variance of the privacy noise), ``conf_int`` is the bootstrap interval.
+    """
+    # the bootstrap-t reference only matters for the studentized construction
+    src = SOURCE if boot.kind == "studentized" else SOURCE.split("; bootstrap-t")[0]
+    text = (f"DP-aware: standard errors combine the sampling variance with the variance of the "
+            f"privacy noise (delta method at the release); intervals are a parametric bootstrap "
+            f"({boot.kind}, B={boot.n_boot}) that re-simulates data and privacy noise from {what} "
+            f"(post-processing, no extra budget; {src})")
+    kappa = float(boot.model.noise_ratio)
+    if not boot.reliable:
+        text += (f". WARNING: the privacy noise is large relative to the released statistics "
+                 f"(noise ratio κ = {kappa:.3g} > {boot.model.noise_ratio_limit:g}); the "
+                 f"interval is then only a rough approximation and under-covered in stress "
+                 f"tests (docs/uncertainty.md)")
+    extra: dict[str, Any] = {"bse_bootstrap_kind": boot.kind, "n_boot": boot.n_boot,
+                             "dp_ci_noise_ratio": kappa, "dp_ci_reliable": boot.reliable}
+    plugin_se = boot.plugin_se
+    if plugin_se is not None:
+        extra["bse_plugin_ignores_noise"] = [float(v) for v in np.asarray(plugin_se).ravel()]
+    return {"bse": boot.se, "interval_fn": boot.conf_int, "uncertainty": text,
+            "ci_method": ci_label(boot.kind), "bootstrap": boot, "extra_uncertainty": extra}
+
+
+def affine_map(fn: Any, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(A, c) with fn(θ) = Aθ + c for an affine ``fn`` from ℝᵖ (read off basis vectors)."""
+    c = np.asarray(fn(np.zeros(p)), dtype=float)
+    A = np.column_stack([np.asarray(fn(np.eye(p)[k]), dtype=float) - c for k in range(p)])
+    return A, c
+
+
+def reparametrised_kwargs(core: Any, fn: Any, names: list[str]) -> dict[str, Any]:
+    """RegressionResults keyword arguments for the DP-aware bootstrap of ``core`` (a result
+    whose ``bootstrap`` lives on a publicly rescaled design) reported as φ = fn(θ) under
+    ``names`` (same replicates' law; a fresh simulation seeded from the original one).  The
+    ``extra_uncertainty`` entry is meant to be merged into the result's ``extra``."""
+    boot: ParametricBootstrap = core.bootstrap
+    p = boot.estimate.size
+    A, c = affine_map(fn, p)
+    new = ParametricBootstrap(boot.model, n_boot=boot.n_boot, kind=boot.kind,
+                              rng=int(boot._rng.integers(0, 2**63 - 1)),
+                              transform=(A, c, names))
+    kw = bootstrap_kwargs(new, what="the noisy statistics of the release")
+    kw["uncertainty"] = core.uncertainty  # already carries any reliability warning
+    return kw
+
+
+def bootstrap_rng(random_state: Any) -> Any:
+    """Seed for the post-processing simulation that is independent of the release's noise
+    stream: ``None`` stays ``None`` (fresh entropy); a seed or SeedSequence gives a child
+    sequence tagged for the bootstrap (so a seeded run never replays its own noise); a
+    Generator gives a seed drawn from it (its state has moved past the release)."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.SeedSequence(random_state.entropy, spawn_key=(0xB007,))
+    if isinstance(random_state, (int, np.integer)):
+        return np.random.SeedSequence(int(random_state), spawn_key=(0xB007,))
+    return None

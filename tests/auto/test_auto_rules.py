@@ -1,0 +1,278 @@
+"""dpreg.auto: budget splits, the selection rules, the pipeline's charges and its ε→∞ limit."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+import dpreg
+from dpreg import ApproxDP, Ledger, PureDP
+from dpreg.auto import (
+    BOUNDS_FRACTION,
+    NS_THRESHOLD,
+    SELECTION_FRACTION,
+    choose_multivariate,
+    choose_simple,
+    fit_auto,
+    selection_statistic,
+    split_budget,
+    split_selection,
+    tukey_pass_probability,
+)
+from dpreg.exceptions import BudgetExceededError, InvalidInputError
+from dpreg.linear_model import AutoDPRegression
+
+
+def _line(n, seed=0, sx2=0.02, se=0.1):
+    g = np.random.default_rng(seed)
+    h = math.sqrt(3 * sx2)
+    x = g.uniform(0.5 - h, 0.5 + h, n)
+    y = np.clip(0.5 * x + 0.2 + g.normal(0, se, n), 0, 1)
+    return x, y
+
+
+# ----------------------------------------------------------------------------- budget splits
+@given(st.floats(1e-6, 1e6), st.floats(0.001, 0.5), st.floats(0.001, 0.45))
+def test_parts_never_exceed_the_whole(eps, fs, fb):
+    a, b = split_selection(eps, fs)
+    assert a.epsilon + b.epsilon <= eps
+    parts = split_budget(eps, selection_fraction=fs, bounds_fraction=fb)
+    total = sum(p.epsilon for p in parts.values() if p is not None)
+    assert total <= eps
+    assert parts["selection"].epsilon == pytest.approx(fs * eps, rel=1e-9)
+    assert parts["bounds"].epsilon == pytest.approx(fb * eps, rel=1e-9)
+
+
+def test_split_budget_skips_steps_and_rejects_bad_fractions():
+    parts = split_budget(2.0, selection_fraction=None, bounds_fraction=None)
+    assert parts["bounds"] is None and parts["selection"] is None and parts["method"].epsilon == 2.0
+    inf = split_budget(math.inf, selection_fraction=0.05, bounds_fraction=0.2)
+    assert all(p.epsilon == math.inf for p in inf.values())
+    for fs, fb in [(0.0, 0.1), (1.0, None), (0.6, 0.5), ("x", None)]:
+        with pytest.raises(InvalidInputError):
+            split_budget(1.0, selection_fraction=fs, bounds_fraction=fb)
+
+
+# ----------------------------------------------------------------------------- rules
+def test_simple_rule_and_statistic():
+    assert choose_simple(NS_THRESHOLD + 1) == "noisy-stats"
+    assert choose_simple(NS_THRESHOLD) == "theil-sen-exp"
+    assert choose_simple(-math.inf) == "theil-sen-exp"
+    # units of the x range: rescaling x leaves the statistic unchanged
+    assert selection_statistic(8.0, epsilon=2.0, x_bounds=(0, 2)) == pytest.approx(4.0)
+    assert selection_statistic(800.0, epsilon=2.0, x_bounds=(0, 20)) == pytest.approx(4.0)
+    assert selection_statistic(0.0, epsilon=math.inf, x_bounds=(0, 1)) == -math.inf
+
+
+def test_multivariate_rule_uses_the_ptr_prediction():
+    assert choose_multivariate(500, 11, epsilon=1.0, delta=1e-6) == ("boosted-adassp", 0)
+    method, m = choose_multivariate(100_000, 4, epsilon=1.0, delta=1e-6)
+    assert method == "tukey-em" and m == 1000
+    # more ε or more models can only help PTR
+    p = [tukey_pass_probability(400, 5, epsilon=e, delta=1e-6) for e in (0.5, 1, 2, 4, 8)]
+    assert all(b >= a - 1e-5 for a, b in zip(p, p[1:]))  # (A = −1 gives ~1e-6 either way)
+    assert tukey_pass_probability(4, 3, epsilon=1.0, delta=1e-6) == 0.0
+
+
+def test_multivariate_rule_agrees_with_measured_tukey_failures():
+    # docs/multivariate.md: bikeshare (8645×6, m = 617) and fair (6366×6, m = 454) fail PTR
+    # 10/10 at ε = 1 -- the rule must not pick TukeyEM there.
+    assert choose_multivariate(8645, 7, epsilon=1.0, delta=1e-5)[0] == "boosted-adassp"
+    assert choose_multivariate(6366, 7, epsilon=1.0, delta=1e-5)[0] == "boosted-adassp"
+
+
+# ----------------------------------------------------------------------------- the pipeline
+def test_pipeline_charges_each_step_and_the_total_is_epsilon():
+    x, y = _line(300)
+    L = Ledger(PureDP(1.0))
+    r = fit_auto(x, y, epsilon=1.0, x_bounds="private", y_bounds="private", ledger=L,
+                 random_state=0)
+    labels = [e.label for e in L.events()]
+    assert labels[:3] == ["auto: DP bounds for x0", "auto: DP bounds for y",
+                          "auto: selection statistic nvar(x)"]
+    assert len(labels) == 4
+    assert L.spent().epsilon <= 1.0 + 1e-12
+    eps = [e.budget.epsilon for e in L.events()]
+    assert eps[0] + eps[1] == pytest.approx(BOUNDS_FRACTION)
+    assert eps[2] == pytest.approx(SELECTION_FRACTION)
+    info = r.extra["auto"]
+    assert set(info["private_bounds"]) == {"x0", "y"}
+    assert r.privacy.budget == PureDP(1.0)
+    assert str(r.privacy.neighbouring) == "replace-one"
+    assert r.method in ("auto:noisy-stats", "auto:theil-sen-exp")
+
+
+def test_budget_refused_before_anything_is_spent():
+    x, y = _line(100)
+    L = Ledger(PureDP(0.5))
+    with pytest.raises(BudgetExceededError):
+        fit_auto(x, y, epsilon=1.0, x_bounds=[(0, 1)], y_bounds=(0, 1), ledger=L, random_state=0)
+    assert L.events() == []
+
+
+@pytest.mark.parametrize("kw", [
+    dict(x_bounds=None, y_bounds=(0, 1)),
+    dict(x_bounds=[(0, 1)], y_bounds=None),
+    dict(x_bounds="public", y_bounds=(0, 1)),
+    dict(x_bounds=[(0, 1)], y_bounds=(0, 1), selection_fraction=1.5),
+    dict(x_bounds=[(0, 1)], y_bounds=(0, 1), epsilon=0.0),
+    dict(x_bounds=[(0, 1)], y_bounds=(0, 1), fit_intercept=False),
+])
+def test_bad_input_before_any_charge(kw):
+    x, y = _line(50)
+    L = Ledger(PureDP(10.0))
+    args = dict(epsilon=1.0, ledger=L, random_state=0)
+    args.update(kw)
+    with pytest.raises(InvalidInputError):
+        fit_auto(x, y, **args)
+    assert L.events() == []
+
+
+def test_multivariate_needs_delta_and_reports_the_choice():
+    g = np.random.default_rng(0)
+    X = g.uniform(0, 1, (400, 3))
+    y = X @ [0.2, -0.1, 0.3] + g.normal(0, 0.05, 400)
+    with pytest.raises(InvalidInputError):
+        fit_auto(X, y, epsilon=1.0, x_bounds=[(0, 1)] * 3, y_bounds=(-1, 1))
+    L = Ledger(ApproxDP(1.0, 1e-6))
+    r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(0, 1)] * 3, y_bounds=(-1, 1), ledger=L,
+                 random_state=1)
+    assert r.extra["auto"]["method"] == "boosted-adassp"
+    assert r.privacy.budget == ApproxDP(1.0, 1e-6)
+    assert L.spent().epsilon <= 1.0 + 1e-12
+
+
+def test_tukey_branch_needs_no_bounds_and_spends_nothing_on_them():
+    g = np.random.default_rng(0)
+    n = 30_000
+    X = g.normal(size=(n, 2))
+    y = X @ [1.0, -2.0] + 0.5 + g.normal(0, 1, n)
+    L = Ledger(ApproxDP(2.0, 1e-6))
+    r = fit_auto(X, y, epsilon=2.0, delta=1e-6, x_bounds="private", y_bounds="private", ledger=L,
+                 random_state=2)
+    assert r.extra["auto"]["method"] == "tukey-em"
+    assert r.extra["auto"]["private_bounds"] == {}
+    assert [e.label for e in L.events()] == ["TukeyEM"]
+    assert r.bounds is None
+    np.testing.assert_allclose(r.params.to_numpy(), [0.5, 1.0, -2.0], atol=0.15)
+
+
+# ----------------------------------------------------------------------------- ε → ∞
+def test_huge_epsilon_with_public_bounds_is_ols_via_noisy_stats():
+    x, y = _line(200, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_auto(x, y, epsilon=1e12, x_bounds=[(0, 1)], y_bounds=(0, 1), random_state=0)
+    assert r.extra["auto"]["method"] == "noisy-stats"
+    slope, icpt = np.polyfit(x, y, 1)
+    np.testing.assert_allclose(r.params.to_numpy(), [icpt, slope], rtol=1e-6, atol=1e-8)
+
+
+def test_infinite_epsilon_multivariate_equals_the_chosen_nonprivate_counterpart():
+    from dpreg.linear_model import TukeyEM
+
+    g = np.random.default_rng(1)
+    X = g.normal(size=(600, 2))
+    y = X @ [1.0, 2.0] + g.normal(0, 0.1, 600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_auto(X, y, epsilon=math.inf, delta=1e-6, x_bounds=[(-5, 5)] * 2, y_bounds=(-20, 20),
+                     random_state=7)
+        m = r.extra["auto"]["n_models"]
+        ref = TukeyEM(epsilon=math.inf, delta=1e-6, n_models=m, random_state=7).fit(X, y)
+    assert r.extra["auto"]["method"] == "tukey-em"
+    np.testing.assert_allclose(r.params.to_numpy(), [ref.intercept_, *ref.coef_])
+
+
+# ----------------------------------------------------------------------------- API / estimator / CLI
+def test_regress_bounds_private_and_mixed():
+    x, y = _line(400, seed=2)
+    df = pd.DataFrame({"x": x, "y": y})
+    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds="private", random_state=0)
+    assert set(r.extra["auto"]["private_bounds"]) == {"x", "y"}
+    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds={"x": (0, 1), "y": "private"},
+                      random_state=0)
+    assert set(r.extra["auto"]["private_bounds"]) == {"y"}
+    assert r.bounds["x"] == (0.0, 1.0)
+    with pytest.raises(InvalidInputError):
+        dpreg.regress(df, "y ~ x", method="noisy-stats", epsilon=1.0, bounds="private")
+
+
+def test_estimator_contract_and_attributes():
+    x, y = _line(300, seed=3)
+    est = AutoDPRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 1), random_state=0)
+    assert clone(est).get_params()["selection_fraction"] == SELECTION_FRACTION
+    assert est.fit(x[:, None], y) is est
+    assert est.method_ in ("noisy-stats", "theil-sen-exp")
+    assert est.selection_["selection_epsilon"] == pytest.approx(0.05)
+    assert est.bounds_["x0"] == (0.0, 1.0)
+    assert est.predict(x[:3, None]).shape == (3,)
+    with pytest.raises(InvalidInputError):
+        AutoDPRegression(epsilon=1.0, bounds_X=(0, 1)).fit(x[:, None], y)
+    with pytest.raises(InvalidInputError):
+        AutoDPRegression(epsilon=1.0, bounds_X="guess", bounds_y=(0, 1)).fit(x[:, None], y)
+
+
+def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    x, y = _line(300, seed=5)
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"x": x, "y": y}).to_csv(path, index=False)
+    res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
+                                   "--epsilon", "2", "--bounds", "private", "--seed", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["method"] == "auto"
+    assert out["chosen_method"] in ("noisy-stats", "theil-sen-exp")
+    assert out["selection"]["selection_epsilon"] == pytest.approx(0.1)
+    assert set(out["private_bounds"]) == {"x", "y"}
+    res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
+                                   "--epsilon", "2", "--bounds", "x=0:1", "--bounds", "y=private",
+                                   "--seed", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert set(json.loads(res.stdout)["private_bounds"]) == {"y"}
+
+
+@pytest.mark.parametrize("xb,yb", [("private", (-20.0, 20.0)), ([(-5.0, 5.0)] * 2, "private"),
+                                   ([(-5.0, 5.0), "private"], (-20.0, 20.0))])
+def test_tukey_branch_with_mixed_public_and_private_bounds(xb, yb):
+    g = np.random.default_rng(3)
+    n = 30_000
+    X = g.normal(size=(n, 2))
+    y = X @ [1.0, -2.0] + 0.5 + g.normal(0, 1, n)
+    r = fit_auto(X, y, epsilon=2.0, delta=1e-6, x_bounds=xb, y_bounds=yb, random_state=4)
+    assert r.extra["auto"]["method"] == "tukey-em"
+    assert r.extra["auto"]["private_bounds"] == {}
+    np.testing.assert_allclose(r.params.to_numpy(), [0.5, 1.0, -2.0], atol=0.15)
+
+
+def test_per_group_fits_accept_auto():
+    frames = []
+    for k in range(3):
+        x, y = _line(60, seed=k)
+        frames.append(pd.DataFrame({"g": f"g{k}", "x": x, "y": y}))
+    df = pd.concat(frames, ignore_index=True)
+    out = dpreg.fit_by_group(df, "g", "x", "y", method="auto", epsilon=4.0,
+                             bounds={"x": (0, 1), "y": (0, 1)}, random_state=6)
+    assert len(out) == 3
+
+
+def test_one_pair_of_bounds_applies_to_every_column():
+    g = np.random.default_rng(8)
+    X = g.uniform(0, 1, (300, 2))
+    y = X @ [0.3, 0.2] + g.normal(0, 0.05, 300)
+    r = fit_auto(X, y, epsilon=2.0, delta=1e-6, x_bounds=(0, 1), y_bounds=(-1, 2), random_state=0)
+    assert r.bounds["x0"] == (0.0, 1.0) and r.bounds["x1"] == (0.0, 1.0)
+    r = fit_auto(X[:, 0], y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(-1, 2), random_state=0)
+    assert r.bounds["x0"] == (0.0, 1.0)

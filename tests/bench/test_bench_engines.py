@@ -1,0 +1,197 @@
+"""The vectorised evaluation engines reproduce the library's releases.
+
+Deterministic parts (pair designs, the doubled multisets, exponential-mechanism intervals and
+weights, smooth sensitivities) are compared *exactly* with the library functions; the sampling
+steps are compared in distribution with single calls of the public functions (seeded KS tests at
+ALPHA, with a power check: the same engine at the wrong budget must be rejected).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from _stats import ALPHA
+from dpreg.bench import engines as E
+from dpreg.mechanisms import median_smooth_sensitivity, quantile_em_intervals
+from dpreg.mechanisms.smooth import student_t_scale
+from dpreg.simple import gradient_descent, nonprivate_theil_sen, theil_sen
+from dpreg.simple.pairs import doubled_pair_values, round_robin_matchings
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpreg.PrivacyLeakWarning")
+
+LO, HI = -2.0, 2.0
+
+
+def data(n, seed, ties=False, all_tied=False):
+    g = np.random.default_rng(seed)
+    x = g.uniform(0, 1, n)
+    y = 0.5 * x + g.normal(0, 0.1, n)
+    if ties:
+        x[: n // 3 + 1] = x[0]
+    if all_tied:
+        x[:] = 0.3
+    return x, y
+
+
+CASES = [(n, s, t, a) for n in (2, 3, 8, 21, 40, 41) for s, t, a in
+         ((0, False, False), (1, True, False), (2, False, True))]
+
+
+def _nonzero(left, right, logw):
+    keep = np.isfinite(logw)
+    return np.c_[left[keep], right[keep], logw[keep]]
+
+
+@pytest.mark.parametrize("n,seed,ties,all_tied", CASES)
+def test_multisets_and_mechanism_inputs_match_the_library(n, seed, ties, all_tied):
+    x, y = data(n, seed, ties, all_tied)
+    k = min(3, n - 1)
+    ms = E.kmatch_multisets(x, y, k, 1, np.random.default_rng(seed),
+                            estimands=(("predictions", 0.25), ("slope", None)))
+    design = round_robin_matchings(n, k, np.random.default_rng(seed))  # same generator calls
+    for est, m in zip(("predictions", "slope"), ms):
+        lib = np.sort(np.clip(doubled_pair_values(
+            x, y, design, estimand=est, x_eval=0.25 if est == "predictions" else None), LO, HI))
+        p = np.arange(1, 2 * m.size + 1)[None, :]
+        assert np.array_equal(E._doubled_at(m, p, LO, HI)[0], lib)
+        assert E.doubled_median_rows(m, lo=LO, hi=HI)[0] == np.median(lib)
+        for theta in (0.0, 0.01, 0.3):
+            for eps in (0.001, 0.7, 50.0):
+                br, sc = quantile_em_intervals(lib, q=0.5, epsilon=eps, lo=LO, hi=HI, theta=theta)
+                with np.errstate(divide="ignore"):
+                    full = np.log(np.diff(br)) + sc
+                ref = _nonzero(br[:-1], br[1:], full)
+                left, right, logw = E.em_interval_rows(m, epsilon=eps, lo=LO, hi=HI, theta=theta)
+                assert np.allclose(_nonzero(left[0], right[0], logw[0]), ref, rtol=0, atol=1e-12)
+                # the sampling band keeps every interval within e^-60 of the largest weight
+                band = (E._tie_free_band if m.tie_free else E._sample_band)(
+                    m, epsilon=eps, lo=LO, hi=HI, theta=theta)
+                kept = _nonzero(band[0][0], band[1][0], band[2][0])
+                big = ref[ref[:, 2] >= ref[:, 2].max() - E.LOG_CUT]
+                for r in big:
+                    assert np.isclose(kept, r, rtol=0, atol=1e-12).all(axis=1).any()
+        t, _ = student_t_scale(0.5, 3)
+        assert (E.smooth_bound_rows(m, lo=LO, hi=HI, k=2 * m.k, t=t)[0]
+                == median_smooth_sensitivity(lib, lo=LO, hi=HI, k=2 * m.k, t=t))
+
+
+def test_all_pairs_multiset_and_nonprivate_theil_sen():
+    x, y = data(60, 4, ties=True)
+    ms = E.all_pairs_multiset(x, y, estimand="predictions", x_eval=0.25)
+    assert ms.rows == 1 and ms.k == 59 and ms.size == 60 * 59 // 2
+    assert E.doubled_median_rows(ms)[0] == nonprivate_theil_sen(x, y).predictions[0.25]
+    assert E.theil_sen_all_pairs(x, y) == nonprivate_theil_sen(x, y).predictions[0.25]
+    assert (E.theil_sen_all_pairs(x, y, estimand="slope")
+            == nonprivate_theil_sen(x, y, estimand="slope").slope)
+
+
+@pytest.mark.parametrize("estimand", ["predictions", "slope"])
+def test_root_finding_theil_sen_for_large_n(estimand):
+    # above the enumeration limit the median is found by counting; it lands between the two
+    # middle pairwise values
+    x, y = data(400, 5)
+    exact = (nonprivate_theil_sen(x, y).predictions[0.25] if estimand == "predictions"
+             else nonprivate_theil_sen(x, y, estimand="slope").slope)
+    fast = E.theil_sen_all_pairs(x, y, estimand=estimand, exact_limit=1000)
+    assert fast == pytest.approx(exact, abs=1e-5)
+
+
+def _single(median, x, y, eps, pairs, seed, estimand="predictions"):
+    kw = dict(theta=0.01) if median == "wide" else {}
+    r = theil_sen(x, y, epsilon=eps, output_range=(LO, HI), median=median, pairs=pairs,
+                  estimand=estimand, rng=seed, **kw)
+    return r.slope if estimand == "slope" else r.predictions[0.25]
+
+
+def _engine(median, ms, eps_t, gen, per_row=1):
+    if median == "smooth":
+        return E.smooth_median_rows(ms, epsilon_target=eps_t, lo=LO, hi=HI, rng=gen,
+                                    draws_per_row=per_row)
+    return E.em_median_rows(ms, epsilon_target=eps_t, lo=LO, hi=HI,
+                            theta=0.01 if median == "wide" else 0.0, rng=gen,
+                            draws_per_row=per_row)
+
+
+@pytest.mark.parametrize("median", ["exp", "wide", "smooth"])
+def test_k_matching_releases_have_the_library_distribution(median):
+    x, y = data(30, 7)
+    eps, draws = 4.0, 800
+    singles = np.array([_single(median, x, y, eps, 3, 10_000 + i) for i in range(draws)])
+    g = np.random.default_rng(1)
+    ms = E.kmatch_multisets(x, y, 3, draws, g)[0]
+    ours = _engine(median, ms, E.median_split(eps, "predictions"), g)
+    assert stats.ks_2samp(ours, singles).pvalue > ALPHA
+    wrong = _engine(median, ms, E.median_split(4 * eps, "predictions"), g)  # power
+    assert stats.ks_2samp(wrong, singles).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("median", ["exp", "smooth"])
+def test_all_pairs_slope_releases_have_the_library_distribution(median):
+    x, y = data(25, 8)
+    eps, draws = 2.0, 800
+    singles = np.array([_single(median, x, y, eps, "all", 20_000 + i, "slope")
+                        for i in range(draws)])
+    ms = E.all_pairs_multiset(x, y, estimand="slope", x_eval=None)
+    g = np.random.default_rng(2)
+    ours = _engine(median, ms, E.median_split(eps, "slope"), g, per_row=draws)
+    assert stats.ks_2samp(ours, singles).pvalue > ALPHA
+    wrong = _engine(median, ms, 0.25 * eps, g, per_row=draws)
+    assert stats.ks_2samp(wrong, singles).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("variant,kw", [("pure", {"epsilon": 1.5}), ("zcdp", {"rho": 0.3}),
+                                        ("approx", {"epsilon": 1.0, "delta": 1e-6})])
+def test_gradient_descent_replicates_equal_single_runs(variant, kw):
+    # same seed, one replicate: the same noise draws in the same order, so the same release
+    # up to floating-point rounding of the gradient sums
+    for n, seed in ((40, 0), (200, 1), (15, 2)):
+        x, y = data(n, seed)
+        y = np.clip(y, 0, 1)
+        for s in range(5):
+            ref = gradient_descent(x, y, variant=variant, x_bounds=(0, 1), y_bounds=(0, 1),
+                                   rng=s, **kw)
+            preds, slope = E.gd_replicates(x, y, variant=variant, x_bounds=(0, 1),
+                                           y_bounds=(0, 1), trials=1, rng=s, **kw)
+            assert preds[0, 0] == pytest.approx(ref.predictions[0.25], rel=1e-9, abs=1e-9)
+            assert preds[0, 1] == pytest.approx(ref.predictions[0.75], rel=1e-9, abs=1e-9)
+            assert slope[0] == pytest.approx(ref.slope, rel=1e-9, abs=1e-9)
+
+
+def test_gradient_descent_fast_path_is_exercised_and_exact():
+    # large n, large ε: clipping stops binding after a few steps; the result still equals
+    # the plain clipped computation (library, one run per seed)
+    x, y = data(3000, 3)
+    y = np.clip(y, 0, 1)
+    preds, _ = E.gd_replicates(x, y, epsilon=50.0, x_bounds=(0, 1), y_bounds=(0, 1), trials=1,
+                               rng=9)
+    ref = gradient_descent(x, y, epsilon=50.0, x_bounds=(0, 1), y_bounds=(0, 1), rng=9)
+    assert preds[0, 0] == pytest.approx(ref.predictions[0.25], rel=1e-9)
+
+
+def test_many_trials_vectorised_match_in_distribution():
+    x, y = data(50, 11)
+    y = np.clip(y, 0, 1)
+    draws = 600
+    preds, _ = E.gd_replicates(x, y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(0, 1),
+                               trials=draws, rng=3)
+    singles = [gradient_descent(x, y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(0, 1),
+                                rng=5000 + i).predictions[0.25] for i in range(draws)]
+    assert stats.ks_2samp(preds[:, 0], singles).pvalue > ALPHA
+    wrong, _ = E.gd_replicates(x, y, epsilon=8.0, x_bounds=(0, 1), y_bounds=(0, 1),
+                               trials=draws, rng=4)
+    assert stats.ks_2samp(wrong[:, 0], singles).pvalue < ALPHA
+
+
+def test_infinite_epsilon_is_the_exact_median():
+    x, y = data(20, 12)
+    ms = E.kmatch_multisets(x, y, 2, 5, np.random.default_rng(0))[0]
+    out = E.em_median_rows(ms, epsilon_target=math.inf, lo=LO, hi=HI, rng=0)
+    assert np.array_equal(out, E.doubled_median_rows(ms, lo=LO, hi=HI))
+
+
+def test_k_out_of_range_is_rejected():
+    x, y = data(6, 0)
+    with pytest.raises(ValueError, match="k must be between"):
+        E.kmatch_multisets(x, y, 7, 1, 0)

@@ -1,0 +1,261 @@
+"""The vectorised LocalBackend against the reference per-group loop: identical releases for
+the same seeds (every simple method), public keys and presence, bad keys, secure mode, the
+segment kernels and the ``dpreg fit-groups --backend`` command."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpreg import InvalidInputError, fit_by_group
+from dpreg.grouped import group_seed_sequence, parse_key_list
+from dpreg.grouped._segments import median_smooth_bound, segment_sums, segment_sums_numpy
+from dpreg.mechanisms import median_smooth_sensitivity
+
+BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def table(groups=30, seed=0, *, sizes=(0, 1, 2, 3, 40, 130, 260)):
+    """Integer keys 0..groups−1 with varied sizes (including 0 and 1 rows), shuffled rows."""
+    g = np.random.default_rng(seed)
+    n = g.choice(sizes, groups)
+    keys = np.repeat(np.arange(groups), n)
+    x = g.uniform(-0.1, 1.1, keys.size)  # some rows outside the bounds: clipping matters
+    y = 0.2 + 0.5 * x + g.normal(0, 0.2, keys.size)
+    df = pd.DataFrame({"k": keys, "x": x, "y": y})
+    return df.sample(frac=1, random_state=seed).reset_index(drop=True)
+
+
+CASES = [
+    ("noisy-stats", {}),
+    ("dp-intercept", {}),
+    ("dp-gd", {}),
+    ("dp-gd", {"variant": "approx", "steps": 20}),
+    ("theil-sen-exp", {}),
+    ("theil-sen-exp", {"pairs": 1}),
+    ("theil-sen-wide", {"theta": 0.05}),
+    ("theil-sen-smooth", {}),
+    ("theil-sen-smooth", {"pairs": 1, "dof": 5}),
+]
+
+
+@pytest.mark.parametrize("method,opts", CASES)
+def test_local_equals_reference_loop(method, opts):
+    df = table()
+    keys = list(range(32))  # 30 and 31 have no rows
+    delta = 1e-6 if opts.get("variant") == "approx" else None
+    kw = dict(method=method, epsilon=1.5, bounds=BOUNDS, groups=keys, random_state=11,
+              delta=delta, **opts)
+    loc = fit_by_group(df, "k", "x", "y", **kw)
+    ref = fit_by_group(df, "k", "x", "y", backend="reference", **kw)
+    assert loc.attrs["backend"] == "local"
+    pd.testing.assert_frame_equal(loc, ref)  # bit for bit, same columns and dtypes
+    assert loc.attrs["privacy"] == ref.attrs["privacy"]
+    assert list(loc["group"]) == keys
+    assert (~loc["failed"]).sum() > 5
+
+
+def test_pairs_too_large_for_a_group_is_an_error_on_every_backend():
+    """k matchings need n >= k + 1 (public n); like the reference loop, the local backend
+    refuses the whole call instead of silently changing the design of small groups."""
+    for backend in ("local", "reference"):
+        with pytest.raises(InvalidInputError, match="pairs"):
+            fit_by_group(table(), "k", "x", "y", method="theil-sen-exp", epsilon=1,
+                         bounds=BOUNDS, random_state=0, pairs=2, backend=backend)
+
+
+def test_large_groups_take_the_fast_path_on_both_backends():
+    df = table(groups=3, seed=12, sizes=(2100,))
+    kw = dict(method="theil-sen-wide", epsilon=1.0, bounds=BOUNDS, random_state=5)
+    loc = fit_by_group(df, "k", "x", "y", **kw)
+    pd.testing.assert_frame_equal(loc, fit_by_group(df, "k", "x", "y", backend="reference", **kw))
+    assert not loc["failed"].any()
+
+
+def test_local_single_thread_equals_threads():
+    df = table(seed=3)
+    kw = dict(method="theil-sen-exp", epsilon=1.0, bounds=BOUNDS, random_state=2)
+    a = fit_by_group(df, "k", "x", "y", workers=1, **kw)
+    b = fit_by_group(df, "k", "x", "y", workers=3, **kw)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("method", ["noisy-stats", "dp-gd", "theil-sen-wide"])
+def test_release_does_not_depend_on_partitioning(method):
+    """One stream per key: fitting a subset of the groups, or the rows in another order,
+    gives the same releases for those groups."""
+    df = table(seed=4)
+    kw = dict(method=method, epsilon=1.0, bounds=BOUNDS, random_state=9)
+    full = fit_by_group(df, "k", "x", "y", groups=list(range(30)), **kw).set_index("group")
+    some = [7, 3, 21, 12]
+    sub = fit_by_group(df[df.k.isin(some)].iloc[::-1], "k", "x", "y", groups=some,
+                       **kw).set_index("group")
+    cols = ["n", "slope", "intercept", "failed"]
+    if method == "theil-sen-wide":  # all pairs: row order inside a group does not matter
+        pd.testing.assert_frame_equal(sub[cols], full.loc[some, cols])
+    else:  # sums in another order: equal up to rounding
+        pd.testing.assert_frame_equal(sub[cols], full.loc[some, cols], check_exact=False,
+                                      rtol=1e-9)
+
+
+def test_group_seed_sequence_depends_only_on_root_and_key():
+    root = np.random.SeedSequence(5)
+    a = group_seed_sequence(root, 3).generate_state(4)
+    assert np.array_equal(a, group_seed_sequence(np.random.SeedSequence(5), np.int64(3))
+                          .generate_state(4))
+    assert not np.array_equal(a, group_seed_sequence(root, "3").generate_state(4))
+    assert not np.array_equal(a, group_seed_sequence(root, 4).generate_state(4))
+
+
+def test_presence_is_not_leaked_and_small_groups_fail_on_public_n():
+    df = table(seed=5)
+    present = set(df.k)
+    listed = list(range(35))
+    out = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1, bounds=BOUNDS,
+                       groups=listed, random_state=0)
+    assert list(out["group"]) == listed  # one row per listed key, in the listed order
+    row = out.set_index("group")
+    for k in listed:
+        n = int((df.k == k).sum())
+        assert row.loc[k, "n"] == n
+        if k not in present:
+            assert row.loc[k, "failed"] and row.loc[k, "reason"] == "no rows in this group"
+        elif n < 2:
+            assert row.loc[k, "failed"] and "needs at least 2" in row.loc[k, "reason"]
+    # rows of keys that are not listed are in no release
+    only = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1, bounds=BOUNDS,
+                        groups=[max(present)], random_state=0)
+    assert len(only) == 1
+    assert "parallel composition" in out["privacy"].iloc[0]
+    assert "public list" in out.attrs["privacy"]
+    undeclared = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1,
+                              bounds=BOUNDS, random_state=0)
+    assert set(undeclared["group"]) == present
+    assert "declared public" in undeclared.attrs["privacy"]
+
+
+def test_every_group_empty_or_no_groups():
+    df = table(seed=6)
+    out = fit_by_group(df, "k", "x", "y", method="theil-sen-exp", epsilon=1, bounds=BOUNDS,
+                       groups=[100, 101], random_state=0)
+    assert out["failed"].all() and list(out["n"]) == [0, 0]
+    assert not any(c.startswith("pred_") for c in out.columns)
+    ref = fit_by_group(df, "k", "x", "y", method="theil-sen-exp", epsilon=1, bounds=BOUNDS,
+                       groups=[100, 101], random_state=0, backend="reference")
+    pd.testing.assert_frame_equal(out, ref)
+
+
+def test_bad_keys_and_values():
+    df = table(seed=7)
+    kw = dict(method="noisy-stats", epsilon=1, bounds=BOUNDS)
+    bad = df.astype({"k": float})
+    bad.loc[0, "k"] = np.nan
+    for backend in ("local", "reference"):
+        with pytest.raises(InvalidInputError, match="missing values"):
+            fit_by_group(bad, "k", "x", "y", backend=backend, **kw)
+    with pytest.raises(InvalidInputError, match="missing keys"):
+        fit_by_group(df, "k", "x", "y", groups=[1, np.nan], **kw)
+    with pytest.raises(InvalidInputError, match="missing keys"):
+        fit_by_group(df, "k", "x", "y", groups=[1, None], **kw)
+    with pytest.raises(InvalidInputError, match="duplicate"):
+        fit_by_group(df, "k", "x", "y", groups=[1, np.int64(1)], **kw)
+    with pytest.raises(InvalidInputError, match="list of public group keys"):
+        fit_by_group(df, "k", "x", "y", groups="abc", **kw)
+    nan_x = df.copy()
+    nan_x.loc[nan_x.index[nan_x.k == nan_x.k.iloc[0]][0], "x"] = np.nan
+    with pytest.raises(InvalidInputError, match="finite"):
+        fit_by_group(nan_x, "k", "x", "y", **kw)
+    # a NaN in a group that is not listed is never read
+    k0 = nan_x.k.iloc[0]
+    fit_by_group(nan_x, "k", "x", "y", groups=[k for k in range(30) if k != k0], **kw)
+    with pytest.raises(InvalidInputError, match="backend"):
+        fit_by_group(df, "k", "x", "y", backend="dask", **kw)
+    with pytest.raises(InvalidInputError, match="column"):
+        fit_by_group(df, "key", "x", "y", **kw)
+    with pytest.raises(InvalidInputError, match="random_state"):
+        fit_by_group(df, "k", "x", "y", random_state=-1, **kw)
+
+
+@pytest.mark.parametrize("method", ["noisy-stats", "dp-intercept", "dp-gd", "theil-sen-exp",
+                                    "theil-sen-smooth"])
+def test_secure_mode_without_a_seed(method):
+    df = table(groups=8, seed=8, sizes=(1, 60))
+    out = fit_by_group(df, "k", "x", "y", method=method, epsilon=2, bounds=BOUNDS,
+                       groups=list(range(9)))
+    n = out.set_index("group")["n"]
+    assert len(out) == 9 and n.loc[8] == 0
+    ok = out[n.to_numpy() >= 2]
+    assert (~ok["failed"]).mean() > 0.5
+    assert np.all(np.isfinite(ok.loc[~ok["failed"], "slope"]))
+
+
+def test_unsupported_options_fall_back_to_the_reference_loop():
+    df = table(groups=6, seed=9, sizes=(80,))
+    df["z"] = np.random.default_rng(0).uniform(0, 1, len(df))
+    out = fit_by_group(df, "k", "x", "y", method="adassp", epsilon=1, delta=1e-6,
+                       bounds=BOUNDS, random_state=1)
+    assert out.attrs["backend"].startswith("reference")
+    assert len(out) == 6
+
+
+def test_segment_sums_are_numpys_own_sums():
+    g = np.random.default_rng(0)
+    for sizes in ([0, 1, 7, 8, 9, 127, 128, 129, 1000, 4099], g.integers(0, 300, 200)):
+        starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        v = g.standard_cauchy(int(starts[-1]))
+        assert np.array_equal(segment_sums(v, starts), segment_sums_numpy(v, starts))
+
+
+def test_compiled_smooth_bound_is_the_reference_bound():
+    g = np.random.default_rng(1)
+    for m, k, t in ((9, 1, 0.3), (40, 3, 0.05), (201, 8, 0.01), (50, 200, 0.5)):
+        z = np.clip(g.normal(0.5, 0.3, m), 0, 1)
+        zb = np.concatenate(([0.0], np.sort(z), [1.0]))
+        assert median_smooth_bound(zb, k, t) == median_smooth_sensitivity(z, lo=0, hi=1, k=k,
+                                                                          t=t)
+
+
+def test_parse_key_list():
+    assert parse_key_list(["a", " b ", ""]) == ["a", "b"]
+    assert parse_key_list(["3", "17"], pd.Series([1, 2])) == [3, 17]
+    assert parse_key_list(["3.5"], pd.Series([1.0])) == [3.5]
+    assert parse_key_list(["a"], pd.Series(["x"])) == ["a"]
+    with pytest.raises(InvalidInputError, match="not numbers"):
+        parse_key_list(["a"], pd.Series([1, 2]))
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               COLUMNS="200", PYTHONWARNINGS="ignore")
+    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def test_cli_fit_groups_backends_and_integer_keys(tmp_path):
+    df = table(groups=12, seed=10)
+    data = tmp_path / "d.csv"
+    df.to_csv(data, index=False)
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(str(k) for k in range(14)) + "\n")
+    outs = {}
+    for backend in ("local", "reference"):
+        out = tmp_path / f"{backend}.csv"
+        r = _cli("fit-groups", str(data), "--by", "k", "--y", "y", "--x", "x", "-m",
+                 "theil-sen-exp", "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--out", str(out),
+                 "--groups-file", str(keys), "--seed", "3", "--backend", backend, "--json")
+        assert r.returncode == 0, r.stderr
+        outs[backend] = pd.read_csv(out)
+    pd.testing.assert_frame_equal(outs["local"], outs["reference"])
+    t = outs["local"].set_index("group")
+    assert list(t.index) == list(range(14))
+    assert t.loc[13, "n"] == 0 and t.loc[13, "failed"]
+    assert (t["n"] == df.groupby("k").size().reindex(range(14), fill_value=0)).all()
+    r = _cli("fit-groups", str(data), "--by", "k", "--y", "y", "--x", "x", "-m", "noisy-stats",
+             "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--out", str(tmp_path / "o.csv"),
+             "--backend", "nope")
+    assert r.returncode == 1 and "backend" in r.stderr

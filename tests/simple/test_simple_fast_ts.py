@@ -1,0 +1,273 @@
+"""The O(n log n) exact all-pairs Theil-Sen machinery (dpreg.simple.fast) against the
+materialising reference: exact rank counts, the exact target density on every interval of
+the reference's piecewise-constant distribution, samples (χ² against the exact interval
+probabilities, with a power check) and the wiring into theil_sen / replicate_predictions."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from _stats import ALPHA, chi2_pvalue
+from dpreg import InvalidInputError
+from dpreg.mechanisms import exp_quantile, quantile_em_intervals, quantile_em_probabilities
+from dpreg.simple import theil_sen
+from dpreg.simple.fast import (
+    HAVE_NUMBA,
+    AllPairsEM,
+    all_pairs_median,
+    dp_median_all_pairs,
+    pair_counter,
+    pair_order_statistic,
+)
+from dpreg.simple.fast._kernels import cross_run_inversions, cross_run_inversions_numpy
+from dpreg.simple.pairs import all_pairs, doubled_pair_values
+from dpreg.simple.replicates import replicate_predictions
+
+BACKENDS = ["numpy"] + (["numba"] if HAVE_NUMBA else [])
+
+
+def data(n, seed=0, *, ties=False):
+    g = np.random.default_rng(seed)
+    x = g.uniform(0, 1, n)
+    y = 0.2 + 0.5 * x + g.normal(0, 0.15, n)
+    if ties:  # ties in x, duplicated points, ties in the pair values
+        x, y = np.round(x, 1), np.round(y, 1)
+    return x, y
+
+
+def doubled(x, y, est, x_eval):
+    return doubled_pair_values(x, y, all_pairs(x.size), estimand=est, x_eval=x_eval)
+
+
+TARGETS = [("slope", None), ("predictions", 0.25), ("predictions", 0.3)]
+
+
+# ---------------------------------------------------------------------------- counting
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("est,x_eval", TARGETS)
+@pytest.mark.parametrize("ties", [False, True])
+def test_counts_equal_the_materialised_multiset(backend, est, x_eval, ties):
+    x, y = data(120, seed=3, ties=ties)
+    v = doubled(x, y, est, x_eval)
+    pc = pair_counter(x, y, estimand=est, x_eval=x_eval, backend=backend)
+    assert pc.n_pairs == v.size // 2
+    assert pc.n_tied == int(np.sum(np.isinf(v))) // 2
+    finite = np.unique(v[np.isfinite(v)])
+    probes = np.concatenate((finite[::7], finite[::11] + 1e-9, [-1e9, 0.0, 0.25, 1e9]))
+    for r in probes:
+        assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r)), r
+
+
+@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(-4, 4)), min_size=2, max_size=25),
+       st.sampled_from([None, 0.0, 1.0, 0.5]), st.integers(-9, 9))
+def test_counts_on_small_integer_grids(points, x_eval, r2):
+    """Heavy ties everywhere (x, y, pair values, points on x = x_eval): exact counts."""
+    x = np.array([p[0] for p in points], dtype=float)
+    y = np.array([p[1] for p in points], dtype=float)
+    est = "slope" if x_eval is None else "predictions"
+    v = doubled(x, y, est, x_eval)
+    for backend in BACKENDS:
+        pc = pair_counter(x, y, estimand=est, x_eval=x_eval, backend=backend)
+        for r in (r2 / 2, r2 / 3, np.nextafter(r2 / 2, np.inf)):
+            assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r))
+
+
+def test_counts_with_extreme_magnitudes():
+    x, y = data(40, seed=5)
+    x[3], y[7], x[9] = 1e200, -1e180, 0.25 + 1e-130  # special points (brute-forced pairs)
+    for est, xe in TARGETS:
+        v = doubled(x, y, est, xe)
+        pc = pair_counter(x, y, estimand=est, x_eval=xe)
+        for r in np.concatenate((np.unique(v[np.isfinite(v)])[::5], [-1e300, 1e300])):
+            assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r))
+
+
+def test_numba_and_numpy_inversion_kernels_agree():
+    if not HAVE_NUMBA:
+        pytest.skip("numba is not installed: only the NumPy kernel exists")
+    g = np.random.default_rng(1)
+    for n in (1, 2, 7, 300, 5000):
+        rank = g.permutation(n).astype(np.int64)
+        w = g.integers(1, 4, n).astype(np.int64)
+        cuts = np.unique(np.concatenate(([0, n], g.integers(0, n + 1, n // 3))))
+        a = cross_run_inversions(rank, w, cuts, backend="numba")
+        assert a == cross_run_inversions_numpy(rank, w, cuts)
+    with pytest.raises(InvalidInputError, match="backend"):
+        pair_counter(*data(5), backend="gpu")
+
+
+# ---------------------------------------------------------------------------- non-private
+@pytest.mark.parametrize("est,x_eval", TARGETS)
+def test_exact_median_and_order_statistics(est, x_eval):
+    x, y = data(150, seed=2, ties=True)
+    v = doubled(x, y, est, x_eval)
+    fin = np.sort(v[np.isfinite(v)])[::2]  # one copy per untied pair
+    assert all_pairs_median(x, y, estimand=est, x_eval=x_eval, lo=-3, hi=3) == float(
+        np.median(np.clip(v, -3, 3)))
+    assert all_pairs_median(x, y, estimand=est, x_eval=x_eval) == float(np.median(fin))
+    for k in (1, 17, fin.size // 2, fin.size):
+        assert pair_order_statistic(x, y, k, estimand=est, x_eval=x_eval) == fin[k - 1]
+    with pytest.raises(InvalidInputError, match="k must be"):
+        pair_order_statistic(x, y, fin.size + 1, estimand=est, x_eval=x_eval)
+
+
+def test_large_n_median_against_sorted_pairs():
+    x, y = data(2500, seed=4)
+    i, j = np.triu_indices(x.size, 1)
+    fin = np.sort((y[j] - y[i]) / (x[j] - x[i]))
+    assert all_pairs_median(x, y) == float(np.median(fin))
+
+
+# ---------------------------------------------------------------------------- the mechanism
+def _em(x, y, est, x_eval, eps, lo, hi, theta, seed=0):
+    pc = pair_counter(x, y, estimand=est, x_eval=x_eval)
+    return AllPairsEM(pc, epsilon=eps, lo=lo, hi=hi, theta=theta, rng=np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("est,x_eval", TARGETS)
+@pytest.mark.parametrize("theta", [0.0, 0.05])
+@pytest.mark.parametrize("n,ties", [(60, True), (300, False), (200, True)])
+def test_target_density_equals_the_reference_on_every_interval(est, x_eval, theta, n, ties):
+    """The fast sampler's target rung c_θ(r) equals the reference's interval index on every
+    interval of positive length of the materialised (clipped, shifted) multiset: the two
+    piecewise-constant densities, hence all interval probabilities, are exactly equal."""
+    x, y = data(n, seed=n, ties=ties)
+    lo, hi = -0.5, 1.5
+    v = doubled(x, y, est, x_eval)
+    eps = 2.0 / (2 * (n - 1))
+    breaks, scores = quantile_em_intervals(v, epsilon=eps, lo=lo, hi=hi, theta=theta)
+    em = _em(x, y, est, x_eval, eps, lo, hi, theta)
+    P = v.size // 2
+    pos = np.flatnonzero(np.diff(breaks) > 0)
+    pick = pos if pos.size <= 400 else np.random.default_rng(0).choice(pos, 400, replace=False)
+    for j in pick:
+        mid = breaks[j] + 0.5 * (breaks[j + 1] - breaks[j])
+        if not breaks[j] < mid < breaks[j + 1]:
+            continue
+        c = em.c_theta(mid)
+        assert c == j, (j, c)
+        assert -(eps / 2) * abs(c - P) == pytest.approx(scores[j], abs=1e-12)
+
+
+def _bins(breaks, p, nbins=25):
+    """Cells of about equal reference probability.  The density is constant on each interval,
+    so the reference CDF is exactly piecewise linear between the breaks."""
+    cum = np.concatenate(([0.0], np.cumsum(p)))
+    cum /= cum[-1]
+    edges = np.unique(np.interp(np.linspace(0, 1, nbins + 1), cum, breaks))
+    edges[0], edges[-1] = breaks[0], breaks[-1]
+    return edges, np.diff(np.interp(edges, breaks, cum))
+
+
+@pytest.mark.parametrize("est,x_eval,theta", [("slope", None, 0.0), ("predictions", 0.25, 0.0),
+                                              ("predictions", 0.3, 0.05)])
+def test_samples_follow_the_exact_reference_distribution_with_power(est, x_eval, theta):
+    n, m = 200, (6000 if theta == 0 else 15000)
+    x, y = data(n, seed=11, ties=True)
+    lo, hi = -0.5, 1.5
+    eps = 3.0 / (2 * (n - 1))
+    v = doubled(x, y, est, x_eval)
+    breaks, p = quantile_em_probabilities(v, epsilon=eps, lo=lo, hi=hi, theta=theta)
+    edges, probs = _bins(breaks, p)
+    fast = dp_median_all_pairs(x, y, epsilon=eps, lo=lo, hi=hi, estimand=est, x_eval=x_eval,
+                               theta=theta, rng=1, size=m)
+    assert np.all((fast > lo) & (fast <= hi))
+    counts = np.histogram(fast, bins=edges)[0]
+    assert chi2_pvalue(counts, probs) > ALPHA
+    ref = exp_quantile(v, epsilon=eps, lo=lo, hi=hi, theta=theta, rng=2, size=m)
+    assert stats.ks_2samp(fast, ref).pvalue > ALPHA  # two-sample, against the materialising
+    # power: the same tests reject a sampler with 0.7x or 1.3x the privacy parameter
+    for f in (0.7, 1.3):
+        wrong = dp_median_all_pairs(x, y, epsilon=f * eps, lo=lo, hi=hi, estimand=est,
+                                    x_eval=x_eval, theta=theta, rng=3, size=m)
+        assert chi2_pvalue(np.histogram(wrong, bins=edges)[0], probs) < ALPHA
+        if theta == 0.0:  # (the widened top is flat: the KS distance is too small there)
+            assert stats.ks_2samp(wrong, ref).pvalue < 1e-3
+
+
+def test_single_draws_are_rejection_sampled_from_a_valid_envelope():
+    """Single draws (the release path) refine less; their law must be the same."""
+    n = 40
+    x, y = data(n, seed=8)
+    eps = 2.0 / (2 * (n - 1))
+    v = doubled(x, y, "slope", None)
+    breaks, p = quantile_em_probabilities(v, epsilon=eps, lo=-0.5, hi=1.5)
+    edges, probs = _bins(breaks, p, nbins=12)
+    draws = np.array([dp_median_all_pairs(x, y, epsilon=eps, lo=-0.5, hi=1.5, rng=s)
+                      for s in range(300)])
+    assert chi2_pvalue(np.histogram(draws, bins=edges)[0], probs) > ALPHA
+
+
+def test_all_tied_and_infinite_epsilon():
+    x = np.zeros(10)
+    y = np.arange(10.0)
+    out = dp_median_all_pairs(x, y, epsilon=0.1, lo=-1, hi=1, rng=0, size=2000)
+    # every entry is ±inf: c = P on the whole open range, so the output is uniform
+    assert stats.kstest(out, stats.uniform(-1, 2).cdf).pvalue > ALPHA
+    x, y = data(50)
+    val = dp_median_all_pairs(x, y, epsilon=math.inf, lo=-5, hi=5, rng=0)
+    assert val == float(np.median(np.clip(doubled(x, y, "slope", None), -5, 5)))
+
+
+def test_validation():
+    x, y = data(10)
+    with pytest.raises(InvalidInputError, match="x_eval"):
+        dp_median_all_pairs(x, y, epsilon=1, lo=0, hi=1, estimand="predictions")
+    with pytest.raises(InvalidInputError, match="theta"):
+        dp_median_all_pairs(x, y, epsilon=1, lo=0, hi=1, theta=2.0)
+    with pytest.raises(InvalidInputError, match="size"):
+        dp_median_all_pairs(x, y, epsilon=1, lo=0, hi=1, size=0)
+    with pytest.raises(InvalidInputError):
+        dp_median_all_pairs(x, y, epsilon=-1, lo=0, hi=1)
+    with pytest.raises(InvalidInputError):
+        dp_median_all_pairs(x[:1], y[:1], epsilon=1, lo=0, hi=1)
+
+
+# ---------------------------------------------------------------------------- wiring
+def test_theil_sen_algorithm_choice_and_statement():
+    x, y = data(150, seed=1)
+    kw = dict(epsilon=2.0, output_range=(-0.5, 1.5), x_bounds=(0, 1))
+    fast = theil_sen(x, y, **kw, algorithm="exact-fast", rng=0)
+    mat = theil_sen(x, y, **kw, algorithm="materialise", rng=0)
+    assert fast.privacy.details["algorithm"] == "exact-fast"
+    assert mat.privacy.details["algorithm"] == "materialise"
+    assert theil_sen(x, y, **kw, rng=0).privacy.details["algorithm"] == "materialise"  # n < 2000
+    assert fast.privacy.budget == mat.privacy.budget
+    with pytest.raises(InvalidInputError, match="exact-fast"):
+        theil_sen(x, y, **kw, algorithm="exact-fast", median="smooth")
+    with pytest.raises(InvalidInputError, match="exact-fast"):
+        theil_sen(x, y, **kw, algorithm="exact-fast", pairs=3)
+    with pytest.raises(InvalidInputError, match="algorithm"):
+        theil_sen(x, y, **kw, algorithm="fastest")
+
+
+@pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-wide"])
+def test_replicates_fast_and_materialised_have_the_same_law(method):
+    x, y = data(120, seed=6)
+    kw = dict(epsilon=2.0, x_bounds=(0, 1), y_bounds=(-0.5, 1.5), trials=3000,
+              output_range=(-0.5, 1.5))
+    a = replicate_predictions(method, x, y, **kw, algorithm="exact-fast", rng=1)
+    b = replicate_predictions(method, x, y, **kw, algorithm="materialise", rng=2)
+    for j in range(2):
+        assert stats.ks_2samp(a[:, j], b[:, j]).pvalue > ALPHA
+    half = replicate_predictions(method, x, y, **{**kw, "epsilon": 1.0},
+                                 algorithm="exact-fast", rng=3)
+    assert stats.ks_2samp(half[:, 0], b[:, 0]).pvalue < 1e-3  # power: half the budget
+
+
+def test_fast_path_never_materialises(monkeypatch):
+    import dpreg.simple._theil_sen as ts
+
+    def boom(*a, **k):
+        raise AssertionError("materialised the pairs")
+
+    monkeypatch.setattr(ts, "doubled_pair_values", boom)
+    monkeypatch.setattr(ts, "make_design", boom)
+    x, y = data(3000, seed=9)
+    res = theil_sen(x, y, epsilon=1.0, output_range=(-0.5, 1.5), x_bounds=(0, 1), rng=0)
+    assert res.privacy.details["algorithm"] == "exact-fast"
+    assert abs(res.slope - 0.5) < 0.2

@@ -1,0 +1,151 @@
+"""AdaSSP inference: the yᵀy release (sensitivity, noise, exact budget), the bootstrap world
+replaying the four releases, and the estimator's interval in original units."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from _stats import ALPHA, ks_pvalue
+from dpreg import ZCDP, Ledger
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference.dpci.ssp import AdaSSPModel
+from dpreg.inference.results import NoUncertaintyError
+from dpreg.linear_model import AdaSSP
+from dpreg.multivariate import adassp
+from dpreg.multivariate.ssp import adassp_guarantee, yty_sensitivity
+
+
+@pytest.mark.parametrize("C", [0.5, 1.0, 3.0])
+def test_yty_sensitivity_matches_brute_force(C):
+    grid = np.linspace(-C, C, 7)
+    # add/remove: one y² appears; replace-one: y² -> y'² (other records cancel)
+    add_remove = max(v * v for v in grid)
+    replace = max(abs(a * a - b * b) for a, b in itertools.product(grid, grid))
+    assert yty_sensitivity(C, "add-remove") == pytest.approx(add_remove)
+    assert yty_sensitivity(C, "replace-one") == pytest.approx(replace)
+
+
+def design(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = np.column_stack([np.ones(n), rng.uniform(-1, 1, (n, 2))])
+    y = Z @ [0.1, 0.4, -0.3] + rng.normal(0, 0.1, n)
+    return Z, np.clip(y, -1, 1)
+
+
+def test_budget_and_implied_epsilon_are_unchanged():
+    Z, y = design()
+    common = dict(x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6, rng=0)
+    led_a, led_b = Ledger(ZCDP(1.0)), Ledger(ZCDP(1.0))
+    plain = adassp(Z, y, ledger=led_a, **common)
+    infer = adassp(Z, y, ledger=led_b, inference=True, count_index=0, **common)
+    assert led_a.spent() == led_b.spent() == adassp_guarantee(1.0, 1e-6)[0]
+    assert infer.privacy.budget == plain.privacy.budget
+    assert infer.privacy.details["implied_epsilon"] == plain.privacy.details["implied_epsilon"]
+    sd_p, sd_i = plain.privacy.details["noise_sd"], infer.privacy.details["noise_sd"]
+    for k in ("XtX", "Xty", "lambda_min"):  # 0.3 instead of 1/3 of ρ each
+        assert sd_i[k] == pytest.approx(sd_p[k] * math.sqrt(10 / 9), rel=1e-9)
+    rho = adassp_guarantee(1.0, 1e-6)[0].rho
+    assert infer.privacy.details["noise_sd_yty"] == pytest.approx(1.0 / math.sqrt(2 * 0.1 * rho))
+    assert plain.ci_method == "none" and "inference=True" in plain.uncertainty
+
+
+def test_validation_before_charge():
+    Z, y = design()
+    led = Ledger(ZCDP(1.0))
+    with pytest.raises(InvalidInputError, match="count_index"):
+        adassp(Z, y, x_norm_bound=2.0, y_bound=1.0, epsilon=1.0, delta=1e-6, inference=True,
+               ledger=led)
+    with pytest.raises(InvalidInputError, match="inference"):
+        adassp(Z, y, x_norm_bound=2.0, y_bound=1.0, epsilon=1.0, delta=1e-6, inference=1,
+               count_index=0, ledger=led)
+    with pytest.raises(InvalidInputError, match="fit_intercept|count_index"):
+        AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-1, 1), inference=True,
+               fit_intercept=False, ledger=led).fit(Z[:, 1:], y)
+    assert led.spent().rho == 0.0
+
+
+def test_yty_noise_is_gaussian_with_the_stated_sd_and_power():
+    Z, y = design(n=60, seed=2)
+    true = float(y @ y)
+    noise = []
+    # 3000 draws: the KS distance between N(0, sd²) and N(0, (1.3 sd)²) is ≈ 0.063, so a
+    # 1.3× wrong scale is rejected at ALPHA with a wide margin (1500 draws were borderline).
+    for s in range(3000):
+        r = adassp(Z, y, x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6,
+                   neighbouring="replace-one", inference=True, n_boot=50, rng=s)
+        noise.append(r.extra["noisy_yty"] - true)
+    sd = r.privacy.details["noise_sd_yty"]
+    noise = np.array(noise)
+    assert ks_pvalue(noise, stats.norm(scale=sd).cdf) > ALPHA
+    # the variance itself: (N-1)s²/sd² ~ χ²_(N-1) under the stated sd (two-sided)
+    dof = noise.size - 1
+    chi = dof * noise.var(ddof=1)
+    assert min(stats.chi2.cdf(chi / sd**2, dof), stats.chi2.sf(chi / sd**2, dof)) > ALPHA / 2
+    for wrong in (0.7, 1.3):
+        assert ks_pvalue(noise, stats.norm(scale=wrong * sd).cdf) < ALPHA
+        w = chi / (wrong * sd) ** 2
+        assert min(stats.chi2.cdf(w, dof), stats.chi2.sf(w, dof)) < ALPHA / 2
+
+
+def test_bootstrap_world_matches_real_releases_on_world_data():
+    """Labels drawn from the world (fixed design, y = Zθ + N(0, σ²), no clipping) and released
+    by the real adassp have the law of the model's replicates (KS per coefficient); a world with
+    0.7× or 1.3× the Xᵀy noise is rejected."""
+    Z, y0 = design(n=300, seed=3)
+    C, eps, delta = 3.0, 1.0, 1e-6
+    B = math.sqrt(3)
+    probe = adassp(Z, y0, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
+                   neighbouring="replace-one", inference=True, n_boot=50, rng=0)
+    det = probe.privacy.details
+    sd = dict(det["noise_sd"], yty=det["noise_sd_yty"])
+    theta = np.array([0.1, 0.4, -0.3])
+    sigma = 0.3
+    xtx = Z.T @ Z
+    n, d = Z.shape
+
+    def model(factor=1.0):
+        return AdaSSPModel(
+            xtx=xtx, xty=xtx @ theta, yty=float(theta @ xtx @ theta + (n - d) * sigma**2),
+            lam_min=float(np.linalg.eigvalsh(xtx)[0]), theta=theta,
+            sd=dict(sd, Xty=sd["Xty"] * factor), log_term=math.sqrt(math.log(6 / delta)),
+            ridge_const=math.sqrt(d * math.log(2 * d * d / 0.05)), n_public=n,
+            count_index=None, count_scale=1.0, label_bound=C, names=["a", "b", "c"])
+
+    rng = np.random.default_rng(4)
+    real = []
+    for s in range(2000):
+        y = Z @ theta + rng.normal(0, sigma, n)
+        r = adassp(Z, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
+                   neighbouring="replace-one", rng=s + 1)
+        real.append(r.params.to_numpy())
+    real = np.array(real)
+    est, _, ok = model().replicate(30_000, np.random.default_rng(5))
+    for j in range(d):
+        assert stats.ks_2samp(real[:, j], est[ok, j]).pvalue > ALPHA
+    for factor in (0.7, 1.3):
+        est_w, _, ok_w = model(factor).replicate(30_000, np.random.default_rng(6))
+        assert min(stats.ks_2samp(real[:, j], est_w[ok_w, j]).pvalue for j in range(d)) < ALPHA
+
+
+def test_estimator_interval_in_original_units():
+    rng = np.random.default_rng(7)
+    n = 20_000
+    X = rng.uniform(10, 20, (n, 2))
+    y = 5 + X @ [2.0, -1.0] + rng.normal(0, 2, n)
+    est = AdaSSP(epsilon=2.0, delta=1e-6, bounds_X=[(10, 20), (10, 20)], bounds_y=(-20, 40),
+                 inference=True, n_boot=400, random_state=0).fit(X, y)
+    res = est.results_
+    ci = res.conf_int(0.05)
+    assert list(ci.index) == ["intercept", "x0", "x1"]
+    assert np.all(ci["lower"] < res.params) and np.all(res.params < ci["upper"])
+    # original units: the slopes' intervals straddle the truth at this accuracy
+    assert ci.loc["x0", "lower"] < 2.0 < ci.loc["x0", "upper"]
+    assert np.all(res.bse.to_numpy() > np.asarray(res.extra["bse_plugin_ignores_noise"]))
+    assert "parametric bootstrap" in res.ci_method
+    plain = AdaSSP(epsilon=2.0, delta=1e-6, bounds_X=[(10, 20), (10, 20)], bounds_y=(-20, 40),
+                   random_state=0).fit(X, y)
+    with pytest.raises(NoUncertaintyError, match="inference=True"):
+        plain.results_.conf_int(0.05)
