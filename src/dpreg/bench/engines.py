@@ -43,7 +43,6 @@ import numpy as np
 
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms import gaussian, laplace
 from dpreg.mechanisms.smooth import student_t_scale
 from dpreg.privacy import PureDP
 from dpreg.simple import _gradient_descent as _gd
@@ -495,17 +494,7 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     ya = np.asarray(y, dtype=np.float64)
     plan = _gd._plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                      x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
-    gen = check_rng(rng)
-    per_step, sens = plan.per_step, plan.sensitivity
-    if isinstance(per_step, PureDP):
-        eps_t = per_step.epsilon
-
-        def noise(g: np.ndarray) -> np.ndarray:
-            return np.asarray(laplace(g, sensitivity=sens, epsilon=eps_t, rng=gen))
-    else:
-        def noise(g: np.ndarray) -> np.ndarray:
-            return np.asarray(gaussian(g, sensitivity=sens, budget=per_step, rng=gen))
-
+    noise = _gd._step_noise(plan, check_rng(rng))
     u, v, tau_ = plan.u, plan.v, plan.tau
     a = 0.75 - u
     b = u - 0.25

