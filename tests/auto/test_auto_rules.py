@@ -202,6 +202,9 @@ def test_regress_bounds_private_and_mixed():
                       random_state=0)
     assert set(r.extra["auto"]["private_bounds"]) == {"y"}
     assert r.bounds["x"] == (0.0, 1.0)
+    text = str(r.summary())  # privately proposed bounds are not labelled public
+    assert "Public bounds" not in text and "Bounds:" in text
+    assert text.count("(DP estimate)") == 1 and "x in [0, 1];" in text
     with pytest.raises(InvalidInputError):
         dpreg.regress(df, "y ~ x", method="noisy-stats", epsilon=1.0, bounds="private")
 

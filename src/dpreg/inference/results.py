@@ -281,8 +281,7 @@ class Summary:
             ("Privacy budget", str(priv.budget) + ("" if priv.private else "  NOT PRIVATE")),
             ("Neighbouring", str(priv.neighbouring)),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
-            ("Public bounds", "not recorded" if not r.bounds else "; ".join(
-                f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in r.bounds.items())),
+            self._bounds_row(),
             ("Uncertainty", r.uncertainty),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
             ("Randomness", "seeded (reproducible: for experiments only)" if priv.seeded
@@ -293,6 +292,19 @@ class Summary:
         if r.failed:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         return rows
+
+    def _bounds_row(self) -> tuple[str, str]:
+        """The bounds the release used; those proposed privately (``bounds="private"``: DP
+        quantiles charged to the same budget) are marked, the others are public."""
+        r = self.results
+        if not r.bounds:
+            return ("Public bounds", "not recorded")
+        details = r.privacy.details if isinstance(r.privacy.details, Mapping) else {}
+        auto = details.get("auto", {})
+        private = set(auto.get("private_bounds") or {}) if isinstance(auto, Mapping) else set()
+        text = "; ".join(f"{k} in [{lo:g}, {hi:g}]" + (" (DP estimate)" if k in private else "")
+                         for k, (lo, hi) in r.bounds.items())
+        return ("Bounds" if private else "Public bounds", text)
 
     def table(self) -> pd.DataFrame | None:
         r = self.results
