@@ -157,3 +157,20 @@ def test_no_intercept_formula(crime):
     with pytest.raises(InvalidInputError, match="intercept"):
         dpreg.regress(crime.frame, "murder ~ poverty - 1", method="theil-sen-exp", epsilon=2,
                       bounds=crime.bounds)
+
+
+@pytest.mark.parametrize("method", sorted(dpreg.api.METHODS) + ["auto"])
+def test_unknown_option_is_rejected_before_any_charge(method):
+    """A misspelt hyperparameter is an InvalidInputError naming it -- never a bare TypeError,
+    and never after part of the budget was spent (auto would otherwise pay for selection)."""
+    from dpreg.api import fit_arrays
+
+    rng = np.random.default_rng(0)
+    d = 1 if method in ("noisy-stats", "dp-intercept", "auto") or method.startswith("theil") else 2
+    X = rng.uniform(0, 1, size=(60, d))
+    y = X.sum(axis=1) + rng.normal(0, 0.1, 60)
+    ledger = Ledger(dpreg.ApproxDP(10.0, 1e-5))
+    with pytest.raises(InvalidInputError, match="unknown option.*learning_rat"):
+        fit_arrays(X, y, method=method, epsilon=1.0, delta=1e-6, x_bounds=[(0, 1)] * d,
+                   y_bounds=(-1, 3), ledger=ledger, learning_rat=0.1)
+    assert str(ledger.remaining()) == str(dpreg.ApproxDP(10.0, 1e-5))

@@ -44,6 +44,7 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     from dpreg import linear_model as lm
     from dpreg.simple import dp_intercept, theil_sen, theil_sen_ci
 
+    _check_option_names(method, options)
     if method == "auto":  # private selection (+ bounds-free mode): dpreg.auto
         from dpreg.auto import fit_auto
 
@@ -91,6 +92,54 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     out.dep_var = y_name
     out.bounds = {y_name: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_names, x_bounds)}}
     return out
+
+
+#: arguments the dispatcher sets itself (a user option of the same name is rejected)
+_SET_BY_DISPATCH = frozenset({
+    "x", "y", "X", "epsilon", "delta", "bounds_X", "bounds_y", "x_bounds", "y_bounds", "median",
+    "fit_intercept", "random_state", "rng", "ledger", "x_names", "y_name", "self"})
+#: options the Theil-Sen interval path consumes besides the estimator's own
+_TS_CI_OPTIONS = frozenset({"slope_range", "ci_method", "output_range"})
+
+
+def _option_target(method: str) -> Any:
+    from dpreg import linear_model as lm
+    from dpreg.simple import dp_intercept
+
+    if method == "auto":
+        from dpreg.auto import fit_auto
+
+        return fit_auto
+    if method == "dp-intercept":
+        return dp_intercept
+    if method in _TS_MEDIAN:
+        return lm.DPTheilSen
+    return {"noisy-stats": lm.NoisyStats, "dp-gd": lm.DPGradientDescent, "adassp": lm.AdaSSP,
+            "boosted-adassp": lm.BoostedAdaSSP, "tukey-em": lm.TukeyEM,
+            "covariance-ols": lm.CovarianceOLS}.get(method)
+
+
+def _check_option_names(method: str, options: dict[str, Any]) -> None:
+    """Reject unknown (or dispatcher-owned) option names before anything is charged."""
+    import inspect
+
+    target = _option_target(method)
+    if target is None or not options:
+        return
+    params = inspect.signature(target).parameters
+    if method != "auto" and any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = (set(params) - _SET_BY_DISPATCH) | {"ci_alpha"}
+    if method == "auto":  # fit_auto's own options, plus those every candidate accepts or drops
+        allowed = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY} - _SET_BY_DISPATCH
+        allowed |= {"ci_alpha", "output_range", "pairs"}
+    if method in _TS_MEDIAN:
+        allowed |= _TS_CI_OPTIONS
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown option(s) for method {method!r}: {', '.join(unknown)}; expected one of "
+            f"{', '.join(sorted(allowed))}")
 
 
 def _estimator(method: str, *, epsilon: float, delta: float | None,

@@ -244,11 +244,21 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
         if len(claims):
             sec.append("**Paper claims.**\n\n" + _claims_table(claims))
         parts.append("\n\n".join(sec))
-    parts.insert(1, "## Contents\n\n" + "\n".join(toc))
+    parts.insert(1, "## Contents\n\n" + "\n".join(toc) + "\n\n" + _FURTHER)
     parts.append(_closing(all_claims))
     page_path.parent.mkdir(parents=True, exist_ok=True)
     page_path.write_text("\n\n".join(parts).rstrip() + "\n", encoding="utf-8")
     return page_path
+
+
+#: evidence produced outside the paper reproductions (own study scripts; not regenerated here)
+_FURTHER = (
+    "Beyond the papers (their numbers live on their own pages, each with the command that "
+    "regenerates them): [uncertainty.md](uncertainty.md) (coverage and width of the DP-aware "
+    "intervals on five designs, vs the naive plug-in SE), [auto.md](auto.md) (derivation and "
+    "evaluation of `method=\"auto\"`, cost of bounds-free mode), [audit.md](audit.md) "
+    "(empirical privacy audit, planted bugs, fuzzing, secure samplers) and [scale.md](scale.md) "
+    "(O(n log n) Theil-Sen and per-group backends).")
 
 
 def _claims_table(claims: pd.DataFrame) -> str:
