@@ -20,7 +20,6 @@ What it does (Alabi et al. 2022 §7.2.1, Figure 3, on *simulated* data):
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dpreg._validation import check_epsilon, check_int
+from dpreg.bench.metrics import c_hat
 from dpreg.data import load_oa_simulated
 from dpreg.grouped import group_seed_sequence
 
@@ -39,13 +39,6 @@ DEMO_METHODS = ("theil-sen-exp", "theil-sen-wide", "theil-sen-smooth", "noisy-st
 X_BOUNDS = (0.0, 1.0)
 Y_BOUNDS = (0.0, 1.0)
 OUTPUT_RANGE = (-0.5, 1.5)  # Alabi et al. Table 1, for data in [0, 1]
-
-
-def c_hat(errors: np.ndarray, q: float = 0.68) -> float:
-    """Empirical q error bound: the ⌈qT⌉-th smallest error (NaN = ⊥ counts as +inf)."""
-    e = np.where(np.isnan(errors), np.inf, errors)
-    k = max(1, math.ceil(q * e.size))
-    return float(np.partition(e, k - 1)[k - 1])
 
 
 def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: int = 25,

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import sys
 from typing import Any
 
 import numpy as np
 
 from dpreg.bench.generators import alabi_true_prediction_sd, alabi_uniform
+from dpreg.bench.metrics import c_hat, c_hat_rows
+from dpreg.simple.baselines import ols, ols_prediction_se
 from dpreg.simple.replicates import replicate_predictions
 
 __all__ = ["GRID", "CANDIDATES", "c_true", "run_grid", "derive_threshold", "evaluate_rule",
@@ -57,10 +58,7 @@ _OPTS: dict[str, dict[str, Any]] = {
 
 def c_true(p25: np.ndarray, q: float = 0.68) -> float:
     """Ĉ_true(q): the ⌈qT⌉-th smallest |p̃₂₅ − p_true| over T replicates (⊥ = +∞)."""
-    err = np.abs(np.asarray(p25, dtype=float) - P_TRUE)
-    err[~np.isfinite(err)] = np.inf
-    k = math.ceil(q * err.size)
-    return float(np.sort(err)[k - 1])
+    return c_hat(np.asarray(p25, dtype=float) - P_TRUE, q)
 
 
 def _cells() -> list[tuple[int, float, float, float]]:
@@ -111,8 +109,8 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
 
 def _ratio_table(raw: dict[str, np.ndarray], key: str) -> np.ndarray:
     """Mean over data sets of Ĉ_true(0.68)/σ per cell."""
-    arr = raw[key]
-    c = np.array([[c_true(arr[i, d]) for d in range(arr.shape[1])] for i in range(arr.shape[0])])
+    arr = raw[key]  # (cells, data sets, releases) of p̃₂₅
+    c = c_hat_rows(arr.reshape(-1, arr.shape[-1]) - P_TRUE).reshape(arr.shape[:2])
     return c.mean(axis=1) / raw["sigma"]
 
 
@@ -239,15 +237,6 @@ def main(argv: list[str]) -> None:
 
 
 # ------------------------------------------------------------------ bounds-free cost on real data
-def _ols_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """(slope, intercept, s) of OLS; s the residual standard error."""
-    xc = x - x.mean()
-    slope = float(np.dot(xc, y - y.mean()) / np.dot(xc, xc))
-    icpt = float(y.mean() - slope * x.mean())
-    s = float(np.sqrt(np.sum((y - slope * x - icpt) ** 2) / (x.size - 2)))
-    return slope, icpt, s
-
-
 def simple_cost(x: np.ndarray, y: np.ndarray, *, epsilon: float, x_bounds: tuple[float, float],
                 y_bounds: tuple[float, float], trials: int, rng: np.random.Generator,
                 coarse_range: Any = None) -> dict[str, float]:
@@ -259,11 +248,10 @@ def simple_cost(x: np.ndarray, y: np.ndarray, *, epsilon: float, x_bounds: tuple
     from dpreg.auto import fit_auto
     from dpreg.exceptions import PrivacyLeakWarning
 
-    slope, icpt, s = _ols_line(x, y)
     x25 = x_bounds[0] + 0.25 * (x_bounds[1] - x_bounds[0])
-    xc = x - x.mean()
-    se = s * math.sqrt(1.0 / x.size + (x25 - x.mean()) ** 2 / float(np.dot(xc, xc)))
-    p_hat = slope * x25 + icpt
+    fit = ols(x, y, x_eval=(x25, x_bounds[1]))
+    se = ols_prediction_se(x, y, x25)
+    p_hat = fit.released_predictions[x25]
     out: dict[str, float] = {}
     variants = {
         "auto-public": dict(x_bounds=[x_bounds], y_bounds=y_bounds),
@@ -280,7 +268,7 @@ def simple_cost(x: np.ndarray, y: np.ndarray, *, epsilon: float, x_bounds: tuple
                 else:
                     p = r.params
                     err[t] = abs(float(p.iloc[1]) * x25 + float(p["intercept"]) - p_hat)
-            out[name] = float(np.sort(err)[math.ceil(0.68 * trials) - 1] / se)
+            out[name] = c_hat(err) / se
         for m in FINALISTS:
             opts: dict[str, Any] = ({"pairs": min(10, x.size - 1 if x.size % 2 == 0 else x.size)}
                                     if m != "noisy-stats" else {})
@@ -289,9 +277,7 @@ def simple_cost(x: np.ndarray, y: np.ndarray, *, epsilon: float, x_bounds: tuple
                 opts["output_range"] = (lo - 0.5 * (hi - lo), hi + 0.5 * (hi - lo))
             r = replicate_predictions(m, x, y, epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
                                       trials=trials, x_eval=(x25, x_bounds[1]), rng=rng, **opts)
-            err = np.abs(r[:, 0] - p_hat)
-            err[~np.isfinite(err)] = np.inf
-            out[m] = float(np.sort(err)[math.ceil(0.68 * trials) - 1] / se)
+            out[m] = c_hat(r[:, 0] - p_hat) / se
     return out
 
 
