@@ -21,6 +21,7 @@ weights ``(a², b², c²)`` therefore gives the parts ``μ·a/√(a²+b²+c²)``
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -190,7 +191,13 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     delta = check_delta(delta, allow_zero=False)
     if math.isinf(epsilon):
         return math.inf
+    return _gdp_mu_root(float(epsilon), float(delta))
 
+
+@functools.lru_cache(maxsize=1024)
+def _gdp_mu_root(epsilon: float, delta: float) -> float:
+    """The root finding of :func:`gdp_mu` on validated finite inputs (a pure function of public
+    parameters, cached: estimators convert the same (ε, δ) on every fit)."""
     target = delta * (1.0 - _CURVE_MARGIN)
 
     def f(mu: float) -> float:
