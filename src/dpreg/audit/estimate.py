@@ -8,11 +8,13 @@ such difference.  The auditor
 
 1. splits the N samples of each side in a **selection half** and an **estimation half**;
 2. on the selection half (itself split to *fit* and *choose*) builds candidate events --
-   thresholds on every output coordinate, on a linear projection (the mean difference
-   direction), on naive-Bayes log-likelihood-ratio scores from histograms at several
-   resolutions (this covers unions of bins with the largest ratio, the DP-Sniper construction),
-   and the failure event ⊥ -- and chooses the single event, in either direction, with the
-   largest lower bound on the choose part;
+   thresholds on every output coordinate, on linear projections (the mean difference scaled
+   by the per-coordinate variances, and Fisher's discriminant with the pooled covariance), on
+   a Gaussian (quadratic) log-likelihood-ratio score, on naive-Bayes log-likelihood-ratio
+   scores from histograms at several resolutions (this covers unions of bins with the largest
+   ratio, the DP-Sniper construction), and the failure event ⊥ -- and chooses the single
+   event, in either direction, with the largest expected lower bound on the estimation half
+   (computed on the choose part at the estimation half's size);
 3. on the estimation half, which the choice never looked at, computes one-sided
    Clopper–Pearson bounds at level α/2 each, p_low for the numerator side and p_up for the
    denominator side, and reports
@@ -195,6 +197,53 @@ def _projection(w: np.ndarray, centre: np.ndarray) -> Callable[[np.ndarray], np.
     return projection
 
 
+def _gaussian_fit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Mean and a ridge-regularised covariance of the rows of v (None if degenerate)."""
+    if v.shape[0] <= v.shape[1] + 1:
+        return None
+    mu = v.mean(axis=0)
+    cov = np.atleast_2d(np.cov(v, rowvar=False))
+    scale = float(np.trace(cov)) / cov.shape[0]
+    if not np.isfinite(scale) or scale <= 0:
+        return None
+    return mu, cov + 1e-9 * scale * np.eye(cov.shape[0])
+
+
+def _lda(va: np.ndarray, vb: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+    """Fisher's discriminant w = Σ⁻¹(μ_a − μ_b) with the pooled covariance: the most powerful
+    linear event when both sides are Gaussian with a common covariance (e.g. the Gaussian
+    mechanism on correlated coordinates)."""
+    ga, gb = _gaussian_fit(va), _gaussian_fit(vb)
+    if ga is None or gb is None:
+        return None
+    w = np.linalg.solve(0.5 * (ga[1] + gb[1]), ga[0] - gb[0])
+    if not np.all(np.isfinite(w)) or not np.any(w != 0):
+        return None
+    return _projection(w, 0.5 * (ga[0] + gb[0]))
+
+
+def _qda(va: np.ndarray, vb: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+    """Gaussian log-likelihood-ratio score log N(a; μ_a, Σ_a) − log N(a; μ_b, Σ_b): also sees a
+    change of spread or correlation between the sides (data-dependent noise scales)."""
+    ga, gb = _gaussian_fit(va), _gaussian_fit(vb)
+    if ga is None or gb is None:
+        return None
+    (ma, ca), (mb, cb) = ga, gb
+    try:
+        ia, ib = np.linalg.inv(ca), np.linalg.inv(cb)
+    except np.linalg.LinAlgError:
+        return None
+    la, lb = np.linalg.slogdet(ca)[1], np.linalg.slogdet(cb)[1]
+
+    def score(a: np.ndarray) -> np.ndarray:
+        x = np.nan_to_num(a, nan=0.0)
+        da, db = x - ma, x - mb
+        out = 0.5 * (np.einsum("ij,jk,ik->i", db, ib, db) - np.einsum("ij,jk,ik->i", da, ia, da)
+                     + lb - la)
+        return np.where(_bottom(a), np.nan, out)
+    return score
+
+
 def _make_features(fa: np.ndarray, fb: np.ndarray, names: Sequence[str]) -> list[_Feature]:
     """Features fitted on the *fit* part of the selection half (never the estimation half)."""
     k = fa.shape[1]
@@ -212,6 +261,11 @@ def _make_features(fa: np.ndarray, fb: np.ndarray, names: Sequence[str]) -> list
         if np.any(w != 0):
             centre = 0.5 * (ma + mb)
             feats.append(_Feature("projection", _projection(w, centre)))
+        for label, make in (("discriminant (pooled covariance)", _lda),
+                            ("Gaussian likelihood-ratio score", _qda)):
+            fn = make(va, vb)
+            if fn is not None:
+                feats.append(_Feature(label, fn))
     na, nb = max(len(fa), 1), max(len(fb), 1)
     p_bot = math.log((bot_a.sum() + 0.5) / (na + 1.0)) - math.log((bot_b.sum() + 0.5) / (nb + 1.0))
     for bins in _BIN_COUNTS:
@@ -269,9 +323,27 @@ def _cuts(va: np.ndarray, vb: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([qs, uniq[:8], uniq[-8:]]))
 
 
+def _selection_score(k_num: np.ndarray, k_den: np.ndarray, n_num: int, n_den: int,
+                     alpha: float, delta: float, scale: float) -> np.ndarray:
+    """What the ε lower bound of each event is expected to be on the estimation half: the
+    Clopper–Pearson bounds are computed from the choose part's frequencies at ``scale`` times
+    its size (the estimation half is that much larger), and not floored at 0, so that events
+    whose bound is still negative at this size are ranked too (a smaller deficit first)."""
+    kn = np.asarray(k_num, dtype=float) * scale
+    kd = np.asarray(k_den, dtype=float) * scale
+    nn, nd = n_num * scale, n_den * scale
+    lo = clopper_pearson_lower(kn, nn, alpha / 2.0)  # type: ignore[arg-type]
+    hi = clopper_pearson_upper(kd, nd, alpha / 2.0)  # type: ignore[arg-type]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        val = np.log((lo - delta) / hi)
+    return np.where(lo > delta, val, -1e3 + (lo - delta))
+
+
 def _select_event(features: list[_Feature], ca: np.ndarray, cb: np.ndarray, alpha: float,
-                  delta: float, labels: tuple[str, str]) -> tuple[Event, _Feature] | None:
-    """The event with the largest ε lower bound on the *choose* part (either direction)."""
+                  delta: float, labels: tuple[str, str], scale: float = 1.0
+                  ) -> tuple[Event, _Feature] | None:
+    """The event with the largest expected ε lower bound on the estimation half (computed on the
+    *choose* part, see :func:`_selection_score`), in either direction."""
     best: tuple[float, Event, _Feature] | None = None
     na, nb = ca.shape[0], cb.shape[0]
     for feat in features:
@@ -283,7 +355,7 @@ def _select_event(features: list[_Feature], ca: np.ndarray, cb: np.ndarray, alph
         for op, ka, kb in ((">", gt_a, gt_b), ("<=", le_a, le_b)):
             for num, k_num, k_den, n_num, n_den in ((labels[0], ka, kb, na, nb),
                                                      (labels[1], kb, ka, nb, na)):
-                lcb = epsilon_lcb(k_num, k_den, n_num, n_den, alpha, delta)
+                lcb = _selection_score(k_num, k_den, n_num, n_den, alpha, delta, scale)
                 # tie-break towards more probable events (more stable on the estimation half)
                 score = lcb + 1e-9 * k_num / max(n_num, 1)
                 i = int(np.argmax(score))
@@ -376,7 +448,8 @@ def audit_samples(
     if len(cols) != a.shape[1]:
         raise InvalidInputError("names must have one entry per output column")
     feats = _make_features(sel_a[:qa], sel_b[:qb], cols)
-    chosen = _select_event(feats, sel_a[qa:], sel_b[qb:], a_alpha, cl.delta, ("D", "D'"))
+    scale = min(len(est_a), len(est_b)) / max(min(ha - qa, hb - qb), 1)
+    chosen = _select_event(feats, sel_a[qa:], sel_b[qb:], a_alpha, cl.delta, ("D", "D'"), scale)
     if chosen is None:
         ev_text, k_num, k_den, n_num, n_den = "no event (constant outputs)", 0, 0, len(est_a), len(est_b)
     else:
