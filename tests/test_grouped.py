@@ -66,3 +66,10 @@ def test_bad_keys():
 def test_c_hat_counts_failures_as_infinite():
     assert c_hat(np.array([0.1, 0.2, 0.3, 0.4])) == 0.3  # ⌈0.68·4⌉ = 3rd smallest
     assert c_hat(np.array([0.1, np.nan, np.nan, np.nan])) == np.inf
+
+
+@pytest.mark.parametrize("bounds", ["private", {"x": "private", "y": (0, 1)}])
+def test_private_bounds_are_refused_per_group_with_the_reason(bounds):
+    with pytest.raises(InvalidInputError, match="same public x points"):
+        fit_by_group(table(), "k", "x", "y", method="auto", epsilon=1.0, bounds=bounds,
+                     random_state=0)

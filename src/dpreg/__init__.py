@@ -11,7 +11,8 @@ Stable names: the budget types (:class:`PureDP`, :class:`ApproxDP`, :class:`ZCDP
 :class:`Ledger`, :func:`regress`, :func:`release_sscp` / :class:`SSCPRelease`,
 :func:`fit_by_group`, the estimators (:class:`NoisyStats`, :class:`DPTheilSen`,
 :class:`DPGradientDescent`, :class:`AdaSSP`, :class:`BoostedAdaSSP`, :class:`TukeyEM`,
-:class:`CovarianceOLS`) and the exceptions.  Functional cores live in :mod:`dpreg.simple`
+:class:`CovarianceOLS`, and :class:`AutoDPRegression`, which chooses among them privately) and
+the exceptions.  Functional cores live in :mod:`dpreg.simple`
 (one x) and :mod:`dpreg.multivariate`; primitives in :mod:`dpreg.mechanisms`.
 """
 
@@ -29,6 +30,7 @@ from dpreg.grouped import fit_by_group
 from dpreg.inference import RegressionResults
 from dpreg.linear_model import (
     AdaSSP,
+    AutoDPRegression,
     BoostedAdaSSP,
     CovarianceOLS,
     DPGradientDescent,
@@ -64,6 +66,7 @@ __all__ = [
     "BoostedAdaSSP",
     "TukeyEM",
     "CovarianceOLS",
+    "AutoDPRegression",
     "DPRegError",
     "InvalidInputError",
     "BudgetExceededError",

@@ -17,11 +17,14 @@ import dpreg
 from dpreg import ApproxDP, Ledger, PureDP
 from dpreg.auto import (
     BOUNDS_FRACTION,
-    NS_THRESHOLD,
+    NS_BOUNDARY_LIMIT,
+    NS_U_THRESHOLD,
     SELECTION_FRACTION,
     choose_multivariate,
     choose_simple,
+    choose_simple_array,
     fit_auto,
+    selection_possible,
     selection_statistic,
     split_budget,
     split_selection,
@@ -63,13 +66,39 @@ def test_split_budget_skips_steps_and_rejects_bad_fractions():
 
 # ----------------------------------------------------------------------------- rules
 def test_simple_rule_and_statistic():
-    assert choose_simple(NS_THRESHOLD + 1) == "noisy-stats"
-    assert choose_simple(NS_THRESHOLD) == "theil-sen-exp"
-    assert choose_simple(-math.inf) == "theil-sen-exp"
+    ok = 0.5 * NS_BOUNDARY_LIMIT
+    assert choose_simple(NS_U_THRESHOLD + 1, ok) == "noisy-stats"
+    assert choose_simple(NS_U_THRESHOLD, ok) == "theil-sen-exp"
+    assert choose_simple(NS_U_THRESHOLD + 1, NS_BOUNDARY_LIMIT) == "theil-sen-exp"  # clipped data
+    assert choose_simple(-math.inf, ok) == "theil-sen-exp"
+    assert choose_simple(math.nan, ok) == "theil-sen-exp"
+    assert choose_simple(NS_U_THRESHOLD + 1, math.nan) == "theil-sen-exp"
+    mask = choose_simple_array([1e9, 1e9, 0.0], [0.0, 1.0, 0.0])
+    assert mask.tolist() == [True, False, False]
     # units of the x range: rescaling x leaves the statistic unchanged
     assert selection_statistic(8.0, epsilon=2.0, x_bounds=(0, 2)) == pytest.approx(4.0)
     assert selection_statistic(800.0, epsilon=2.0, x_bounds=(0, 20)) == pytest.approx(4.0)
     assert selection_statistic(0.0, epsilon=math.inf, x_bounds=(0, 1)) == -math.inf
+
+
+def test_simple_rule_follows_epsilon_squared_nvar_and_the_boundary_share():
+    # same ε·nvar(x) (Alabi et al.'s statistic), different ε: only the larger ε picks NoisyStats
+    x = np.linspace(0.05, 0.95, 4000)
+    y = 0.2 + 0.5 * x
+    nv = float(np.sum((x - x.mean()) ** 2))
+    big = math.sqrt(4 * NS_U_THRESHOLD / nv)  # u = 4·U at this ε
+    picks = {}
+    for eps in (big, big / 3.0):  # ε·nvar differs by 3x, u by 9x: 4U vs 0.44U
+        r = fit_auto(x, y, epsilon=eps, x_bounds=[(0, 1)], y_bounds=(0, 1), random_state=1)
+        picks[eps] = r.extra["auto"]["method"]
+        assert r.extra["auto"]["u"] == pytest.approx(eps * eps * nv, rel=0.05)
+    assert picks == {big: "noisy-stats", big / 3.0: "theil-sen-exp"}
+    # the same data with 20% of y on the bounds: Theil-Sen (medians ignore the clipping)
+    y2 = y.copy()
+    y2[::5] = 1.0
+    r = fit_auto(x, y2, epsilon=big, x_bounds=[(0, 1)], y_bounds=(0, 1), random_state=1)
+    assert r.extra["auto"]["boundary_share"] == pytest.approx(0.2, abs=0.01)
+    assert r.extra["auto"]["method"] == "theil-sen-exp"
 
 
 def test_multivariate_rule_uses_the_ptr_prediction():
@@ -92,22 +121,39 @@ def test_multivariate_rule_agrees_with_measured_tukey_failures():
 # ----------------------------------------------------------------------------- the pipeline
 def test_pipeline_charges_each_step_and_the_total_is_epsilon():
     x, y = _line(300)
-    L = Ledger(PureDP(1.0))
-    r = fit_auto(x, y, epsilon=1.0, x_bounds="private", y_bounds="private", ledger=L,
-                 random_state=0)
+    L = Ledger(PureDP(5.0))
+    r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", ledger=L,
+                 random_state=0)  # ε²·n/4 = 1875 > U: the selection is run
     labels = [e.label for e in L.events()]
-    assert labels[:3] == ["auto: DP bounds for x0", "auto: DP bounds for y",
-                          "auto: selection statistic nvar(x)"]
-    assert len(labels) == 4
-    assert L.spent().epsilon <= 1.0 + 1e-12
+    assert labels[:4] == ["auto: DP bounds for x0", "auto: DP bounds for y",
+                          "auto: selection statistic nvar(x)",
+                          "auto: selection statistic boundary count"]
+    assert len(labels) == 5
+    assert L.spent().epsilon <= 5.0 + 1e-12
     eps = [e.budget.epsilon for e in L.events()]
-    assert eps[0] + eps[1] == pytest.approx(BOUNDS_FRACTION)
-    assert eps[2] == pytest.approx(SELECTION_FRACTION)
+    assert eps[0] + eps[1] == pytest.approx(5 * BOUNDS_FRACTION)
+    assert eps[2] == pytest.approx(5 * SELECTION_FRACTION / 2) and eps[3] == pytest.approx(eps[2])
     info = r.extra["auto"]
     assert set(info["private_bounds"]) == {"x0", "y"}
-    assert r.privacy.budget == PureDP(1.0)
+    assert r.privacy.budget == PureDP(5.0)
     assert str(r.privacy.neighbouring) == "replace-one"
     assert r.method in ("auto:noisy-stats", "auto:theil-sen-exp")
+
+
+def test_selection_is_skipped_when_no_data_could_reach_the_threshold():
+    # ε²·n/4 = 75 <= U: u = ε²·nvar/w² <= ε²·n/4 cannot exceed U for any data in the bounds, so
+    # the choice is Theil-Sen and the whole ε goes to it (a decision on public n and ε)
+    assert not selection_possible(300, 1.0) and selection_possible(300, 5.0)
+    assert selection_possible(10, math.inf)
+    n_edge = int(4 * NS_U_THRESHOLD)  # ε = 1: ε²·n/4 = U exactly -> still skipped
+    assert not selection_possible(n_edge, 1.0) and selection_possible(n_edge + 1, 1.0)
+    x, y = _line(300)
+    L = Ledger(PureDP(1.0))
+    r = fit_auto(x, y, epsilon=1.0, x_bounds=[(0, 1)], y_bounds=(0, 1), ledger=L, random_state=0)
+    assert [e.budget.epsilon for e in L.events()] == [1.0]  # only the method
+    assert r.extra["auto"]["method"] == "theil-sen-exp"
+    assert r.extra["auto"]["selection_epsilon"] == 0.0
+    assert r.extra["auto"]["method_epsilon"] == 1.0
 
 
 def test_budget_refused_before_anything_is_spent():
@@ -211,11 +257,11 @@ def test_regress_bounds_private_and_mixed():
 
 def test_estimator_contract_and_attributes():
     x, y = _line(300, seed=3)
-    est = AutoDPRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 1), random_state=0)
+    est = AutoDPRegression(epsilon=5.0, bounds_X=(0, 1), bounds_y=(0, 1), random_state=0)
     assert clone(est).get_params()["selection_fraction"] == SELECTION_FRACTION
     assert est.fit(x[:, None], y) is est
     assert est.method_ in ("noisy-stats", "theil-sen-exp")
-    assert est.selection_["selection_epsilon"] == pytest.approx(0.05)
+    assert est.selection_["selection_epsilon"] == pytest.approx(0.25)
     assert est.bounds_["x0"] == (0.0, 1.0)
     assert est.predict(x[:3, None]).shape == (3,)
     with pytest.raises(InvalidInputError):
@@ -233,12 +279,12 @@ def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
     path = tmp_path / "d.csv"
     pd.DataFrame({"x": x, "y": y}).to_csv(path, index=False)
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
-                                   "--epsilon", "2", "--bounds", "private", "--seed", "1", "--json"])
+                                   "--epsilon", "5", "--bounds", "private", "--seed", "1", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["method"] == "auto"
     assert out["chosen_method"] in ("noisy-stats", "theil-sen-exp")
-    assert out["selection"]["selection_epsilon"] == pytest.approx(0.1)
+    assert out["selection"]["selection_epsilon"] == pytest.approx(0.25)
     assert set(out["private_bounds"]) == {"x", "y"}
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
                                    "--epsilon", "2", "--bounds", "x=0:1", "--bounds", "y=private",

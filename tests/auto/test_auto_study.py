@@ -5,7 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from dpreg.auto.study import CANDIDATES, P_TRUE, c_true, derive_threshold, evaluate_rule
+from dpreg.auto.study import (
+    CANDIDATES,
+    P_TRUE,
+    c_true,
+    derive_rule,
+    derive_threshold,
+    evaluate_rule,
+    figure_cells,
+)
 
 
 def test_c_true_is_the_ceil_q_order_statistic_with_bottom_as_infinity():
@@ -16,15 +24,19 @@ def test_c_true_is_the_ceil_q_order_statistic_with_bottom_as_infinity():
 
 
 def _raw(kind):
-    # two cells: statistic ε·nvar = 10 (TS better) and 1000 (NoisyStats better)
-    cells = np.array([[100, 0.01, 1.0, 0.01], [1000, 0.1, 10.0, 0.01]])
-    nvar = np.array([[10.0], [100.0]])
-    err = {"theil-sen-exp": (0.01, 0.05), "noisy-stats": (0.03, 0.01), "dp-gd": (0.2, 0.2),
-           "theil-sen-wide": (0.05, 0.06)}
-    out = {"cells": cells, "nvar": nvar, "sigma": np.array([0.01, 0.01]), "fraction": np.array(0.05)}
-    for m, (a, b) in err.items():
-        arr = np.empty((2, 1, 25))
-        arr[0], arr[1] = P_TRUE + a, P_TRUE + b
+    # cells: u = ε²·nvar = 10 (TS better), 1e4 (NoisyStats better), 1e4 with 30% of the rows on
+    # the bounds (TS better: clipping biases the means)
+    cells = np.array([[100, 0.01, 1.0, 0.01], [10000, 0.1, 10.0, 0.01], [10000, 0.1, 10.0, 0.05]])
+    nvar = np.array([[10.0], [100.0], [100.0]])
+    clipped = np.array([[0.0], [0.0], [0.3]])
+    err = {"theil-sen-exp": (0.01, 0.05, 0.01), "noisy-stats": (0.03, 0.01, 0.05),
+           "dp-gd": (0.2, 0.2, 0.2), "theil-sen-wide": (0.05, 0.06, 0.05)}
+    out = {"cells": cells, "nvar": nvar, "clipped": clipped, "sigma": np.full(3, 0.01),
+           "fraction": np.array(0.05)}
+    for m, errs in err.items():
+        arr = np.empty((3, 1, 25))
+        for i, e in enumerate(errs):
+            arr[i] = P_TRUE + e
         if kind == "derive":
             out[f"{m}|full"] = arr
         elif m in ("theil-sen-exp", "noisy-stats"):
@@ -33,15 +45,35 @@ def _raw(kind):
     return out
 
 
-def test_derivation_finds_a_separating_threshold_and_evaluation_scores_it():
-    d = derive_threshold(_raw("derive"))
+def test_first_derivation_picks_a_threshold_on_eps_nvar():
+    raw = _raw("derive")
+    two = {k: (v[:2] if k not in ("fraction",) else v) for k, v in raw.items()}
+    d = derive_threshold(two)
     assert 10 <= d["threshold"] < 1000
     assert d["worst_ratio"] == pytest.approx(1.0)
     assert d["cells_won"] == {"theil-sen-exp": 1, "noisy-stats": 1, "dp-gd": 0, "theil-sen-wide": 0}
     assert set(d["tables"]) == set(CANDIDATES)
-    e = evaluate_rule(_raw("evaluate"), threshold=400.0)
+
+
+def test_rule_derivation_needs_both_statistics_and_evaluation_scores_it():
+    d = derive_rule([_raw("derive")])
+    assert d["worst_ratio"] == pytest.approx(1.0)
+    assert 10 < d["u_threshold"] < 1e4
+    assert 0.0 < d["boundary_limit"] <= 0.3
+    e = evaluate_rule(_raw("evaluate"), u_threshold=d["u_threshold"],
+                      boundary_limit=d["boundary_limit"])
     assert e["max_ratio"] == pytest.approx(1.0)
-    assert e["chose_ns"][0] < 0.01 and e["chose_ns"][1] > 0.99
-    bad = evaluate_rule(_raw("evaluate"), threshold=1e9)  # always Theil-Sen: cell 2 is 5x worse
-    assert bad["max_ratio"] == pytest.approx(5.0)
-    assert len(bad["cells_over_1.10"]) == 1
+    # cell 1 sits 10 below the lowest candidate U (100) with Lap(40) noise on u: mostly TS
+    assert e["chose_ns"][0] < 0.25 and e["chose_ns"][1] > 0.99 and e["chose_ns"][2] < 0.01
+    # a rule blind to the boundary share runs NoisyStats on the clipped cell: 5x worse
+    blind = evaluate_rule(_raw("evaluate"), u_threshold=d["u_threshold"], boundary_limit=2.0)
+    assert blind["max_ratio"] == pytest.approx(5.0)
+    assert len(blind["cells_over_1.10"]) == 1
+    never = evaluate_rule(_raw("evaluate"), u_threshold=math.inf)  # always Theil-Sen
+    assert never["max_ratio"] == pytest.approx(5.0)
+
+
+def test_figure_grids_are_the_harness_cells():
+    assert len(figure_cells("alabi-fig5")) == 18
+    f6 = figure_cells("alabi-fig6")
+    assert len(f6) == 18 and {c[0] for c in f6} == {800, 8000, 20000}

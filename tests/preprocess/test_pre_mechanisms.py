@@ -18,7 +18,9 @@ from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
 from dpreg.mechanisms import quantile_em_intervals
 from dpreg.preprocess import (
     DEFAULT_COARSE_RANGE,
+    boundary_count,
     dp_quantile,
+    noisy_boundary_count,
     noisy_count,
     noisy_nvar,
     nvar_sensitivity_for,
@@ -48,6 +50,13 @@ def _nvar(x: np.ndarray) -> float:
     lambda L: noisy_nvar([0.1, 0.2], epsilon=1.0, x_bounds=(1, 0), ledger=L),
     lambda L: noisy_nvar([0.1, np.inf], epsilon=1.0, x_bounds=(0, 1), ledger=L),
     lambda L: noisy_nvar([0.1, 0.2], epsilon=1.0, x_bounds=(0, 1), neighbouring="swap", ledger=L),
+    lambda L: noisy_boundary_count(np.ones((3, 2)), bounds=[(0, 1)], epsilon=1.0, ledger=L),
+    lambda L: noisy_boundary_count(np.ones((3, 2)), bounds=[(0, 1), (2, 1)], epsilon=1.0, ledger=L),
+    lambda L: noisy_boundary_count(np.array([[0.5, np.nan]]), bounds=[(0, 1)] * 2, epsilon=1.0,
+                                   ledger=L),
+    lambda L: noisy_boundary_count(np.empty((0, 2)), bounds=[(0, 1)] * 2, epsilon=1.0, ledger=L),
+    lambda L: noisy_boundary_count(np.ones((3, 2)), bounds=[(0, 1)] * 2, epsilon=0.0, ledger=L),
+    lambda L: noisy_boundary_count([["a", "b"]], bounds=[(0, 1)] * 2, epsilon=1.0, ledger=L),
 ])
 def test_bad_input_is_rejected_before_any_charge(call):
     L = Ledger(PureDP(10.0))
@@ -214,6 +223,49 @@ def test_noisy_nvar_clips_to_the_bounds_and_is_exact_at_infinite_epsilon():
         warnings.simplefilter("ignore")
         r = noisy_nvar(x, epsilon=math.inf, x_bounds=(0.0, 1.0), rng=0)
     assert r.value == pytest.approx(_nvar(np.clip(x, 0, 1)))
+
+
+# ----------------------------------------------------------------------------- boundary count
+def test_boundary_count_sensitivity_brute_force_replace_one_and_add_remove():
+    bounds = [(0.0, 1.0), (-1.0, 1.0)]
+    vals = [(-0.5, 0.0), (0.0, 0.0), (0.5, 0.0), (0.5, 1.0), (1.0, -1.0), (0.3, 2.0)]
+    worst_r = worst_a = 0
+    for n in (1, 2, 3):
+        for data in itertools.product(vals, repeat=n):
+            X = np.array(data)
+            c = boundary_count(X, bounds)
+            for i in range(n):
+                for v in vals:
+                    X2 = X.copy()
+                    X2[i] = v
+                    worst_r = max(worst_r, abs(c - boundary_count(X2, bounds)))
+            for v in vals:
+                worst_a = max(worst_a, abs(boundary_count(np.vstack([X, v]), bounds) - c))
+    assert worst_r == 1 and worst_a == 1  # sensitivity 1, attained under both relations
+
+
+def test_boundary_count_counts_rows_on_or_beyond_any_bound():
+    X = np.array([[0.0, 0.5], [0.5, 0.5], [0.5, 1.0], [2.0, 3.0], [0.2, 0.8]])
+    assert boundary_count(X, [(0.0, 1.0)] * 2) == 3
+    assert boundary_count(X[:, 0], [(0.0, 1.0)]) == 2
+
+
+def test_noisy_boundary_count_noise_is_laplace_one_over_epsilon_with_power():
+    X = np.column_stack([np.linspace(0, 1, 200), np.full(200, 0.5)])  # 2 rows on the x bounds
+    eps = 0.4
+    gen = np.random.default_rng(21)
+    draws = np.array([noisy_boundary_count(X, bounds=[(0, 1)] * 2, epsilon=eps, rng=gen).value
+                      for _ in range(4000)]) - 2.0
+    assert ks_pvalue(draws, stats.laplace(scale=1 / eps).cdf) > ALPHA
+    for wrong in (0.7, 1.3):
+        assert ks_pvalue(draws, stats.laplace(scale=wrong / eps).cdf) < ALPHA
+    L = Ledger(PureDP(1.0))
+    r = noisy_boundary_count(X, bounds=[(0, 1)] * 2, epsilon=0.25, ledger=L, rng=0)
+    assert [e.budget.epsilon for e in L.events()] == [0.25]
+    assert r.privacy.details["sensitivity"] == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert noisy_boundary_count(X, bounds=[(0, 1)] * 2, epsilon=math.inf, rng=0).value == 2.0
 
 
 # ----------------------------------------------------------------------------- TukeyEM m

@@ -1,16 +1,25 @@
 """DP algorithm selection (``method="auto"``) and bounds-free fitting (``bounds="private"``).
 
 **Simple regression (one x).**  Alabi et al. (2022) found that the better of DP Theil-Sen and
-noisy sufficient statistics depends on εn·var(x) (and σ_e), which is private.  ``auto`` spends
-``selection_fraction`` (default 5%) of ε on a Laplace release of nvar(x) = Σ(x − x̄)² of the
-clipped x (:func:`dpreg.preprocess.noisy_nvar`), computes the statistic
+noisy sufficient statistics depends on εn·var(x) and σ_e, which are private.  ``auto`` spends
+``selection_fraction`` (default 5%) of ε, split equally, on two Laplace releases: nvar(x) =
+Σ(x − x̄)² of the clipped x (:func:`dpreg.preprocess.noisy_nvar`) and the number of rows at or
+beyond the bounds (:func:`dpreg.preprocess.noisy_boundary_count`).  It computes
 
-    s = ε · nvar̃(x) / w_x²      (w_x = width of the x bounds; w_x = 1 in the paper's design)
+    u = ε² · nvar̃(x) / w_x²     (w_x = width of the x bounds)
+    b = boundary count̃ / n       (n public: replace-one)
 
-and runs, on the remaining ε, NoisyStats when ``s > NS_THRESHOLD`` and DP Theil-Sen with the
-exponential-mechanism median and 10 round-robin matchings otherwise.  The threshold was derived
-from dpreg's own harness runs (:mod:`dpreg.auto.study`, docs/auto.md).  The noise on s is
-Lap((1 − 1/n)/f), independent of ε, so a 5% share is enough to place s relative to the threshold.
+and runs, on the remaining ε, NoisyStats when ``u > NS_U_THRESHOLD`` and ``b < NS_BOUNDARY_LIMIT``,
+DP Theil-Sen with the exponential-mechanism median and 10 round-robin matchings otherwise.
+Because nvar(x) <= n·w_x²/4 for data inside the bounds, u cannot exceed the threshold when
+ε²·n/4 <= NS_U_THRESHOLD; then the choice is Theil-Sen whatever the data and no budget is spent
+on selection (:func:`selection_possible`, a function of public n and ε).  Why
+these two: NoisyStats' privacy noise relative to its sampling error falls like
+1/(ε·√nvar(x)·σ_e) while Theil-Sen's falls like 1/(ε·√n), so at a fixed ε·nvar(x) a larger ε
+favours NoisyStats (u, not ε·nvar(x), separates dpreg's measurements); and clipping biases
+every mean-based estimate but leaves the conditional median -- what Theil-Sen estimates --
+alone, so NoisyStats only pays when few rows sit on the bounds.  The constants were derived from
+dpreg's own harness runs (:mod:`dpreg.auto.study`, docs/auto.md §3).
 
 **Several x.**  With n public (replace-one, the relation the whole pipeline is stated for) the rule
 costs nothing: TukeyEM when the propose-test-release step is predicted to pass with probability
@@ -44,13 +53,16 @@ from dpreg.privacy import ApproxDP, Neighbouring, PrivacyStatement, PureDP
 __all__ = [
     "SELECTION_FRACTION",
     "BOUNDS_FRACTION",
-    "NS_THRESHOLD",
+    "NS_U_THRESHOLD",
+    "NS_BOUNDARY_LIMIT",
     "TS_MATCHINGS",
     "TUKEY_PASS_PROBABILITY",
     "split_selection",
     "split_budget",
     "selection_statistic",
     "choose_simple",
+    "choose_simple_array",
+    "selection_possible",
     "tukey_pass_probability",
     "choose_multivariate",
     "fit_auto",
@@ -60,12 +72,14 @@ __all__ = [
 SELECTION_FRACTION = 0.05
 #: share of ε spent on DP bounds when some bounds are "private"
 BOUNDS_FRACTION = 0.20
-#: NoisyStats when ε·nvar̃(x)/w_x² exceeds this; Theil-Sen-exp otherwise.  Derived by
-#: :func:`dpreg.auto.study.derive_threshold` on 180 cells of Alabi et al.'s synthetic grid
-#: (seed family 20261121): Theil-Sen still wins every cell at ε·n·σ_x² ≈ 636, NoisyStats 7 of 9
-#: cells from ≈ 1,100; the worst-case ratio (2.83) is the same for every T >= 178, and the
-#: mean log-ratio picks the grid value 707.9 (docs/auto.md §3).
-NS_THRESHOLD = 708.0
+#: NoisyStats only when u = ε²·nvar̃(x)/w_x² exceeds this ...
+NS_U_THRESHOLD = 1259.0
+#: ... and the noisy share of rows at or beyond the bounds is below this; Theil-Sen-exp
+#: otherwise.  Both derived by :func:`dpreg.auto.study.derive_rule` on 216 cells (Alabi et al.'s
+#: factorial grid plus the harness's Fig. 5 and Fig. 6 cells, derivation seeds): U = 1258.9 (grid
+#: value) and C = 0.06 minimise the worst ratio to the better finalist over the informative
+#: cells (docs/auto.md §3).
+NS_BOUNDARY_LIMIT = 0.06
 #: round-robin matchings for the Theil-Sen branch (Alabi et al.'s synthetic choice)
 TS_MATCHINGS = 10
 #: TukeyEM only when PTR is predicted to pass with at least this probability
@@ -125,9 +139,31 @@ def selection_statistic(noisy_nvar: float, *, epsilon: float, x_bounds: tuple[fl
     return s if not math.isnan(s) else -math.inf
 
 
-def choose_simple(statistic: float, threshold: float = NS_THRESHOLD) -> str:
-    """``"noisy-stats"`` when the selection statistic exceeds ``threshold``, else ``"theil-sen-exp"``."""
-    return "noisy-stats" if statistic > threshold else "theil-sen-exp"
+def selection_possible(n: int, epsilon: float, u_threshold: float = NS_U_THRESHOLD) -> bool:
+    """Whether the simple-regression rule can choose NoisyStats at all: u = ε²·nvar(x)/w_x² is
+    at most ε²·n/4 for data inside the bounds, so when ε²·n/4 <= U the choice is Theil-Sen for
+    every data set and ``auto`` spends no budget on selection (n and ε are public)."""
+    eps = float(epsilon)
+    return math.isinf(eps) or eps * eps * float(n) / 4.0 > u_threshold
+
+
+def choose_simple_array(u: Any, boundary_share: Any, *, u_threshold: float = NS_U_THRESHOLD,
+                        boundary_limit: float = NS_BOUNDARY_LIMIT) -> np.ndarray:
+    """Vectorised rule: True where NoisyStats is chosen (``u > u_threshold`` and
+    ``boundary_share < boundary_limit``); NaN statistics choose Theil-Sen."""
+    uu = np.asarray(u, dtype=float)
+    bb = np.asarray(boundary_share, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return (uu > u_threshold) & (bb < boundary_limit)
+
+
+def choose_simple(u: float, boundary_share: float, *, u_threshold: float = NS_U_THRESHOLD,
+                  boundary_limit: float = NS_BOUNDARY_LIMIT) -> str:
+    """``"noisy-stats"`` when u = ε²·nvar̃(x)/w_x² exceeds ``u_threshold`` and the noisy boundary
+    share is below ``boundary_limit``, else ``"theil-sen-exp"``."""
+    ns = bool(choose_simple_array(u, boundary_share, u_threshold=u_threshold,
+                                  boundary_limit=boundary_limit))
+    return "noisy-stats" if ns else "theil-sen-exp"
 
 
 @lru_cache(maxsize=256)
@@ -235,12 +271,22 @@ def fit_auto(
     """
     from dpreg import _dispatch
     from dpreg._validation import check_xy
-    from dpreg.preprocess import DEFAULT_COARSE_RANGE, noisy_nvar, propose_bounds
+    from dpreg.preprocess import (
+        DEFAULT_COARSE_RANGE,
+        noisy_boundary_count,
+        noisy_nvar,
+        propose_bounds,
+    )
 
-    Xa = np.asarray(X, dtype=float) if not hasattr(X, "to_numpy") else X.to_numpy(dtype=float)
+    try:
+        Xa = np.asarray(X, dtype=float) if not hasattr(X, "to_numpy") else X.to_numpy(dtype=float)
+        yv = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError("X and y must be numeric arrays of equal length with one row per "
+                                f"observation; got X of type {type(X).__name__}") from None
     if Xa.ndim == 1:
         Xa = Xa.reshape(-1, 1)
-    Xa, ya = check_xy(Xa, np.asarray(y, dtype=float), x_ndim=2, min_rows=2, x_name="X", y_name="y")
+    Xa, ya = check_xy(Xa, yv, x_ndim=2, min_rows=2, x_name="X", y_name="y")
     n, d = Xa.shape
     names = list(x_names) if x_names is not None else [f"x{j}" for j in range(d)]
     eps = check_epsilon(epsilon)
@@ -295,8 +341,12 @@ def fit_auto(
         parts = split_budget(eps, selection_fraction=None, bounds_fraction=fb if need_bounds else None)
     else:
         need_bounds = any(b is None for b in xb_list) or yb is None
-        parts = split_budget(eps, selection_fraction=fs, bounds_fraction=fb if need_bounds else None)
-        method, m = "", 0
+        # u = ε²·nvar(x)/w² <= ε²·n/4 for any data in the bounds: when even that cannot exceed U
+        # the choice is Theil-Sen whatever the data, so no budget is spent on it (public n, ε)
+        skip = not selection_possible(n, eps)
+        parts = split_budget(eps, selection_fraction=None if skip else fs,
+                             bounds_fraction=fb if need_bounds else None)
+        method, m = ("theil-sen-exp" if skip else ""), 0
 
     # ---- private bounds
     private_bounds: dict[str, tuple[float, float]] = {}
@@ -326,16 +376,30 @@ def fit_auto(
     # ---- selection (simple)
     method_eps = parts["method"].epsilon  # type: ignore[union-attr]
     opts = dict(options)
-    if simple:
+    if simple and parts["selection"] is None:
+        info.update({"rule": f"theil-sen-exp: eps^2*n/4 <= {NS_U_THRESHOLD:g}, so u cannot exceed "
+                     "the threshold for any data (public n and eps; no selection budget spent)",
+                     "selection_epsilon": 0.0})
+        from dpreg.simple._common import max_matchings
+
+        opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
+    elif simple:
         sel = parts["selection"]
         assert sel is not None
-        nv = noisy_nvar(Xa[:, 0], epsilon=sel.epsilon, x_bounds=xbs[0], rng=gen, ledger=ledger,
+        e_nv, e_bc = sel.split([1.0, 1.0]) if math.isfinite(sel.epsilon) else (sel, sel)
+        nv = noisy_nvar(Xa[:, 0], epsilon=e_nv.epsilon, x_bounds=xbs[0], rng=gen, ledger=ledger,
                         label="auto: selection statistic nvar(x)")
+        bc = noisy_boundary_count(np.column_stack([Xa[:, 0], ya]), bounds=[xbs[0], ybs],
+                                  epsilon=e_bc.epsilon, rng=gen, ledger=ledger,
+                                  label="auto: selection statistic boundary count")
         stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xbs[0])
-        method = choose_simple(stat)
-        info.update({"rule": f"noisy-stats iff eps*nvar(x)/w_x^2 > {NS_THRESHOLD:g}, else "
-                     f"theil-sen-exp ({TS_MATCHINGS} matchings)", "statistic": stat,
-                     "selection_epsilon": sel.epsilon})
+        u = eps * stat if math.isfinite(eps) else stat
+        share = bc.value / n
+        method = choose_simple(u, share)
+        info.update({"rule": f"noisy-stats iff eps^2*nvar(x)/w_x^2 > {NS_U_THRESHOLD:g} and "
+                     f"boundary share < {NS_BOUNDARY_LIMIT:g}, else theil-sen-exp "
+                     f"({TS_MATCHINGS} matchings)", "statistic": stat, "u": u,
+                     "boundary_share": share, "selection_epsilon": sel.epsilon})
         if method == "theil-sen-exp":
             from dpreg.simple._common import max_matchings
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 from typing import Any
 
@@ -66,25 +67,54 @@ def _cells() -> list[tuple[int, float, float, float]]:
         GRID["n"], GRID["sigma_x2"], GRID["epsilon"], GRID["sigma_e2"])]
 
 
-def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float | None = None,
-             cells: list[tuple[int, float, float, float]] | None = None, seed: int | None = None
-             ) -> dict[str, np.ndarray]:
-    """Raw per-replicate p̃₂₅ for every cell, data set and method.
+def figure_cells(name: str) -> list[tuple[int, float, float, float]]:
+    """The (n, σ_x², ε, σ_e²) cells of the harness spec ``alabi-fig5`` or ``alabi-fig6`` (the
+    panels' values with the spec's fixed values; Fig. 6's ε·n·σ_x² fixes n), without repeats."""
+    from dpreg.bench.spec import load_spec
 
-    ``kind="derive"``: the four candidates at ε.  ``kind="evaluate"``: the finalists at ε and at
-    the method share ε_method of ``auto`` (``fraction`` = selection fraction).
+    spec = load_spec(name)
+    base = spec["data"]
+    out: list[tuple[int, float, float, float]] = []
+    for panel in spec["panels"]:
+        for v in panel["values"]:
+            c = {"n": base["n"], "sigma_x2": base["sigma_x2"], "epsilon": base["epsilon"],
+                 "sigma_e2": base["sigma_e2"], **{k: x for k, x in panel.get("fixed", {}).items()
+                                                   if k != "enx"}}
+            c[panel["vary"]] = v
+            if "enx" in panel.get("fixed", {}):
+                c["n"] = round(panel["fixed"]["enx"] / (c["epsilon"] * c["sigma_x2"]))
+            cell = (int(c["n"]), float(c["sigma_x2"]), float(c["epsilon"]), float(c["sigma_e2"]))
+            if cell not in out:
+                out.append(cell)
+    return out
+
+
+GRIDS = {"factorial": _cells, "fig5": lambda: figure_cells("alabi-fig5"),
+         "fig6": lambda: figure_cells("alabi-fig6")}
+
+
+def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float | None = None,
+             cells: list[tuple[int, float, float, float]] | None = None, seed: int | None = None,
+             candidates: tuple[str, ...] = CANDIDATES) -> dict[str, np.ndarray]:
+    """Raw per-replicate p̃₂₅ for every cell, data set and method, with each data set's nvar(x)
+    and boundary share (rows with x or y at or beyond [0, 1]).
+
+    ``kind="derive"``: ``candidates`` at ε.  ``kind="evaluate"``: the finalists at ε and at the
+    method share ε_method of ``auto`` (``fraction`` = selection fraction).
     """
     from dpreg.auto import SELECTION_FRACTION, split_selection
+    from dpreg.preprocess import boundary_count
 
     f = SELECTION_FRACTION if fraction is None else fraction
     if seed is None:
         seed = DERIVATION_SEED if kind == "derive" else EVALUATION_SEED
     cells = _cells() if cells is None else cells
-    runs: list[tuple[str, str]] = ([(m, "full") for m in CANDIDATES] if kind == "derive" else
+    runs: list[tuple[str, str]] = ([(m, "full") for m in candidates] if kind == "derive" else
                                    [(m, s) for m in FINALISTS for s in ("full", "method")])
     out: dict[str, np.ndarray] = {f"{m}|{s}": np.empty((len(cells), datasets, trials))
                                   for m, s in runs}
     nvar = np.empty((len(cells), datasets))
+    clipped = np.empty((len(cells), datasets))
     sigma = np.empty(len(cells))
     for ci, (n, sx, eps, se) in enumerate(cells):
         gen = np.random.default_rng([seed, ci])
@@ -93,6 +123,7 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
         for di in range(datasets):
             x, y = alabi_uniform(n, sigma_x2=sx, sigma_e2=se, rng=gen)
             nvar[ci, di] = float(np.sum((x - x.mean()) ** 2))
+            clipped[ci, di] = boundary_count(np.column_stack([x, y]), [(0.0, 1.0)] * 2) / n
             for m, s in runs:
                 e = eps if s == "full" else eps_method
                 r = replicate_predictions(m, x, y, epsilon=e, x_bounds=(0.0, 1.0),
@@ -102,6 +133,7 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
         print(f"{kind} cell {ci + 1}/{len(cells)} n={n} sx2={sx} eps={eps} se2={se}", flush=True)
     out["cells"] = np.array(cells, dtype=float)
     out["nvar"] = nvar
+    out["clipped"] = clipped
     out["sigma"] = sigma
     out["fraction"] = np.array(f)
     return out
@@ -114,9 +146,116 @@ def _ratio_table(raw: dict[str, np.ndarray], key: str) -> np.ndarray:
     return c.mean(axis=1) / raw["sigma"]
 
 
+def population_boundary_share(sigma_x2: float, sigma_e2: float) -> float:
+    """P(y ∉ (0, 1)) under the generator (x never leaves [0, 1] on the grid): used only for raw
+    results saved before the boundary share was recorded per data set."""
+    from scipy import stats
+
+    h = np.sqrt(3.0 * sigma_x2)
+    xs = np.linspace(0.5 - h, 0.5 + h, 401)
+    m = 0.5 * xs + 0.2
+    s = np.sqrt(sigma_e2)
+    return float(np.mean(stats.norm.cdf(-m / s) + stats.norm.sf((1.0 - m) / s)))
+
+
+def _boundary_shares(raw: dict[str, np.ndarray], gen: np.random.Generator) -> np.ndarray:
+    if "clipped" in raw:
+        return np.asarray(raw["clipped"], dtype=float)
+    cells = raw["cells"]
+    nvar = np.asarray(raw["nvar"], dtype=float)
+    out = np.empty_like(nvar)
+    for ci, row in enumerate(cells):  # legacy raw: binomial around the population share
+        n, sx, se = int(row[0]), float(row[1]), float(row[3])
+        out[ci] = gen.binomial(n, population_boundary_share(sx, se), nvar.shape[-1]) / n
+    return out
+
+
+def _choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, u_threshold: float,
+             boundary_limit: float, seed: int) -> np.ndarray:
+    """(cells, data sets, releases) mask "auto chose NoisyStats", with the selection noise of
+    :mod:`dpreg.auto` drawn afresh for every release: nvar̃ and the boundary count each get half
+    of the selection fraction f of ε (replace-one sensitivities (1 − 1/n)·w² and 1)."""
+    from dpreg.auto import choose_simple_array
+
+    f = float(raw["fraction"])
+    gen = np.random.default_rng([seed, 1])
+    shares = _boundary_shares(raw, np.random.default_rng([seed, 2]))
+    cells = raw["cells"]
+    mask = np.empty((cells.shape[0], *shape), dtype=bool)
+    for ci in range(cells.shape[0]):
+        n, eps = int(cells[ci, 0]), float(cells[ci, 2])
+        half = 0.5 * f * eps
+        nv = raw["nvar"][ci][:, None] + gen.laplace(0.0, (1.0 - 1.0 / n) / half, size=shape)
+        bc = shares[ci][:, None] * n + gen.laplace(0.0, 1.0 / half, size=shape)
+        mask[ci] = choose_simple_array(eps * eps * nv, bc / n, u_threshold=u_threshold,
+                                       boundary_limit=boundary_limit)
+    return mask
+
+
+def _rule_ratios(raw: dict[str, np.ndarray], mask: np.ndarray, level: str,
+                 skip: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """``auto``'s Ĉ/σ per cell (its releases: NoisyStats where ``mask``, else Theil-Sen, at the
+    ε ``level``; in the cells marked ``skip`` Theil-Sen at the full ε) and its ratio to the better
+    finalist at the full ε."""
+    ts, ns = raw[f"theil-sen-exp|{level}"], raw[f"noisy-stats|{level}"]
+    auto = np.where(mask, ns, ts)
+    if skip is not None and np.any(skip):
+        auto[skip] = raw["theil-sen-exp|full"][skip]
+    raw2 = {"auto": auto, "sigma": raw["sigma"]}
+    t_ts = _ratio_table(raw, "theil-sen-exp|full")
+    t_ns = _ratio_table(raw, "noisy-stats|full")
+    t_auto = _ratio_table(raw2, "auto")
+    best = np.minimum(t_ts, t_ns)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = t_auto / best
+    ratio = np.where(np.isfinite(ratio), ratio, np.where(t_auto == best, 1.0, np.inf))
+    return {"ratio": ratio, "auto": t_auto, "ts": t_ts, "ns": t_ns, "best": best}
+
+
+#: candidate thresholds of the derivation grid search
+U_GRID = tuple(float(v) for v in np.geomspace(100.0, 1.0e5, 61)) + (math.inf,)
+BOUNDARY_GRID = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.2, 1.01)
+#: cells whose better finalist is within this many sampling sds decide the worst-case ratio
+INFORMATIVE = 10.0
+
+
+def derive_rule(raws: list[dict[str, np.ndarray]], *, trials: int = 25) -> dict[str, Any]:
+    """Grid search of (U, C) for the rule "NoisyStats iff ε²·nvar̃(x)/w_x² > U and the noisy
+    boundary share < C, else Theil-Sen-exp" on derivation runs (finalists at the full ε, the
+    selection noise simulated per release).  Objective: the worst ratio to the better finalist
+    over the informative cells (better finalist <= INFORMATIVE sampling sds), then the mean
+    log-ratio over all cells."""
+    scores = []
+    for u in U_GRID:
+        for c in BOUNDARY_GRID:
+            worst, logs = 1.0, []
+            for k, raw in enumerate(raws):
+                shape = raw["theil-sen-exp|full"].shape[1:]
+                mask = _choices(raw, shape, u_threshold=u, boundary_limit=c,
+                                seed=DERIVATION_SEED + k)
+                r = _rule_ratios(raw, mask, "full")
+                ratio = np.nan_to_num(r["ratio"], nan=1.0, posinf=1e9)
+                inf_cells = r["best"] <= INFORMATIVE
+                if np.any(inf_cells):
+                    worst = max(worst, float(np.max(ratio[inf_cells])))
+                logs.append(np.log(np.maximum(ratio, 1e-12)))
+            scores.append((worst, float(np.mean(np.concatenate(logs))), u, c))
+    worst, meanlog, u_best, c_best = min(scores)
+    tables = []
+    for raw in raws:
+        tables.append({m: _ratio_table(raw, f"{m}|full").tolist() for m in CANDIDATES
+                       if f"{m}|full" in raw})
+    return {"u_threshold": u_best, "boundary_limit": c_best, "worst_ratio": worst,
+            "mean_log_ratio": meanlog,
+            "near_best": [[s[2], s[3], s[0], s[1]] for s in sorted(scores)[:10]],
+            "tables": tables, "cells": [raw["cells"].tolist() for raw in raws]}
+
+
 def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Pick T (on s = ε·nvar/w², here w = 1) minimising the worst, then the mean, log-ratio of the
-    rule "NoisyStats iff s > T, else Theil-Sen-exp" to the best of the four candidates."""
+    """The first derivation (one statistic): T on s = ε·nvar(x)/w² minimising the worst, then the
+    mean, log-ratio of "NoisyStats iff s > T" to the best finalist; also which of the four
+    candidates wins each cell (kept: it is the evidence that DP-GD and Theil-Sen-wide are not
+    worth a branch)."""
     tables = {m: _ratio_table(raw, f"{m}|full") for m in CANDIDATES}
     cells = raw["cells"]
     stat = cells[:, 2] * raw["nvar"].mean(axis=1)
@@ -131,7 +270,6 @@ def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
         ratio = np.nan_to_num(ratio, nan=1.0, posinf=1e9)
         scores.append((float(np.max(ratio)), float(np.mean(np.log(ratio))), float(t)))
     worst, meanlog, t_best = min(scores)
-    # the set of thresholds that attain the same worst ratio: report its range
     ties = [s[2] for s in scores if s[0] <= worst * (1 + 1e-9)]
     winners = {m: int(np.sum(tables[m] == best_all)) for m in CANDIDATES}
     gain_other = np.where(best_all < best_two, best_two / best_all, 1.0)
@@ -144,48 +282,48 @@ def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
-def evaluate_rule(raw: dict[str, np.ndarray], *, threshold: float, seed: int = EVALUATION_SEED
+def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = None,
+                  boundary_limit: float | None = None, seed: int = EVALUATION_SEED
                   ) -> dict[str, Any]:
-    """Apply the selection rule with fresh selection noise per replicate; ratio of ``auto`` (paying
-    the selection fraction) to the best of {TS-exp 10-match, NoisyStats} at the full ε."""
-    f = float(raw["fraction"])
+    """Apply the shipped rule (or the given constants) with fresh selection noise per release;
+    ratio of ``auto`` (its methods at the method share of ε) to the best of {TS-exp 10-match,
+    NoisyStats} at the full ε."""
+    from dpreg.auto import NS_BOUNDARY_LIMIT, NS_U_THRESHOLD
+
+    u = NS_U_THRESHOLD if u_threshold is None else u_threshold
+    c = NS_BOUNDARY_LIMIT if boundary_limit is None else boundary_limit
+    from dpreg.auto import selection_possible
+
+    shape = raw["theil-sen-exp|method"].shape[1:]
     cells = raw["cells"]
-    ts, ns = raw["theil-sen-exp|method"], raw["noisy-stats|method"]
-    gen = np.random.default_rng([seed, 1])
-    auto = np.empty_like(ts)
-    chose_ns = np.empty(cells.shape[0])
-    for ci in range(cells.shape[0]):
-        n, eps = int(cells[ci, 0]), cells[ci, 2]
-        # s = ε·(nvar + Lap(Δ/(fε)))/w² with Δ = (1 − 1/n)w²: the noise on s is Lap((1 − 1/n)/f)
-        noise = gen.laplace(0.0, (1.0 - 1.0 / n) / f, size=ts.shape[1:])
-        s = eps * raw["nvar"][ci][:, None] + noise
-        mask = s > threshold
-        auto[ci] = np.where(mask, ns[ci], ts[ci])
-        chose_ns[ci] = mask.mean()
-    raw2 = dict(raw)
-    raw2["auto"] = auto
-    t_ts = _ratio_table(raw2, "theil-sen-exp|full")
-    t_ns = _ratio_table(raw2, "noisy-stats|full")
-    t_auto = _ratio_table(raw2, "auto")
-    best = np.minimum(t_ts, t_ns)
-    ratio = t_auto / best
-    ratio = np.where(np.isfinite(ratio), ratio, np.where(t_auto == best, 1.0, np.inf))
+    # cells where ε²·n/4 <= U: auto skips the selection and runs Theil-Sen at the full ε (the
+    # comparison column's own releases: the ratio is 1 by construction there)
+    skip = np.array([not selection_possible(int(cl[0]), float(cl[2]), u) for cl in cells])
+    mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed)
+    mask[skip] = False
+    r = _rule_ratios(raw, mask, "method", skip)
+    chose_ns = mask.mean(axis=(1, 2))
+    ratio = r["ratio"]
     fail = [
-        {"n": int(c[0]), "sigma_x2": c[1], "epsilon": c[2], "sigma_e2": c[3], "ratio": float(r),
+        {"n": int(cl[0]), "sigma_x2": cl[1], "epsilon": cl[2], "sigma_e2": cl[3], "ratio": float(q),
          "auto": float(a), "ts": float(x), "ns": float(y), "chose_ns": float(p)}
-        for c, r, a, x, y, p in zip(cells, ratio, t_auto, t_ts, t_ns, chose_ns) if r > 1.10
+        for cl, q, a, x, y, p in zip(cells, ratio, r["auto"], r["ts"], r["ns"], chose_ns)
+        if q > 1.10
     ]
     return {
-        "threshold": threshold, "fraction": f, "cells": len(ratio),
-        "max_ratio": float(np.max(ratio)), "median_ratio": float(np.median(ratio)),
-        "cells_over_1.10": fail, "ratio": ratio.tolist(), "auto": t_auto.tolist(),
-        "ts": t_ts.tolist(), "ns": t_ns.tolist(), "chose_ns": chose_ns.tolist(),
-        "grid": cells.tolist(),
+        "u_threshold": u, "boundary_limit": c, "fraction": float(raw["fraction"]),
+        "cells": len(ratio), "max_ratio": float(np.max(ratio)),
+        "median_ratio": float(np.median(ratio)), "cells_over_1.10": fail,
+        "ratio": ratio.tolist(), "auto": r["auto"].tolist(), "ts": r["ts"].tolist(),
+        "ns": r["ns"].tolist(), "chose_ns": chose_ns.tolist(), "grid": cells.tolist(),
+        "boundary_share": _boundary_shares(raw, np.random.default_rng([seed, 2])).mean(axis=1).tolist(),
+        "selection_skipped": skip.tolist(), "datasets": int(shape[0]), "trials": int(shape[1]),
     }
 
 
-def markdown_tables(derivation: dict[str, Any], evaluation: dict[str, Any]) -> str:
-    """The per-cell tables of docs/auto.md from :func:`derive_threshold` / :func:`evaluate_rule`."""
+def markdown_tables(derivation: dict[str, Any], evaluations: dict[str, dict[str, Any]]) -> str:
+    """Per-cell tables for docs/auto-data/tables.md: the four-candidate derivation table of
+    :func:`derive_threshold` and one evaluation table per grid (:func:`evaluate_rule`)."""
     lines = ["| n | σ_x² | ε | σ_e² | ε·n·σ_x² | TS-exp | NoisyStats | DP-GD | TS-wide | best |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     t = derivation["tables"]
@@ -194,13 +332,29 @@ def markdown_tables(derivation: dict[str, Any], evaluation: dict[str, Any]) -> s
         best = min(vals, key=lambda k: vals[k])
         lines.append(f"| {int(c[0])} | {c[1]:g} | {c[2]:g} | {c[3]:g} | {c[0] * c[1] * c[2]:.3g} | "
                      + " | ".join(f"{vals[m]:.3g}" for m in CANDIDATES) + f" | {best} |")
-    lines += ["", "| n | σ_x² | ε | σ_e² | auto | TS-exp | NoisyStats | P(auto→NS) | ratio |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for i, c in enumerate(evaluation["grid"]):
-        lines.append(f"| {int(c[0])} | {c[1]:g} | {c[2]:g} | {c[3]:g} | {evaluation['auto'][i]:.3g} | "
-                     f"{evaluation['ts'][i]:.3g} | {evaluation['ns'][i]:.3g} | "
-                     f"{evaluation['chose_ns'][i]:.2f} | {evaluation['ratio'][i]:.3f} |")
+    for name, ev in evaluations.items():
+        lines += ["", f"Evaluation on the {name} grid ({ev['datasets']} data sets × {ev['trials']} "
+                  "releases per cell):", "", *evaluation_table(ev)]
     return "\n".join(lines)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else "∞"
+
+
+def evaluation_table(ev: dict[str, Any]) -> list[str]:
+    """Markdown rows of one :func:`evaluate_rule` result, one per cell (docs/auto-data/tables.md
+    and docs/results.md)."""
+    lines = ["| n | σ_x² | ε | σ_e² | selection | on bounds | P(NS) | auto | TS-exp | NoisyStats "
+             "| ratio |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    skipped = ev.get("selection_skipped", [False] * len(ev["grid"]))
+    for i, c in enumerate(ev["grid"]):
+        sel = "skipped (TS at full ε)" if skipped[i] else "run"
+        lines.append(f"| {int(c[0])} | {c[1]:g} | {c[2]:g} | {c[3]:g} | {sel} | "
+                     f"{ev['boundary_share'][i]:.3f} | {ev['chose_ns'][i]:.2f} | "
+                     f"{_fmt(ev['auto'][i])} | {_fmt(ev['ts'][i])} | {_fmt(ev['ns'][i])} | "
+                     f"{ev['ratio'][i]:.3f} |")
+    return lines
 
 
 def _load(path: str) -> dict[str, np.ndarray]:
@@ -208,32 +362,64 @@ def _load(path: str) -> dict[str, np.ndarray]:
         return {k: z[k] for k in z.files}
 
 
+def _summary(ev: dict[str, Any]) -> dict[str, Any]:
+    return {k: ev[k] for k in ("u_threshold", "boundary_limit", "cells", "max_ratio",
+                               "median_ratio", "cells_over_1.10", "datasets", "trials")}
+
+
 def main(argv: list[str]) -> None:
-    cmd = argv[0]
-    if cmd in ("derive", "evaluate"):
-        datasets = int(argv[2]) if len(argv) > 2 else 10
-        trials = int(argv[3]) if len(argv) > 3 else 25
-        raw = run_grid(cmd, datasets=datasets, trials=trials)
-        np.savez_compressed(argv[1], **raw)  # type: ignore[arg-type]
-    elif cmd == "bounds":
-        out = bounds_free_study()
-        with open(argv[1], "w") as fh:
-            json.dump(out, fh, indent=1)
-    elif cmd == "report":
-        from dpreg.auto import NS_THRESHOLD
+    import argparse
 
-        d = derive_threshold(_load(argv[1]))
-        e = evaluate_rule(_load(argv[2]), threshold=NS_THRESHOLD)
-        print(json.dumps({"derivation": d, "evaluation": e}, indent=1))
-    elif cmd == "tables":
-        from dpreg.auto import NS_THRESHOLD
+    ap = argparse.ArgumentParser(prog="python -m dpreg.auto.study")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for cmd in ("derive", "evaluate"):
+        p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)")
+        p.add_argument("out")
+        p.add_argument("--grid", choices=sorted(GRIDS), default="factorial")
+        p.add_argument("--datasets", type=int, default=10)
+        p.add_argument("--trials", type=int, default=25)
+        p.add_argument("--seed", type=int, default=None)
+        p.add_argument("--finalists-only", action="store_true")
+    p = sub.add_parser("rule", help="derive (U, C) from derivation runs; print JSON")
+    p.add_argument("raws", nargs="+")
+    p = sub.add_parser("report", help="evaluate the shipped rule on evaluation runs; print JSON")
+    p.add_argument("raws", nargs="+", help="NAME=E.npz")
+    p = sub.add_parser("tables", help="markdown tables: four-candidate derivation + evaluations")
+    p.add_argument("derive")
+    p.add_argument("raws", nargs="+", help="NAME=E.npz")
+    p = sub.add_parser("bounds", help="bounds-free cost on real data (JSON)")
+    p.add_argument("out")
+    p.add_argument("--parts", default="simple,multivariate",
+                   help="tables to (re)compute; the others are kept from OUT if it exists")
+    a = ap.parse_args(argv)
+    if a.cmd in ("derive", "evaluate"):
+        raw = run_grid(a.cmd, datasets=a.datasets, trials=a.trials, cells=GRIDS[a.grid](),
+                       seed=a.seed, candidates=FINALISTS if a.finalists_only else CANDIDATES)
+        np.savez_compressed(a.out, **raw)  # type: ignore[arg-type]
+    elif a.cmd == "rule":
+        d = derive_rule([_load(r) for r in a.raws])
+        d.pop("tables")
+        print(json.dumps(d, indent=1))
+    elif a.cmd == "report":
+        print(json.dumps({name: _summary(evaluate_rule(_load(path), seed=EVALUATION_SEED + k))
+                          for k, (name, path) in enumerate(r.split("=", 1) for r in a.raws)},
+                         indent=1))
+    elif a.cmd == "tables":
+        evs = {name: evaluate_rule(_load(path), seed=EVALUATION_SEED + k)
+               for k, (name, path) in enumerate(r.split("=", 1) for r in a.raws)}
+        print(markdown_tables(derive_threshold(_load(a.derive)), evs))
+    else:  # bounds
+        from pathlib import Path
 
-        d = derive_threshold(_load(argv[1]))
-        e = evaluate_rule(_load(argv[2]), threshold=NS_THRESHOLD)
-        print(markdown_tables(d, e))
-    else:
-        raise SystemExit("usage: python -m dpreg.auto.study derive|evaluate OUT.npz | report D E")
-
+        parts = tuple(a.parts.split(","))
+        res = bounds_free_study(parts=parts)
+        old = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
+        keep = {"simple": ("bikeshare", "nyse"), "multivariate": ("multivariate",)}
+        for part, keys in keep.items():
+            if part not in parts:
+                for k in keys:
+                    res[k] = old.get(k, {})
+        Path(a.out).write_text(json.dumps(res, indent=1))
 
 
 # ------------------------------------------------------------------ bounds-free cost on real data
@@ -316,11 +502,16 @@ def multivariate_cost(name: str, *, epsilon: float, delta: float, seeds: int) ->
 
 
 def bounds_free_study(*, epsilons: tuple[float, ...] = (1.0, 4.0, 16.0), trials: int = 20,
-                      seeds: int = 10) -> dict[str, Any]:
-    """The bounds-free cost tables of docs/auto.md."""
+                      nyse_trials: int = 200, seeds: int = 10,
+                      parts: tuple[str, ...] = ("simple", "multivariate")) -> dict[str, Any]:
+    """The bounds-free cost tables of docs/auto.md (``parts``: which tables to compute).
+    ``trials`` releases per bikeshare group (medians over 144 groups); NYSE is one data set, so
+    it gets ``nyse_trials`` releases to keep the Monte Carlo error of Ĉ(0.68) small."""
     from dpreg.data import load_dataset
 
     res: dict[str, Any] = {"bikeshare": {}, "nyse": {}, "multivariate": {}}
+    if "simple" not in parts:
+        return _multivariate_costs(res, epsilons, seeds)
     bs = load_dataset("bikeshare")
     groups = list(bs.frame.groupby(bs.groups))
     for eps in epsilons:
@@ -336,8 +527,13 @@ def bounds_free_study(*, epsilons: tuple[float, ...] = (1.0, 4.0, 16.0), trials:
         res["nyse"][eps] = simple_cost(ny.frame["DJ_return"].to_numpy(float),
                                        ny.frame["log_volume"].to_numpy(float), epsilon=eps,
                                        x_bounds=ny.bounds["DJ_return"], y_bounds=ny.bounds["log_volume"],
-                                       trials=trials, rng=gen)
+                                       trials=nyse_trials, rng=gen)
         print("nyse", eps, res["nyse"][eps], flush=True)
+    return _multivariate_costs(res, epsilons, seeds) if "multivariate" in parts else res
+
+
+def _multivariate_costs(res: dict[str, Any], epsilons: tuple[float, ...], seeds: int
+                        ) -> dict[str, Any]:
     for name in ("diabetes", "fair", "nyse", "statecrime"):
         for eps in epsilons:
             res["multivariate"][f"{name}|{eps}"] = multivariate_cost(name, epsilon=eps, delta=1e-6,

@@ -90,6 +90,13 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
     for col, role in ((by, "by"), (x, "x"), (y, "y")):
         if col not in cols:
             raise InvalidInputError(f"{role} column {col!r} is not in the data (columns: {cols})")
+    if isinstance(bounds, str) and bounds == "private" or isinstance(bounds, Mapping) and any(
+            isinstance(v, str) and v == "private" for v in bounds.values()):
+        raise InvalidInputError(
+            "fit_by_group needs public bounds for x and y (bounds={col: (lo, hi)}): the table "
+            "reports every group's predictions at the same public x points, which group-wise DP "
+            "bounds would not give; bounds='private' is available for single fits "
+            "(dpreg.regress / AutoDPRegression)")
     if not isinstance(bounds, Mapping) or x not in bounds or y not in bounds:
         missing = [c for c in (x, y) if not isinstance(bounds, Mapping) or c not in bounds]
         raise InvalidInputError(f"bounds for {missing} are missing: pass bounds={{col: (lo, hi)}}"

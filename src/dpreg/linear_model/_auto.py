@@ -31,7 +31,8 @@ class AutoDPRegression(DPRegressorBase):
     bounds_X, bounds_y:
         Public ``(lo, hi)`` bounds (one pair, or one per feature), or ``"private"``.
     selection_fraction, bounds_fraction:
-        Shares of ε for the selection statistic (default 0.05) and the DP bounds (0.20).
+        Shares of ε for the selection statistics (default 0.05: noisy nvar(x) and the noisy
+        count of rows on the bounds, half each) and the DP bounds (0.20).
     coarse_range:
         Public range searched by the DP bounds (default ±10⁶).
     fit_intercept, random_state, ledger:

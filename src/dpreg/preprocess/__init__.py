@@ -53,6 +53,8 @@ __all__ = [
     "propose_row_norm_bound",
     "noisy_nvar",
     "nvar_sensitivity_for",
+    "boundary_count",
+    "noisy_boundary_count",
     "tukey_n_models",
 ]
 
@@ -104,6 +106,17 @@ def _values(z: Any, name: str) -> np.ndarray:
     if np.any(np.isnan(arr)):
         raise InvalidInputError(f"{name} must not contain NaN")
     return arr
+
+
+def _matrix(X: Any, name: str = "X") -> np.ndarray:
+    """``X`` as a float64 array (a 1-D input is one column); non-numeric or ragged input is an
+    :class:`InvalidInputError`."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be a numeric array (rows × columns); got "
+                                f"{type(X).__name__} with non-numeric or ragged entries") from None
+    return arr.reshape(-1, 1) if arr.ndim == 1 else arr
 
 
 def noisy_count(data: Any, *, epsilon: float, rng: Any = None, ledger: Any = None,
@@ -224,9 +237,7 @@ def propose_row_norm_bound(X: Any, *, epsilon: float, q: float = 0.95, widening:
     Source: as :func:`dp_quantile` (clipping-norm selection by a private quantile follows
     Andrew et al. 2021's adaptive clipping idea, here in one shot).
     """
-    Xa = np.asarray(X, dtype=np.float64)
-    if Xa.ndim == 1:
-        Xa = Xa.reshape(-1, 1)
+    Xa = _matrix(X)
     if Xa.ndim != 2 or Xa.shape[0] == 0 or not np.all(np.isfinite(Xa)):
         raise InvalidInputError("X must be a non-empty 2-D array of finite numbers")
     w = check_positive(widening, "widening", allow_zero=True)
@@ -282,6 +293,49 @@ def noisy_nvar(x: Any, *, epsilon: float, x_bounds: tuple[float, float],
     return PrivateValue(value, _statement(eps, rel, "Laplace nvar(x)", "Dwork et al. 2006; "
                                           "Alabi et al. 2022 (nvar)", rng, sensitivity=sens,
                                           x_bounds=xb))
+
+
+def boundary_count(X: Any, bounds: Any) -> int:
+    """Number of rows of ``X`` (n × k) with at least one coordinate at or beyond its bounds
+    (``bounds``: one ``(lo, hi)`` per column): the rows that clipping moves or that sit on the
+    edge of the box.  Changing one row changes it by at most 1 (replace-one and add/remove)."""
+    arr = _matrix(X)
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__iter__"):
+        raise InvalidInputError(f"bounds must be a list with one (lo, hi) per column; got {bounds!r}")
+    b = [check_bounds(v, f"bounds[{j}]") for j, v in enumerate(bounds)]
+    if arr.ndim != 2 or len(b) != arr.shape[1]:
+        raise InvalidInputError(f"bounds must have one (lo, hi) per column ({arr.shape[-1]}); "
+                                f"got {len(b)}")
+    lo = np.array([v[0] for v in b])
+    hi = np.array([v[1] for v in b])
+    with np.errstate(invalid="ignore"):
+        edge = (arr <= lo) | (arr >= hi)
+    return int(np.count_nonzero(np.any(edge, axis=1)))
+
+
+def noisy_boundary_count(X: Any, *, bounds: Any, epsilon: float, rng: Any = None,
+                         ledger: Any = None, label: str = "noisy boundary count") -> PrivateValue:
+    """Release :func:`boundary_count` (rows at or beyond the public or DP-proposed bounds) plus
+    Laplace noise: the share of clipped rows, which biases every mean-based estimator (noisy
+    sufficient statistics, AdaSSP) but not the conditional medians Theil-Sen estimates.
+
+    Guarantee: ε-DP (pure) under replace-one **and** add/remove neighbours: the count has
+    sensitivity 1 (one row enters or leaves the boundary set).  Source: Laplace mechanism
+    (Dwork, McSherry, Nissim & Smith 2006); the statistic is dpreg's (docs/auto.md).
+    """
+    arr = _matrix(X)
+    if arr.size == 0:
+        raise InvalidInputError("X must contain at least one row")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError("X must contain only finite numbers")
+    count = boundary_count(arr, bounds)  # validates the bounds before any charge
+    eps = check_epsilon(epsilon)
+    gen = check_rng(rng)
+    charge(ledger, PureDP(eps), label)
+    value = float(laplace(float(count), sensitivity=1.0, epsilon=eps, rng=gen))
+    return PrivateValue(value, _statement(eps, Neighbouring.REPLACE_ONE, "Laplace boundary count",
+                                          "Dwork et al. 2006", rng, sensitivity=1.0,
+                                          also_add_remove=True))
 
 
 def tukey_n_models(n: float, d: int, *, cap: int = 1000, rows_per_coefficient: int = 2) -> int:
