@@ -1,4 +1,4 @@
-"""Full coverage studies (docs/uncertainty.md): 3 methods × 5 designs × α ∈ {0.05, 0.1},
+"""Full coverage studies (docs/uncertainty.md): 3 methods × 6 designs × α ∈ {0.05, 0.1},
 2000 repetitions each, default interval construction (percentile bootstrap).
 
 Targets of tracker issue 10: coverage in [1 − α − 0.01, 1 − α + 0.03] and median width
@@ -7,7 +7,7 @@ repetitions the Monte Carlo SE of a coverage is ≈ 0.005 (95%) / 0.0067 (90%), 
 whose true coverage is exactly nominal lands below 1 − α − 0.01 in about 2-7% of the cells by
 chance; the assertion therefore allows 3 SE below nominal (a coverage gap of about 1.5
 points would still fail) and the docs report the literal band check for every cell.
-Run with ``make test-slow`` (about 45 minutes on 2 cores for all 15 studies).
+Run with ``make test-slow`` (about 55 minutes on 2 cores for all 18 studies).
 """
 
 import math
