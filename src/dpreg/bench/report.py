@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpreg.bench.beyond import beyond_sections
 from dpreg.bench.claims import CLAIM_COLUMNS, evaluate_claims, summary_lookup
 from dpreg.bench.spec import load_spec, spec_names
 
@@ -244,6 +245,11 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
         if len(claims):
             sec.append("**Paper claims.**\n\n" + _claims_table(claims))
         parts.append("\n\n".join(sec))
+    beyond = beyond_sections(Path(dest))
+    if beyond is not None:
+        toc.append("* [Beyond the papers](#beyond) — `method=\"auto\"` on the Figs. 5–6 grid, "
+                   "cost of bounds-free mode, coverage of the DP-aware intervals")
+        parts.append(beyond)
     parts.insert(1, "## Contents\n\n" + "\n".join(toc) + "\n\n" + _FURTHER)
     parts.append(_closing(all_claims))
     page_path.parent.mkdir(parents=True, exist_ok=True)
@@ -255,7 +261,7 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
 _FURTHER = (
     "Beyond the papers (their numbers live on their own pages, each with the command that "
     "regenerates them): [uncertainty.md](uncertainty.md) (coverage and width of the DP-aware "
-    "intervals on five designs, vs the naive plug-in SE), [auto.md](auto.md) (derivation and "
+    "intervals on six designs, vs the naive plug-in SE), [auto.md](auto.md) (derivation and "
     "evaluation of `method=\"auto\"`, cost of bounds-free mode), [audit.md](audit.md) "
     "(empirical privacy audit, planted bugs, fuzzing, secure samplers) and [scale.md](scale.md) "
     "(O(n log n) Theil-Sen and per-group backends).")
