@@ -25,7 +25,7 @@ pytestmark = [
 
 SAMPLES = int(os.environ.get("DPREG_AUDIT_SAMPLES", "100000"))
 #: releases per side for the targets that loop over single fits (estimators, multivariate
-#: cores: 0.2-3 ms per release, ~200 CPU-minutes at N = 1e5 for all of them); default = SAMPLES
+#: cores: 0.2-3 ms per release, ~115 CPU-minutes at N = 1e5 for all of them); default = SAMPLES
 LOOP_SAMPLES = int(os.environ.get("DPREG_AUDIT_LOOP_SAMPLES", str(SAMPLES)))
 #: "loop" or "vector" runs only those targets (e.g. to run them with different N in parallel)
 ONLY = os.environ.get("DPREG_AUDIT_ONLY", "")
