@@ -85,7 +85,7 @@ TS_MATCHINGS = 10
 #: TukeyEM only when PTR is predicted to pass with at least this probability
 TUKEY_PASS_PROBABILITY = 0.95
 _SOURCE = ("dpreg auto: selection rule from dpreg's harness (docs/auto.md); Alabi et al. 2022 "
-           "(εn·var(x) regimes)")
+           "(the regimes of n·var(x), ε and σ_e)")
 
 
 def _fraction(value: Any, name: str) -> float:
