@@ -380,9 +380,6 @@ def fit_auto(
         info.update({"rule": f"theil-sen-exp: eps^2*n/4 <= {NS_U_THRESHOLD:g}, so u cannot exceed "
                      "the threshold for any data (public n and eps; no selection budget spent)",
                      "selection_epsilon": 0.0})
-        from dpreg.simple._common import max_matchings
-
-        opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
     elif simple:
         sel = parts["selection"]
         assert sel is not None
@@ -400,13 +397,13 @@ def fit_auto(
                      f"boundary share < {NS_BOUNDARY_LIMIT:g}, else theil-sen-exp "
                      f"({TS_MATCHINGS} matchings)", "statistic": stat, "u": u,
                      "boundary_share": share, "selection_epsilon": sel.epsilon})
-        if method == "theil-sen-exp":
-            from dpreg.simple._common import max_matchings
+    if simple and method == "theil-sen-exp":
+        from dpreg.simple._common import max_matchings
 
-            opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
-        else:
-            opts.pop("output_range", None)
-            opts.pop("pairs", None)
+        opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
+    elif simple:
+        opts.pop("output_range", None)
+        opts.pop("pairs", None)
     elif method == "tukey-em":
         opts = {"n_models": m}
     else:
