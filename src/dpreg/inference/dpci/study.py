@@ -436,9 +436,34 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return res.reset_index()
 
 
+def pool_summaries(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Pool :func:`summarise` tables of independent runs (different seeds) of the same cells:
+    coverage and the naive / non-private coverages weighted by repetitions, the binomial SE of
+    the pooled coverage, the band check on the pooled value, and the largest median width ratio
+    of the runs.  Every run of a cell must be passed -- pooling only some runs would bias it."""
+    df = pd.concat(list(frames), ignore_index=True)
+    keys = ["method", "design", "alpha", "kind", "param"]
+    w = df["reps"].astype(float)
+    df = df.assign(_c=df["coverage"] * w, _nc=df["naive_coverage"] * w, _np=df["np_coverage"] * w)
+    g = df.groupby(keys, sort=False)
+    out = g.agg(runs=("reps", "size"), reps=("reps", "sum"), _c=("_c", "sum"), _nc=("_nc", "sum"),
+                _np=("_np", "sum"), median_ratio_max=("median_ratio", "max")).reset_index()
+    out["coverage"] = out.pop("_c") / out["reps"]
+    out["naive_coverage"] = out.pop("_nc") / out["reps"]
+    out["np_coverage"] = out.pop("_np") / out["reps"]
+    out["coverage_se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["reps"])
+    a = out["alpha"].to_numpy(dtype=float)
+    out["target_lo"], out["target_hi"] = 1 - a - 0.01, 1 - a + 0.03
+    out["in_target"] = (out["coverage"] >= out["target_lo"]) & (out["coverage"] <= out["target_hi"])
+    out["width_ok"] = out["median_ratio_max"] <= 1.5
+    return out
+
+
 def _main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Coverage studies of dpreg's DP-aware intervals")
-    ap.add_argument("--method", choices=METHODS, required=True)
+    ap.add_argument("--pool", nargs="+", default=None, metavar="CSV",
+                    help="pool summary CSVs of independent runs instead of running a study")
+    ap.add_argument("--method", choices=METHODS)
     ap.add_argument("--design", default="all", choices=("all", *DESIGNS))
     ap.add_argument("--reps", type=int, default=2000)
     ap.add_argument("--n-boot", type=int, default=2000)
@@ -448,6 +473,15 @@ def _main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--kinds", default="percentile,studentized,basic")
     ap.add_argument("--out", default=None, help="CSV file for the summary table")
     args = ap.parse_args(argv)
+    if args.pool:
+        pooled = pool_summaries([pd.read_csv(f) for f in args.pool])
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(pooled.round(4).to_string(index=False))
+        if args.out:
+            pooled.to_csv(args.out, index=False)
+        return
+    if args.method is None:
+        ap.error("--method is required unless --pool is given")
     names = DESIGNS if args.design == "all" else (args.design,)
     tables = []
     for nm in names:
