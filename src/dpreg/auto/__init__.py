@@ -270,7 +270,7 @@ def fit_auto(
     statistic and spend, and the private bounds; ``privacy`` states the composed total.
     """
     from dpreg import _dispatch
-    from dpreg._validation import check_xy
+    from dpreg._validation import check_array, check_xy
     from dpreg.preprocess import (
         DEFAULT_COARSE_RANGE,
         noisy_boundary_count,
@@ -278,15 +278,10 @@ def fit_auto(
         propose_bounds,
     )
 
-    try:
-        Xa = np.asarray(X, dtype=float) if not hasattr(X, "to_numpy") else X.to_numpy(dtype=float)
-        yv = np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError("X and y must be numeric arrays of equal length with one row per "
-                                f"observation; got X of type {type(X).__name__}") from None
+    Xa = check_array(X, "X", ndim=(1, 2))
     if Xa.ndim == 1:
         Xa = Xa.reshape(-1, 1)
-    Xa, ya = check_xy(Xa, yv, x_ndim=2, min_rows=2, x_name="X", y_name="y")
+    Xa, ya = check_xy(Xa, y, x_ndim=2, min_rows=2, x_name="X", y_name="y")
     n, d = Xa.shape
     names = list(x_names) if x_names is not None else [f"x{j}" for j in range(d)]
     eps = check_epsilon(epsilon)

@@ -338,13 +338,11 @@ def markdown_tables(derivation: dict[str, Any], evaluations: dict[str, dict[str,
     return "\n".join(lines)
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.3g}" if math.isfinite(v) else "∞"
-
-
 def evaluation_table(ev: dict[str, Any]) -> list[str]:
     """Markdown rows of one :func:`evaluate_rule` result, one per cell (docs/auto-data/tables.md
     and docs/results.md)."""
+    from dpreg.bench.claims import fmt_number
+
     lines = ["| n | σ_x² | ε | σ_e² | selection | on bounds | P(NS) | auto | TS-exp | NoisyStats "
              "| ratio |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     skipped = ev.get("selection_skipped", [False] * len(ev["grid"]))
@@ -352,7 +350,7 @@ def evaluation_table(ev: dict[str, Any]) -> list[str]:
         sel = "skipped (TS at full ε)" if skipped[i] else "run"
         lines.append(f"| {int(c[0])} | {c[1]:g} | {c[2]:g} | {c[3]:g} | {sel} | "
                      f"{ev['boundary_share'][i]:.3f} | {ev['chose_ns'][i]:.2f} | "
-                     f"{_fmt(ev['auto'][i])} | {_fmt(ev['ts'][i])} | {_fmt(ev['ns'][i])} | "
+                     f"{fmt_number(ev['auto'][i])} | {fmt_number(ev['ts'][i])} | {fmt_number(ev['ns'][i])} | "
                      f"{ev['ratio'][i]:.3f} |")
     return lines
 

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from dpreg.auto.study import evaluation_table
+from dpreg.bench.claims import fmt_number
 
 __all__ = ["beyond_sections", "find_docs"]
 
@@ -32,12 +33,6 @@ def find_docs(dest: Path) -> Path | None:
         if (cand / "auto-data").is_dir() or (cand / "uncertainty-data").is_dir():
             return cand
     return None
-
-
-def _fmt(v: float) -> str:
-    if not math.isfinite(v):
-        return "∞"
-    return f"{v:.3g}"
 
 
 def _auto(docs: Path) -> str | None:
@@ -83,8 +78,9 @@ def _bounds(docs: Path) -> str | None:
         for eps, r in d.get(key, {}).items():
             cost = r["auto-private"] / r["auto-public"] if r["auto-public"] > 0 else math.nan
             lines.append(f"| {_BOUNDS_LABELS.get(key, key)} | {float(eps):g} | "
-                         f"{_fmt(r['auto-public'])} | {_fmt(r['auto-private'])} | {_fmt(cost)} | "
-                         f"{_fmt(r['theil-sen-exp'])} | {_fmt(r['noisy-stats'])} |")
+                         f"{fmt_number(r['auto-public'])} | {fmt_number(r['auto-private'])} | "
+                         f"{fmt_number(cost)} | "
+                         f"{fmt_number(r['theil-sen-exp'])} | {fmt_number(r['noisy-stats'])} |")
     mv = d.get("multivariate", {})
     if mv:
         lines += ["", "| data (n × d) | OLS R² | ε | auto, public bounds | auto, bounds-free |",
@@ -92,8 +88,8 @@ def _bounds(docs: Path) -> str | None:
         for key, r in mv.items():
             name, eps = key.split("|")
             lines.append(f"| {name} ({r['n']} × {r['d']}) | {r['ols']:.3f} | {float(eps):g} | "
-                         f"{_fmt(r['auto-public'])} ({r['auto-public-method']}) | "
-                         f"{_fmt(r['auto-private'])} ({r['auto-private-method']}) |")
+                         f"{fmt_number(r['auto-public'])} ({r['auto-public-method']}) | "
+                         f"{fmt_number(r['auto-private'])} ({r['auto-private-method']}) |")
     return "\n".join(lines)
 
 

@@ -41,7 +41,9 @@ def _c(claim_id: str, source: str, claim: str, criterion: str, measured: str, ve
             "measured": measured, "verdict": verdict}
 
 
-def _fmt(v: float) -> str:
+def fmt_number(v: float) -> str:
+    """A number for the results pages: n/a for NaN/None, ±∞, 3 significant digits, scientific
+    notation outside [0.01, 1000)."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     if math.isinf(v):
@@ -85,8 +87,8 @@ def _fig5(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                   "DPExpTheilSen10Match or DPSuffStats is always close to the best DP method.",
                   "in every cell of Fig. 5 the better of the two has a mean Ĉ_true/σ within 1.5× "
                   "of the best DP method's",
-                  f"worst factor over {len(piv)} cells: {_fmt(worst)} (median "
-                  f"{_fmt(float(near.median()))})",
+                  f"worst factor over {len(piv)} cells: {fmt_number(worst)} (median "
+                  f"{fmt_number(float(near.median()))})",
                   "confirmed" if worst <= 1.5 else
                   ("partly confirmed" if float((near <= 1.5).mean()) >= 0.5 else "not confirmed")))
     # take-over as ε, n, σ_x² grow
@@ -103,9 +105,9 @@ def _fig5(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
         takes_over = best_hi in ("DPSuffStats", "DPGDzCDP")
         ok.append(takes_over and ts_better_lo)
         details.append(f"panel {panel} ({sub['vary'].iloc[0]}): at {xs[0]:g} "
-                       f"TS-exp {_fmt(lo_p['DPExpTheilSen10Match'])} vs SuffStats "
-                       f"{_fmt(lo_p['DPSuffStats'])}; best at {xs[-1]:g}: {best_hi} "
-                       f"({_fmt(float(hi_p[best_hi]))})")
+                       f"TS-exp {fmt_number(lo_p['DPExpTheilSen10Match'])} vs SuffStats "
+                       f"{fmt_number(lo_p['DPSuffStats'])}; best at {xs[-1]:g}: {best_hi} "
+                       f"({fmt_number(float(hi_p[best_hi]))})")
     out.append(_c("alabi-4b", f"{ALABI} §7.3.1 (Fig. 5)",
                   "DPSuffStats and DPGDzCDP take over as the best method as ε, n and σ_x² grow.",
                   "in each panel DPExpTheilSen10Match beats DPSuffStats at the smallest value and "
@@ -119,8 +121,8 @@ def _fig5(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                   "Non-private OLS converges a constant factor faster than Theil-Sen (the "
                   "Theil-Sen lines lie above OLS).",
                   "mean Ĉ_true/σ of TheilSen and TheilSen10Match above OLS in every cell of Fig. 5",
-                  f"min over cells of min(TS, TS10)/OLS = {_fmt(float(ts.min()))}, median "
-                  f"{_fmt(float(ts.median()))}, max {_fmt(float(ts.max()))}",
+                  f"min over cells of min(TS, TS10)/OLS = {fmt_number(float(ts.min()))}, median "
+                  f"{fmt_number(float(ts.median()))}, max {fmt_number(float(ts.max()))}",
                   "confirmed" if float(ts.min()) > 1.0 else "not confirmed"))
     return out
 
@@ -141,8 +143,8 @@ def _fig6(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
     big = f[(f["enx"] > 400) & (f["sigma_e2"] >= 0.03 - 1e-12)]
     wins = (big["ns"] < big["ts"])
     for _, r in big.iterrows():
-        details.append(f"ε·n·σ_x²={r['enx']:g}, σ_e²={r['sigma_e2']:g}: SuffStats {_fmt(r['ns'])}"
-                       f" vs TS-exp {_fmt(r['ts'])}")
+        details.append(f"ε·n·σ_x²={r['enx']:g}, σ_e²={r['sigma_e2']:g}: SuffStats {fmt_number(r['ns'])}"
+                       f" vs TS-exp {fmt_number(r['ts'])}")
     small = f[f["enx"] < 100]
     ts_small = bool((small["ts"] < small["ns"]).all()) if len(small) else False
     if len(big) and big["ns_hat"].notna().all():
@@ -151,10 +153,10 @@ def _fig6(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
         hat_wins = int((big["ns_hat"] < big["ts_hat"]).sum())
         details.append(f"(against OLS on the same data, Ĉ/σ̂: SuffStats wins {hat_wins}/{len(big)} "
                        "of these cells, e.g. " + ", ".join(
-                           f"σ_e²={r['sigma_e2']:g}: {_fmt(r['ns_hat'])} vs {_fmt(r['ts_hat'])}"
+                           f"σ_e²={r['sigma_e2']:g}: {fmt_number(r['ns_hat'])} vs {fmt_number(r['ts_hat'])}"
                            for _, r in big[big["enx"] == big["enx"].max()].iterrows())
                        + f"; non-private OLS itself has Ĉ_true/σ up to "
-                       f"{_fmt(float(big['ols'].max()))} there: the clipping bias)")
+                       f"{fmt_number(float(big['ols'].max()))} there: the clipping bias)")
     claim = [_c("alabi-4c", f"{ALABI} §7.3.3 (Fig. 6)",
                 "With Gaussian errors, once ε·n·σ_x² > 400 and σ_e² ≥ 0.03, DPSuffStats beats "
                 "DPExpTheilSen10Match.",
@@ -193,7 +195,7 @@ def _fig7(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
     ok = [t >= 0.5 for _, t in taus]
     return [_c("alabi-6", f"{ALABI} §7.3.2 (Figs. 5c, 7)",
                "Slope errors rank the algorithms like the point-estimate errors.", crit,
-               "τ by ε: " + ", ".join(f"{x:g}: {_fmt(t)}" for x, t in taus),
+               "τ by ε: " + ", ".join(f"{x:g}: {fmt_number(t)}" for x, t in taus),
                "confirmed" if ok and all(ok) else
                ("partly confirmed" if sum(ok) >= len(ok) / 2 else "not confirmed"))]
 
@@ -209,8 +211,8 @@ def _fig8(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
         spread = float(wide["ratio_hat_mean"].max() / wide["ratio_hat_mean"].min())
         wins.append(best < exp)
         spreads.append(spread)
-        det.append(f"{panel}: best Wide {_fmt(best)} at θ={th:g} vs Exp {_fmt(exp)}; "
-                   f"Wide max/min over θ = {_fmt(spread)}")
+        det.append(f"{panel}: best Wide {fmt_number(best)} at θ={th:g} vs Exp {fmt_number(exp)}; "
+                   f"Wide max/min over θ = {fmt_number(spread)}")
     out.append(_c("alabi-5", f"{ALABI} §7.3.5, App. C.2 (Fig. 8)",
                   "DPWideTheilSen beats DPExpTheilSen when the standard error is small "
                   "(concentrated pairwise estimates).",
@@ -222,7 +224,7 @@ def _fig8(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
     out.append(_c("alabi-8", f"{ALABI} App. C.2 (Fig. 8)",
                   "DPWideTheilSen's error varies a lot with θ (log-scale axes).",
                   "mean Ĉ(0.68)/σ̂ varies by at least 10× over θ ∈ [1e−6, 1] at every ε",
-                  "max/min over θ: " + ", ".join(_fmt(s) for s in spreads),
+                  "max/min over θ: " + ", ".join(fmt_number(s) for s in spreads),
                   "confirmed" if all(s >= 10 for s in spreads) else "not confirmed"))
     return out
 
@@ -234,12 +236,12 @@ def _stock(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
     r = s["ratio_hat_median"]
     exp, wide, ss = (float(r.get(m, math.nan)) for m in
                      ("DPExpTheilSen", "DPWideTheilSen", "DPSSTheilSen"))
-    order = " < ".join(f"{m} {_fmt(float(v))}" for m, v in r.sort_values().items())
+    order = " < ".join(f"{m} {fmt_number(float(v))}" for m, v in r.sort_values().items())
     return [
         _c("alabi-2a", f"{ALABI} §7.2.2 (Fig. 4; stand-in data)",
            "On the stock data at ε = 2, DPExpTheilSen's privacy noise is below the standard error.",
            "Ĉ(0.68)/σ̂(p̂₂₅) of DPExpTheilSen < 1 at ε = 2 (1000 releases)",
-           f"Ĉ(0.68)/σ̂ = {_fmt(exp)}", "confirmed" if exp < 1 else "not confirmed"),
+           f"Ĉ(0.68)/σ̂ = {fmt_number(exp)}", "confirmed" if exp < 1 else "not confirmed"),
         _c("alabi-2b", f"{ALABI} §7.2.2 (Fig. 4; stand-in data)",
            "Ranking on the stock data: DPExpTheilSen, then DPWideTheilSen, then DPSSTheilSen.",
            "Ĉ(0.68)/σ̂ ordered Exp < Wide < SS at ε = 2",
@@ -251,7 +253,7 @@ def _stock(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
 
 def _bikeshare(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
     t = summary[summary["method"] == "DPExpTheilSen"].sort_values("epsilon")
-    det = ", ".join(f"ε={e:g}: median {_fmt(m)} ({_fmt(100 * s)}% of groups < 1)"
+    det = ", ".join(f"ε={e:g}: median {fmt_number(m)} ({fmt_number(100 * s)}% of groups < 1)"
                     for e, m, s in zip(t["epsilon"], t["ratio_hat_median"], t["share_below_se"]))
     below = t[(t["ratio_hat_median"] < 1) & (t["epsilon"] <= 4 + 1e-12)]
     best = summary.loc[summary.groupby("epsilon")["ratio_hat_median"].idxmin()]
@@ -279,20 +281,20 @@ def _sv(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                       "Monte Carlo Var(U₀)·3n/4 → 1 (relative gap shrinking in n, below 5% at "
                       "the largest n)",
                       "relative gap by n: " + ", ".join(
-                          f"{int(n)}: {_fmt(100 * g)}%" for n, g in zip(tp["n"], rel)),
+                          f"{int(n)}: {fmt_number(100 * g)}%" for n, g in zip(tp["n"], rel)),
                       "confirmed" if len(rel) and abs(float(rel.iloc[-1])) < 0.05
                       and abs(float(rel.iloc[-1])) <= abs(float(rel.iloc[0])) + 0.02
                       else "not confirmed"))
         out.append(_c("sv-var-kendall", f"{SV} §2.4 / Kendall",
                       "Complete design without ties: Var(U₀) = 2(2n+5)/(9n(n−1)).",
                       "|Monte Carlo − closed form| ≤ 4 Monte Carlo standard errors for every n",
-                      f"max |z| = {_fmt(float(zk.max()))} over n = "
+                      f"max |z| = {fmt_number(float(zk.max()))} over n = "
                       f"{', '.join(str(int(v)) for v in uni['n'])}",
                       "confirmed" if len(zk) and float(zk.max()) <= 4 else "not confirmed"))
         out.append(_c("sv-var-exact", f"{SV} Cor. B.1.3 (corrected in algorithms.md §2.4)",
                       "The corrected closed form of Var(U₀) is exact for any fixed design.",
                       "|Monte Carlo − closed form| ≤ 4 standard errors in every design × n cell",
-                      f"max |z| = {_fmt(float(z.max()))} over {len(z)} cells "
+                      f"max |z| = {fmt_number(float(z.max()))} over {len(z)} cells "
                       f"({', '.join(sorted(var['design'].unique()))})",
                       "confirmed" if float(z.max()) <= 4 else "not confirmed"))
     ci = summary[summary["family"] == "ci"]
@@ -304,9 +306,9 @@ def _sv(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                       "The DP intervals (union and tight) cover the true slope with probability "
                       "≥ 1 − α.",
                       "coverage ≥ 0.95 − 3 standard errors in every cell (400 data sets each)",
-                      f"lowest coverage {_fmt(float(worst['coverage']))} ({worst['method']}, "
+                      f"lowest coverage {fmt_number(float(worst['coverage']))} ({worst['method']}, "
                       f"{worst['design']}, n={int(worst['n'])}, ε={worst['epsilon']:g}); mean "
-                      f"{_fmt(float(dp['coverage'].mean()))}",
+                      f"{fmt_number(float(dp['coverage'].mean()))}",
                       "confirmed" if float(slack) >= 0 else "not confirmed"))
         w = dp.pivot_table(index=["design", "n", "epsilon"], columns="method",
                            values="median_width")
@@ -318,9 +320,9 @@ def _sv(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
             out.append(_c("sv-tight", f"{SV} §6.4",
                           "The tight interval is never wider than the union interval.",
                           "median width tight ≤ union in every cell",
-                          f"tight/union median width: min {_fmt(float(ratio.min()))}, max "
-                          f"{_fmt(float(ratio.max()))}; tight/non-private TS width: "
-                          f"{_fmt(float(infl.min()))}–{_fmt(float(infl.max()))}",
+                          f"tight/union median width: min {fmt_number(float(ratio.min()))}, max "
+                          f"{fmt_number(float(ratio.max()))}; tight/non-private TS width: "
+                          f"{fmt_number(float(infl.min()))}–{fmt_number(float(infl.max()))}",
                           "confirmed" if float(ratio.max()) <= 1 + 1e-12 else "not confirmed"))
     return out
 
@@ -337,8 +339,8 @@ def _bain_sim(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
         for eps, g in norm.groupby("epsilon"):
             f = g["frobenius"].to_numpy(float)
             flat.append(float(f.max() / f.min()))
-            det.append(f"ε={eps:g}: ‖E‖_F {_fmt(float(f.mean()))} (max/min over n "
-                       f"{_fmt(float(f.max() / f.min()))})")
+            det.append(f"ε={eps:g}: ‖E‖_F {fmt_number(float(f.mean()))} (max/min over n "
+                       f"{fmt_number(float(f.max() / f.min()))})")
         out.append(_c("bain-norm", f"{BAIN} §3.2 (Figs. 6–10)",
                       "The noise matrix shrinks as ε grows and does not depend on n.",
                       "mean ‖E‖_F strictly decreasing in ε for every n, and within 10% across n "
@@ -352,8 +354,8 @@ def _bain_sim(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
             g = g.sort_values("coefficient")
             # medians: a ⊥ release (noisy matrix not invertible) makes every mean infinite
             det.append(f"ε={eps:g}: median beta distance " + ", ".join(
-                f"C={c:g}: {_fmt(v)}" for c, v in zip(g["coefficient"], g["beta_dist_median"]))
-                + "; ⊥ rate: " + ", ".join(f"{_fmt(v)}" for v in g["failure_rate"]))
+                f"C={c:g}: {fmt_number(v)}" for c, v in zip(g["coefficient"], g["beta_dist_median"]))
+                + "; ⊥ rate: " + ", ".join(f"{fmt_number(v)}" for v in g["failure_rate"]))
         out.append(_c("bain-fig11", f"{BAIN} §3.3 (Figs. 11–13)",
                       "Figures 11–12 plot the beta distance against C (no numerical statement "
                       "survives in the text).",
@@ -373,8 +375,8 @@ def _bain_real(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
         out.append((eps, sig, sign, g))
     target = min(out, key=lambda t: abs(t[0] - 4.0))
     eps, sig, sign, g = target
-    det = "; ".join(f"ε={e:g}: all terms significant in ≥ {_fmt(100 * s)}% of releases, same "
-                    f"sign as OLS in ≥ {_fmt(100 * sg)}%" for e, s, sg, _ in out)
+    det = "; ".join(f"ε={e:g}: all terms significant in ≥ {fmt_number(100 * s)}% of releases, same "
+                    f"sign as OLS in ≥ {fmt_number(100 * sg)}%" for e, s, sg, _ in out)
     return [_c("bain-pums", f"{BAIN} §3.4 (Tables 3–4; Wage stand-in)",
                "At the paper's n·ε the noisy regression still finds every coefficient "
                "significant, with estimates close to OLS.",
@@ -414,7 +416,7 @@ def _tang(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                         for e, win, tie, n in w)
         if other == "TukeyEM":
             fail = summary[summary["method"] == "TukeyEM"].groupby("epsilon")["failure_rate"].mean()
-            det += "; TukeyEM ⊥ rate " + ", ".join(f"ε={e:g}: {_fmt(100 * v)}%"
+            det += "; TukeyEM ⊥ rate " + ", ".join(f"ε={e:g}: {fmt_number(100 * v)}%"
                                                     for e, v in fail.items())
         out.append(_c(cid, f"{TANG} §4.7 (Figs. 1–3)", text,
                       "BoostedAdaSSP has the lower median test MSE on more than half of the data "
@@ -429,7 +431,7 @@ def _tang(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                       "BoostedAdaSSP's advantage over TukeyEM shrinks as ε grows.",
                       "the win fraction against TukeyEM does not increase with ε and is lower at "
                       "the largest ε than at the smallest",
-                      "win fraction by ε: " + ", ".join(f"{e:g}: {_fmt(f)}"
+                      "win fraction by ε: " + ", ".join(f"{e:g}: {fmt_number(f)}"
                                                          for (e, *_), f in zip(w, fr)),
                       "confirmed" if all(np.diff(fr) <= 0) and fr[-1] < fr[0] else
                       "not confirmed"))
@@ -459,7 +461,7 @@ def _amin(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
             continue
         t, o = piv["TukeyEM"], piv[other]
         good = t >= o - 0.01
-        det = ", ".join(f"{d}: {_fmt(float(t[d]))} vs {_fmt(float(o[d]))}" for d in piv.index)
+        det = ", ".join(f"{d}: {fmt_number(float(t[d]))} vs {fmt_number(float(o[d]))}" for d in piv.index)
         out.append(_c(cid, f"{AMIN} §4 (Fig. 2, R² table)", text,
                       "TukeyEM's median test R² ≥ the baseline's − 0.01 on more than half of "
                       "the data sets", f"TukeyEM vs baseline: {det}",

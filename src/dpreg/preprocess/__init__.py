@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpreg._validation import (
+    check_array,
     check_bounds,
     check_epsilon,
     check_int,
@@ -109,13 +110,9 @@ def _values(z: Any, name: str) -> np.ndarray:
 
 
 def _matrix(X: Any, name: str = "X") -> np.ndarray:
-    """``X`` as a float64 array (a 1-D input is one column); non-numeric or ragged input is an
-    :class:`InvalidInputError`."""
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be a numeric array (rows × columns); got "
-                                f"{type(X).__name__} with non-numeric or ragged entries") from None
+    """``X`` validated by :func:`dpreg._validation.check_array` (numeric, finite, non-empty); a
+    1-D input is one column."""
+    arr = check_array(X, name, ndim=(1, 2))
     return arr.reshape(-1, 1) if arr.ndim == 1 else arr
 
 
@@ -238,8 +235,6 @@ def propose_row_norm_bound(X: Any, *, epsilon: float, q: float = 0.95, widening:
     Andrew et al. 2021's adaptive clipping idea, here in one shot).
     """
     Xa = _matrix(X)
-    if Xa.ndim != 2 or Xa.shape[0] == 0 or not np.all(np.isfinite(Xa)):
-        raise InvalidInputError("X must be a non-empty 2-D array of finite numbers")
     w = check_positive(widening, "widening", allow_zero=True)
     lo, hi = check_bounds(coarse_range, "coarse_range")
     if lo < 0:
@@ -324,10 +319,6 @@ def noisy_boundary_count(X: Any, *, bounds: Any, epsilon: float, rng: Any = None
     (Dwork, McSherry, Nissim & Smith 2006); the statistic is dpreg's (docs/auto.md).
     """
     arr = _matrix(X)
-    if arr.size == 0:
-        raise InvalidInputError("X must contain at least one row")
-    if not np.all(np.isfinite(arr)):
-        raise InvalidInputError("X must contain only finite numbers")
     count = boundary_count(arr, bounds)  # validates the bounds before any charge
     eps = check_epsilon(epsilon)
     gen = check_rng(rng)
