@@ -117,7 +117,7 @@ class TestArrays:
             check_xy([], [])
 
     def test_mismatched(self):
-        with pytest.raises(InvalidInputError, match="same number of rows; got 3 and 2"):
+        with pytest.raises(InvalidInputError, match="same number of rows; they differ"):
             check_xy([1, 2, 3], [1, 2])
 
     def test_min_rows(self):

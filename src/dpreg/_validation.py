@@ -31,21 +31,56 @@ __all__ = [
     "check_array",
     "check_xy",
     "fmt",
+    "describe_data",
 ]
 
 RNGLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
 
 
 def fmt(value: Any) -> str:
-    """Short printable form of a received value for error messages."""
-    if isinstance(value, np.ndarray):
-        return f"array of shape {value.shape} and dtype {value.dtype}"
-    text = repr(value)
+    """Short printable form of a received *parameter* for error messages.
+
+    Containers that may hold data (arrays, long lists, pandas/polars objects) are described by
+    their type only -- never their values or their length (a length can be a private row
+    count) -- see :func:`describe_data`.  Scalars, strings and short tuples (bounds) are
+    shown: they are the caller's own public parameters."""
+    if isinstance(value, (list, tuple)) and len(value) <= 3 and all(
+            value is None or isinstance(v, (str, bytes, bool, numbers.Number)) for v in value):
+        text = repr(value)
+    elif isinstance(value, (str, bytes, bool, numbers.Number)) or value is None:
+        text = repr(value)
+    else:
+        return describe_data(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def describe_data(value: Any) -> str:
+    """What kind of object ``value`` is, for messages about *data*: type, dtype and number of
+    dimensions only -- no values, no row counts (under add/remove neighbours n is private)."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"a {value.ndim}-D numpy array of dtype {value.dtype}"
+    mod = type(value).__module__.split(".")[0]
+    if mod in ("pandas", "polars"):
+        return f"a {mod} {type(value).__name__}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__}"
+    if isinstance(value, (str, bytes)):
+        return f"a {type(value).__name__}"
+    if isinstance(value, numbers.Number):
+        return f"a {type(value).__name__}"
+    return f"an object of type {type(value).__name__}"
 
 
 def _fail(name: str, expected: str, value: Any) -> InvalidInputError:
     return InvalidInputError(f"{name} must be {expected}; got {fmt(value)}")
+
+
+def _fail_data(name: str, expected: str, value: Any) -> InvalidInputError:
+    """Rejection of a data argument: names the argument and the kind of problem, never values
+    or counts."""
+    return InvalidInputError(f"{name} must be {expected}; got {describe_data(value)}")
 
 
 def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
@@ -214,11 +249,13 @@ def check_array(
 
     ``ndim`` may be 1, 2 or a tuple of allowed dimensions.  Booleans are accepted as 0/1;
     strings, objects, complex numbers and datetimes are rejected with the offending columns
-    named when the input is a DataFrame.
+    named when the input is a DataFrame.  Messages name the argument, the column (for a
+    DataFrame) and the kind of problem -- never a value, a count of bad values or the number
+    of rows (see docs/threat-model.md, "What error messages may say").
     """
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if a is None:
-        raise _fail(name, "an array of numbers", a)
+        raise _fail_data(name, "an array of numbers", a)
     bad = _non_numeric_columns(a)
     if bad:
         raise InvalidInputError(
@@ -227,26 +264,32 @@ def check_array(
     try:
         raw = np.asarray(a)
     except Exception as exc:  # pragma: no cover - exotic containers
-        raise _fail(name, "an array of numbers", a) from exc
+        raise _fail_data(name, "an array of numbers", a) from exc
     if raw.dtype.kind in "cOSUMmV" and raw.dtype.kind != "O":
-        raise _fail(name, "an array of real numbers (not complex, text or dates)", raw)
+        raise _fail_data(name, "an array of real numbers (not complex, text or dates)", raw)
     try:
         arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
-        raise _fail(name, "an array of real numbers (non-numeric values found)", raw) from None
+        raise _fail_data(name, "an array of real numbers (non-numeric values found)",
+                         raw) from None
     if raw.dtype.kind == "O" and any(
         isinstance(v, (str, bytes, complex)) for v in raw.ravel().tolist()
     ):
-        raise _fail(name, "an array of real numbers (non-numeric values found)", raw)
+        raise _fail_data(name, "an array of real numbers (non-numeric values found)", raw)
     if arr.ndim not in allowed:
-        raise _fail(name, f"an array with ndim in {allowed}", arr)
+        raise _fail_data(name, f"an array with ndim in {allowed}", arr)
     if arr.shape[0] < min_rows or arr.size == 0:
-        raise _fail(name, f"a non-empty array with at least {min_rows} rows", arr)
+        raise InvalidInputError(f"{name} must be a non-empty array with at least {min_rows} "
+                                "row(s) for this method")
     if not np.all(np.isfinite(arr)):
-        n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        cols = _column_names(a)
+        where = ""
+        if cols is not None and arr.ndim == 2:
+            bad_cols = [c for c, ok in zip(cols, np.all(np.isfinite(arr), axis=0)) if not ok]
+            where = f" (in column(s) {bad_cols})"
         raise InvalidInputError(
-            f"{name} must contain only finite numbers (no NaN or inf); got {n_bad} "
-            "non-finite value(s). Remove or impute them before fitting."
+            f"{name} must contain only finite numbers; NaN or inf found{where}. Remove or "
+            "impute them before fitting."
         )
     return arr
 
@@ -279,12 +322,10 @@ def check_xy(
     ya = check_array(y, y_name, ndim=1, min_rows=1)
     if xa.shape[0] != ya.shape[0]:
         raise InvalidInputError(
-            f"{x_name} and {y_name} must have the same number of rows; got {xa.shape[0]} and "
-            f"{ya.shape[0]}"
+            f"{x_name} and {y_name} must have the same number of rows; they differ"
         )
     if xa.shape[0] < min_rows:
         raise InvalidInputError(
-            f"{x_name} and {y_name} must have at least {min_rows} rows for this method; got "
-            f"{xa.shape[0]}"
+            f"{x_name} and {y_name} must have at least {min_rows} rows for this method"
         )
     return xa, ya

@@ -22,7 +22,7 @@ from dpreg._validation import check_bounds, check_delta, check_epsilon, check_xy
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 from dpreg.inference import RegressionResults
 
-__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names"]
+__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error"]
 
 
 def resolve_bounds_X(bounds_X: Any, n_features: int, name: str = "bounds_X") -> list[tuple[float, float]]:
@@ -46,6 +46,53 @@ def resolve_bounds_X(bounds_X: Any, n_features: int, name: str = "bounds_X") -> 
     return [check_bounds(b, f"{name}[{j}]") for j, b in enumerate(bounds_X)]
 
 
+#: scikit-learn's input-validation messages, mapped to messages that keep its meaning but carry
+#: no data: sklearn echoes the whole array for a 1-D X, the offending string for text cells and
+#: the row counts for mismatched lengths (see docs/threat-model.md)
+_SKLEARN_MESSAGES: tuple[tuple[str, str], ...] = (
+    ("Expected 2D array, got 1D array",
+     "X must be a 2-D array of shape (n_samples, n_features); got a 1-D array. Reshape your "
+     "data with X.reshape(-1, 1) for a single feature (or X.reshape(1, -1) for a single "
+     "sample)"),
+    ("contains NaN", "X must contain only finite numbers; NaN or inf found"),
+    ("contains infinity", "X must contain only finite numbers; NaN or inf found"),
+    ("Expected 2D array, got scalar",
+     "X must be a 2-D array of shape (n_samples, n_features); got a scalar"),
+    ("inconsistent numbers of samples", "X and y must have the same number of rows; they differ"),
+    ("Complex data not supported", "Complex data not supported: X and y must be real numbers"),
+    ("could not convert", "X and y must contain only numbers (non-numeric values found)"),
+    ("sparse", "X must be a dense array: sparse input is not supported by this estimator"),
+    ("0 feature(s)", "X must have at least one feature (column)"),
+    ("Found array with dim", "X must be a 2-D array of shape (n_samples, n_features)"),
+    ("Unknown label type", "y must contain real numbers"),
+    ("y should be a 1d array", "y must be a 1-D array of real numbers"),
+)
+
+
+def safe_validation_error(exc: ValueError, *, min_rows: int = 1,
+                          n_public: bool = False) -> InvalidInputError:
+    """An :class:`InvalidInputError` for a ValueError from scikit-learn's ``validate_data``
+    that never repeats sklearn's text verbatim (which can contain data values and counts):
+    known messages are mapped to fixed wordings; messages about the *public* shape contract
+    (feature counts and names seen at fit time; the shape of a zero-feature X when n is public)
+    are kept; anything else gets a generic message."""
+    if isinstance(exc, InvalidInputError):
+        return exc
+    text = str(exc)
+    if n_public and ("0 feature(s) (shape=" in text or "sample(s) (shape=" in text):
+        return InvalidInputError(text)  # only the shape: n is public (replace-one)
+    for marker, message in _SKLEARN_MESSAGES:
+        if marker in text:
+            return InvalidInputError(message)
+    if "sample(s)" in text and "minimum of" in text:
+        return InvalidInputError(f"X and y must have at least {max(1, min_rows)} row(s) for "
+                                 "this method")
+    if ("features, but" in text and "is expecting" in text) or "feature names" in text:
+        return InvalidInputError(text)  # public: the fitted model's feature count / names
+    return InvalidInputError("X and y must be numeric arrays of matching length (the input "
+                             "did not pass scikit-learn's validation)")
+
+
 def feature_names(X: Any, n_features: int) -> list[str]:
     cols = getattr(X, "columns", None)
     if cols is not None and len(cols) == n_features:
@@ -66,6 +113,17 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
         tags.non_deterministic = getattr(self, "random_state", None) is None
         return tags
 
+    def _n_is_public(self) -> bool:
+        """True when the estimator's guarantee is stated for replace-one neighbours (n public);
+        row-count checks may only run then."""
+        from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
+
+        rel = getattr(self, "neighbouring", "replace-one")
+        try:
+            return check_neighbouring(rel) is Neighbouring.REPLACE_ONE
+        except InvalidInputError:
+            return True  # an invalid relation is reported by the core's own check
+
     def _validate(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """scikit-learn's input conventions (sparse, complex, shapes, feature names) followed by
         dpreg's checks (finite numbers, matching lengths); every rejection is an
@@ -76,15 +134,16 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
                 f"y is required: {type(self).__name__} requires y to be passed, but the target "
                 "y is None"
             )
+        # a minimum row count is a fact about n: enforced only where n is public
+        min_rows = self._min_rows if self._n_is_public() else 1
         try:
             Xv, yv = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
-                                   ensure_min_samples=max(1, self._min_rows),
+                                   ensure_min_samples=max(1, min_rows),
                                    ensure_all_finite=False)
         except ValueError as exc:
-            if isinstance(exc, InvalidInputError):
-                raise
-            raise InvalidInputError(str(exc)) from None
-        return check_xy(Xv, yv, x_ndim=2, min_rows=self._min_rows, x_name="X", y_name="y")
+            raise safe_validation_error(exc, min_rows=min_rows,
+                                        n_public=self._n_is_public()) from None
+        return check_xy(Xv, yv, x_ndim=2, min_rows=min_rows, x_name="X", y_name="y")
 
     def _required_epsilon(self) -> float:
         eps = getattr(self, "epsilon", None)
@@ -137,7 +196,5 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
         try:
             Xv = validate_data(self, X, reset=False, dtype=np.float64)
         except ValueError as exc:
-            if isinstance(exc, InvalidInputError):
-                raise
-            raise InvalidInputError(str(exc)) from None
+            raise safe_validation_error(exc) from None
         return Xv @ self.coef_ + self.intercept_

@@ -59,28 +59,25 @@ class _MultivariateBase(DPRegressorBase):
     _needs_y_bounds = True
     _unit_ball = False
 
+
     def _prepare(self, X: Any, y: Any, *, require_x_bounds: bool = True
                  ) -> tuple[np.ndarray, np.ndarray, PublicScaling | None, list[str]]:
         Xa, ya = self._validate(X, y)
         n, d = Xa.shape
         fit_intercept = _check_fit_intercept(self.fit_intercept)  # type: ignore[attr-defined]
         p = d + (1 if fit_intercept else 0)
-        if n <= p:
+        # n <= p is refused only where n is public (replace-one neighbours): under add/remove
+        # n is private, and the release itself handles a short (or constant-column) design --
+        # the noise and the ridge keep it well defined -- so no data-dependent check runs.
+        # A constant column is never refused: a declared categorical level with no rows gives
+        # a legitimate all-zero dummy, and saying "column c is constant" would reveal a fact
+        # about the private data (see docs/threat-model.md).
+        if self._n_is_public() and n <= p:
             raise InvalidInputError(
-                f"X must have more rows than model parameters: n={n} rows but {p} parameters "
-                f"({d} features{' + intercept' if fit_intercept else ''}); DP regression needs "
-                "n > p"
+                f"X must have more rows than model parameters ({p}: {d} features"
+                f"{' + intercept' if fit_intercept else ''}) under replace-one neighbours "
+                "(n public); DP regression needs n > p"
             )
-        if n > 1:
-            const = np.flatnonzero(np.ptp(Xa, axis=0) == 0)
-            if const.size:
-                names = feature_names(X, d)
-                j = int(const[0])
-                raise InvalidInputError(
-                    f"X column {names[j]!r} is constant (every value is {Xa[0, j]!r}); drop it: "
-                    "it carries no information and, with an intercept, makes the design "
-                    "singular"
-                )
         names = feature_names(X, d)
         bounds_X = self.bounds_X  # type: ignore[attr-defined]
         bounds_y = self.bounds_y  # type: ignore[attr-defined]

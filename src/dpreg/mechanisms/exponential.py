@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_epsilon, check_positive, check_rng, fmt
+from dpreg._validation import check_bounds, check_epsilon, check_positive, check_rng, describe_data
 from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
 
 __all__ = [
@@ -91,7 +91,7 @@ def _validate_quantile_args(
     try:
         arr = np.asarray(z, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"z must be an array of real numbers; got {fmt(z)}") from None
+        raise InvalidInputError(f"z must be an array of real numbers; got {describe_data(z)}") from None
     if arr.ndim != 1:
         raise InvalidInputError(f"z must be a 1-D array; got {arr.ndim}-D")
     if arr.size and np.any(np.isnan(arr)):

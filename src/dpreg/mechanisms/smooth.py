@@ -117,7 +117,7 @@ def smooth_median(
     except (TypeError, ValueError):
         raise InvalidInputError("z must be an array of real numbers") from None
     if arr.ndim != 1 or arr.size == 0:
-        raise InvalidInputError(f"z must be a non-empty 1-D array; got shape {arr.shape}")
+        raise InvalidInputError(f"z must be a non-empty 1-D array; got a {arr.ndim}-D array")
     if np.any(np.isnan(arr)):
         raise InvalidInputError("z must not contain NaN")
     eps = check_epsilon(epsilon, minimum=0.0)  # may be a split of a larger budget

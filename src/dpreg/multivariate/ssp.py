@@ -199,9 +199,9 @@ def adassp(
                 "private): give the index of a public column of ones in X, or use "
                 "neighbouring='replace-one'; got None")
         count_index = check_int(count_index, "count_index", minimum=0, maximum=d - 1)
-    if infer and n <= d:
-        raise InvalidInputError(f"X must have more rows than columns for inference=True "
-                                f"(n={n}, d={d})")
+    if infer and rel is Neighbouring.REPLACE_ONE and n <= d:  # n public only under replace-one
+        raise InvalidInputError(f"X must have more rows than columns ({d}) for inference=True "
+                                "under replace-one neighbours")
     if not math.isinf(eps):
         eps_max = adassp_max_epsilon(dlt)
         if eps > eps_max:

@@ -36,6 +36,7 @@ from dpreg._validation import (
     check_int,
     check_positive,
     check_rng,
+    describe_data,
     is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
@@ -131,7 +132,8 @@ def noisy_count(data: Any, *, epsilon: float, rng: Any = None, ledger: Any = Non
         try:
             n = len(data)
         except TypeError:
-            raise InvalidInputError(f"data must be a dataset (rows) or a count; got {data!r}") from None
+            raise InvalidInputError("data must be a dataset (rows) or a count; got "
+                                    f"{describe_data(data)}") from None
     eps = check_epsilon(epsilon)
     gen = check_rng(rng)
     charge(ledger, PureDP(eps), label)

@@ -110,8 +110,8 @@ def pair_order_statistic(x: Any = None, y: Any = None, k: int = 1, *, estimand: 
     pc = counter if counter is not None else pair_counter(x, y, estimand=estimand,
                                                           x_eval=x_eval, backend=backend)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= pc.n_untied:
-        raise InvalidInputError(f"k must be an integer in 1..{pc.n_untied} (the number of pairs "
-                                f"with distinct x); got {k!r}")
+        raise InvalidInputError("k must be an integer between 1 and the number of pairs with "
+                                f"distinct x; got {k!r}")
     return order_statistic(pc, int(k))
 
 
