@@ -116,7 +116,11 @@ def _read_csv(path: Path) -> Any:
     try:
         return pd.read_csv(path)
     except Exception as exc:
-        raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
+        # the parser's own message can quote bytes or cells of the private file: name the file
+        # and the kind of error only
+        raise InvalidInputError(f"could not read {path} as CSV ({type(exc).__name__}); check "
+                                "its encoding (UTF-8) and that every row has the header's "
+                                "number of fields") from None
 
 
 def _fail(exc: BaseException) -> None:

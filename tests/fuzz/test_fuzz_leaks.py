@@ -360,3 +360,16 @@ def test_auto_bounds_free_says_nothing_private(formula: str, kind: str) -> None:
         _no_sentinel(texts, f"auto {formula}/{kind}/{side}", n_private=False)
         outcomes.append(outcome)
     assert outcomes[0] == outcomes[1]
+
+
+def test_cli_unreadable_csv_quotes_nothing(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"x,y\n0.1,0.2\n\xffSENTINELA,0.3\n")
+    res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "-m", "noisy-stats",
+                                   "-e", "1", "-b", "x=0:1", "-b", "y=0:1"])
+    assert res.exit_code == 1
+    assert "SENTINELA" not in res.output and "0xff" not in res.output, res.output
