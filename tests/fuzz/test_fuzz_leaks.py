@@ -257,10 +257,10 @@ def test_mechanisms_say_nothing_private(kind: str) -> None:
         z[[1] if side == 0 else [4, 5, 6]] = np.nan
         val: Any = z.tolist() if kind == "list" else z
         calls = {
-            "laplace": lambda: laplace(val, sensitivity=1.0, epsilon=1.0, rng=0),
-            "gaussian": lambda: gaussian(val, sensitivity=1.0, budget=ZCDP(0.5), rng=0),
-            "exp_quantile": lambda: exp_quantile(val, epsilon=1.0, lo=0.0, hi=1.0, rng=0),
-            "smooth_median": lambda: smooth_median(val, epsilon=1.0, lo=0.0, hi=1.0, rng=0),
+            "laplace": lambda val=val: laplace(val, sensitivity=1.0, epsilon=1.0, rng=0),
+            "gaussian": lambda val=val: gaussian(val, sensitivity=1.0, budget=ZCDP(0.5), rng=0),
+            "exp_quantile": lambda val=val: exp_quantile(val, epsilon=1.0, lo=0.0, hi=1.0, rng=0),
+            "smooth_median": lambda val=val: smooth_median(val, epsilon=1.0, lo=0.0, hi=1.0, rng=0),
         }
         for name, call in calls.items():
             outcome, texts = _run(call)
