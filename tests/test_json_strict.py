@@ -93,9 +93,11 @@ def test_ledger_show_json(tmp_path):
     assert json_of("ledger", "show", str(led2))["total"]["epsilon"] == 2.0
 
 
-def test_listing_json():
+def test_listing_and_audit_json():
     assert json_of("reproduce", "--list")
     assert json_of("audit", "--list")
+    rows = json_of("audit", "laplace", "--samples", "2000", "--seed", "1")
+    assert rows and all(r["method"] == "laplace" for r in rows)
 
 
 def test_demo_json(tmp_path):
