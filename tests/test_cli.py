@@ -84,12 +84,16 @@ def test_data_errors_exit_1_without_traceback(csv):
     assert out.returncode == 1
     assert "bounds for regressor 'x' are missing" in out.stderr
     assert "Traceback" not in out.stderr
-    out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "-1",
+    out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp", "-e", "1",
               "-b", "x=0:1", "-b", "y=0:1")
-    assert out.returncode == 1 and "epsilon" in out.stderr
-    out = run("--debug", "fit", str(csv), "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "-1",
+    assert out.returncode == 1 and "delta is required" in out.stderr
+    out = run("--debug", "fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp", "-e", "1",
               "-b", "x=0:1", "-b", "y=0:1")
     assert out.returncode != 0 and "Traceback" in out.stderr
+    # an ε outside its range is a usage error of --epsilon (tests/test_cli_privacy_params.py)
+    out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "-1",
+              "-b", "x=0:1", "-b", "y=0:1")
+    assert out.returncode == 2 and "--epsilon" in out.stderr
 
 
 def test_ledger_exhaustion(csv, tmp_path):

@@ -39,6 +39,7 @@ import pandas as pd
 from dpreg._validation import check_bounds
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
+from dpreg.privacy.notices import public_function
 
 __all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays"]
 
@@ -172,6 +173,7 @@ def fit_arrays(
     )
 
 
+@public_function()
 def regress(
     data: pd.DataFrame, formula: str, *, method: str, epsilon: float,
     bounds: Mapping[str, Any], delta: float | None = None, ledger: Any = None,

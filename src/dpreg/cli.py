@@ -1,17 +1,30 @@
 """The ``dpreg`` command line (thin: parses, calls library functions, prints/writes).
 
 Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
-error (unknown option, malformed ``--bounds``).  Errors print one line without a traceback
-unless ``--debug`` is given.
+error (unknown option, malformed ``--bounds``, an ε or δ outside its range).  Errors print one
+line without a traceback unless ``--debug`` is given; warnings print one line ``warning: ...``
+on stderr and leave the exit code unchanged.
+
+ε and δ are parsed from the raw text (:func:`parse_epsilon`, :func:`parse_delta`), never by a
+silently overflowing ``float()``: ``inf``, ``1e309`` or ``nan`` for ε and a δ that underflows
+(``1e-400``) are usage errors; ``--not-private`` (fit, fit-groups, release-cov, ledger init)
+allows ``--epsilon inf`` (the exact, NOT PRIVATE result, labelled so in every output) and
+``--delta`` in [0.5, 1).  Every ``--json`` output is strict JSON: non-finite numbers are
+written as ``null`` (:func:`dpreg._json.strict_jsonable`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -131,19 +144,169 @@ def _fail(exc: BaseException) -> None:
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=_json_default) + "\n")
+    """The one writer of every ``--json`` output: strict JSON (non-finite numbers -> null;
+    ``allow_nan=False`` so that a NaN or Infinity can never slip through again)."""
+    from dpreg._json import strict_jsonable
+
+    sys.stdout.write(json.dumps(strict_jsonable(obj), indent=2, allow_nan=False,
+                                default=_json_default) + "\n")
 
 
 def _json_default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, float) and not math.isfinite(o):
-        return str(o)
+    """Objects :func:`strict_jsonable` leaves alone (paths, timestamps, ...) as text."""
     return str(o)
+
+
+# ------------------------------------------------------------------ privacy parameters
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
+_NOT_PRIVATE_HELP = ("Allow --epsilon inf (the exact, NOT PRIVATE result, labelled so in every "
+                     "output) and --delta in [0.5, 1).")
+#: smallest positive δ accepted (the smallest normal double): below it δ is rounded, and
+#: 1e-400 would silently become 0 -- pure DP, a different claim
+DELTA_MIN = sys.float_info.min
+
+
+def _usage_error(option: str, expected: str, raw: str, why: str = "") -> NoReturn:
+    """A one-line usage error (exit 2) naming the option, the expected range and the value."""
+    typer.echo(f"error: {option} must be {expected}; got {raw!r}{why}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _cli_warning(text: str) -> None:
+    typer.echo(f"warning: {text}", err=True)
+
+
+def _read_number(raw: str, option: str, expected: str) -> Decimal | None:
+    """The exact decimal value of ``raw`` (``None`` for inf/infinity); anything that is not a
+    plain decimal number (nan, -inf, hex, words) is a usage error."""
+    text = str(raw).strip()
+    if text.lower() in _INFINITY:
+        return None
+    if not _DECIMAL.fullmatch(text):
+        _usage_error(option, expected, raw, " (not a finite decimal number)")
+    return Decimal(text)
+
+
+def parse_epsilon(raw: str, *, option: str = "--epsilon", not_private: bool = False,
+                  has_flag: bool = True) -> float:
+    """ε from the command line: a finite number with 1e-100 <= ε that stays finite as a
+    double; ``inf``/``infinity`` only with ``not_private`` (any overflowing literal such as
+    ``1e309`` is refused even then: write ``inf``).  ``has_flag``: the command has
+    ``--not-private`` (the messages then mention it)."""
+    from dpreg._validation import PRIVACY_PARAM_MIN
+
+    expected = f"a finite number with {PRIVACY_PARAM_MIN:g} <= EPS < inf (e.g. 1)"
+    exact = _read_number(raw, option, expected)
+    if exact is None:
+        if not_private:
+            return math.inf
+        _usage_error(option, expected, raw, ": an infinite epsilon releases the exact, NOT "
+                     "PRIVATE result" + ("; add --not-private if that is what you want"
+                                         if has_flag else ""))
+    value = float(exact)
+    if math.isinf(value):
+        _usage_error(option, expected, raw, ": it overflows a double to inf, which would "
+                     "release the exact, NOT PRIVATE result" + (
+                         " (for a non-private reference run write --epsilon inf "
+                         "--not-private)" if has_flag else ""))
+    if exact <= 0 or value < PRIVACY_PARAM_MIN:
+        _usage_error(option, expected, raw, " (it underflows to 0 as a double)"
+                     if exact > 0 and value == 0 else "")
+    return value
+
+
+def parse_delta(raw: str | None, *, option: str = "--delta", not_private: bool = False
+                ) -> float | None:
+    """δ from the command line: 0 or a number in [2.2e-308, 0.5) (up to 1 with
+    ``not_private``), exact as typed up to double rounding -- never silently 0."""
+    if raw is None:
+        return None
+    top = "1" if not_private else "0.5"
+    expected = f"a number with 0 <= DELTA < {top}, much smaller than 1/n (e.g. 1e-6)"
+    exact = _read_number(raw, option, expected)
+    if exact is None or exact < 0 or exact >= 1:
+        _usage_error(option, expected, raw, " (delta is a probability)")
+    value = float(exact) + 0.0  # -0 becomes 0
+    if exact > 0 and value < DELTA_MIN:
+        _usage_error(option, expected, raw, f": it is below the smallest normal double "
+                     f"({DELTA_MIN:.3g}) and would be rounded"
+                     + (" to 0 -- pure DP, a different claim" if value == 0 else "")
+                     + "; write 0 for pure DP")
+    if exact >= Decimal("0.5") and not not_private:
+        _usage_error(option, expected, raw, ": with delta >= 0.5 a mechanism may publish "
+                     "records outright with that probability, which is no privacy guarantee; "
+                     "add --not-private to run anyway")
+    return value
+
+
+def privacy_options(epsilon: str, delta: str | None, not_private: bool, *,
+                    eps_option: str = "--epsilon") -> tuple[float, float | None]:
+    """Parse ε and δ of one command, check that ``--not-private`` is used for what it allows,
+    and print the one-line warnings (large δ, NOT PRIVATE run)."""
+    from dpreg.privacy.notices import NOT_PRIVATE_NOTICE, large_delta_message
+
+    eps = parse_epsilon(epsilon, option=eps_option, not_private=not_private)
+    dlt = parse_delta(delta, not_private=not_private)
+    if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5):
+        _usage_error("--not-private", f"used with {eps_option} inf or --delta >= 0.5 (it "
+                     "allows nothing else)", f"{eps_option} {epsilon}",
+                     "; drop --not-private for a private run")
+    text = large_delta_message(dlt, shown="--delta")
+    if text is not None:
+        _cli_warning(text)
+    if math.isinf(eps):
+        _cli_warning(f"--not-private: {NOT_PRIVATE_NOTICE}")
+    return eps, dlt
+
+
+def warn_seed(seed: int | None) -> None:
+    """One stderr line when ``--seed`` cannot carry 128 bits of entropy (below 2**96)."""
+    from dpreg.privacy.notices import weak_seed, weak_seed_message
+
+    if seed is not None and weak_seed(seed):
+        _cli_warning(weak_seed_message(f"--seed {seed}"))
+
+
+_SEED_HELP = ("Seed (reproducible). The release is private only if the seed is secret and has "
+              ">= 128 bits of entropy: omit it for a real release (secure mode).")
+
+
+def _warn_delta_per_n(delta: float | None, nobs: int | None) -> None:
+    """δ >= 1/n where n is public (replace-one results); δ >= 1e-3 was said already."""
+    from dpreg.privacy.notices import large_delta_message
+
+    if nobs and large_delta_message(delta) is None:
+        text = large_delta_message(delta, n_public=nobs, shown="--delta")
+        if text is not None:
+            _cli_warning(text)
+
+
+def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
+    """``private``, ``seeded`` and ``notice`` of a command's JSON/text output (the same
+    notices as :attr:`dpreg.PrivacyStatement.notices`)."""
+    from dpreg.privacy.notices import NOT_PRIVATE_NOTICE, SEED_NOTICE
+
+    notices = ([NOT_PRIVATE_NOTICE] if math.isinf(eps) else []) + (
+        [SEED_NOTICE] if seed is not None else [])
+    return {"private": math.isfinite(eps), "seeded": seed is not None,
+            "notice": " | ".join(notices)}
+
+
+@contextmanager
+def _library_warnings() -> Iterator[None]:
+    """Library warnings as one ``warning: ...`` line each; the weak-seed and large-δ warnings
+    are left out (the CLI has said them already, naming the option)."""
+    from dpreg.exceptions import LargeDeltaWarning, WeakSeedWarning
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        _cli_warning(str(message))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakSeedWarning)
+        warnings.simplefilter("ignore", LargeDeltaWarning)
+        warnings.showwarning = show
+        yield
 
 
 # ------------------------------------------------------------------ fit
@@ -153,20 +316,25 @@ def fit(
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
-    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget ε of this fit.")],
+    epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
+                                         help="Privacy budget ε of this fit.")],
     bounds: Annotated[list[str], typer.Option(
         "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor "
         "(with --method auto: 'private' or COL=private spends part of ε on DP bounds).")],
-    delta: Annotated[float | None, typer.Option("--delta", "-d", help="δ (methods that need it).")] = None,
+    delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA",
+                                              help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
     ci: Annotated[float | None, typer.Option("--ci", help="Also report (1-ALPHA) intervals.")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="Method hyperparameter KEY=VALUE (repeatable).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed (reproducible; experiments only).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV file."""
+    eps, dlt = privacy_options(epsilon, delta, not_private)
+    warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
@@ -177,8 +345,10 @@ def fit(
         led = _open_ledger(ledger)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
-        res = regress(frame, formula, method=method, epsilon=epsilon, bounds=bmap, delta=delta,
-                      ledger=led, random_state=seed, **opts)
+        with _library_warnings():
+            res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
+                          ledger=led, random_state=seed, **opts)
+        _warn_delta_per_n(dlt, res.nobs)
         ci_frame = None
         if ci is not None and not res.failed:
             from dpreg.inference.results import NoUncertaintyError
@@ -247,21 +417,25 @@ def fit_groups(
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[str, typer.Option("--x", help="The regressor column.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
-    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="ε per group (parallel composition).")],
+    epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
+                                         help="ε per group (parallel composition).")],
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV, one row per group.")],
     groups_file: Annotated[Path | None, typer.Option(
         "--groups-file", help="Text file with the public list of group keys (one per line).")] = None,
-    delta: Annotated[float | None, typer.Option("--delta", "-d")] = None,
+    delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
-    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     backend: Annotated[str, typer.Option(
         "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
     workers: Annotated[int | None, typer.Option(
         "--workers", "-j", help="Threads for the per-group parts of the local backend.")] = None,
+    not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
+    eps, dlt = privacy_options(epsilon, delta, not_private)
+    warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
@@ -274,17 +448,19 @@ def fit_groups(
 
             keys = parse_key_list(groups_file.read_text().splitlines(),
                                   frame[by] if by in frame.columns else None)
-        table = fit_by_group(frame, by, x, y, method=method, epsilon=epsilon, bounds=bmap,
-                             delta=delta, groups=keys, random_state=seed,
-                             progress=not as_json, backend=backend,
-                             workers=workers, **opts)
+        with _library_warnings():
+            table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
+                                 delta=dlt, groups=keys, random_state=seed,
+                                 progress=not as_json, backend=backend,
+                                 workers=workers, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
-               "out": str(out), "privacy": table.attrs.get("privacy", "")}
+               "out": str(out), "privacy": table.attrs.get("privacy", ""),
+               **_notice_fields(eps, seed)}
     if as_json:
         _print_json(summary)
     else:
@@ -298,14 +474,18 @@ def release_cov(
     data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
     columns: Annotated[list[str], typer.Option("--columns", "-c", help="Columns to release (repeat).")],
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
-    epsilon: Annotated[float, typer.Option("--epsilon", "-e")],
-    delta: Annotated[float, typer.Option("--delta", "-d")],
+    epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS")],
+    delta: Annotated[str, typer.Option("--delta", "-d", metavar="DELTA")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
-    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
+    eps, dlt = privacy_options(epsilon, delta, not_private)
+    assert dlt is not None  # --delta is a required option
+    warn_seed(seed)
     bmap = parse_bounds(bounds)
     cols: list[str] = []
     for c in columns:
@@ -314,18 +494,25 @@ def release_cov(
         from dpreg.covariance import release_sscp
 
         frame = _read_csv(data)
-        rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=epsilon, delta=delta,
-                           rng=seed, ledger=_open_ledger(ledger))
+        with _library_warnings():
+            rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
+                               rng=seed, ledger=_open_ledger(ledger))
         rel.save(out)
     except DPRegError as exc:
         _fail(exc)
         return
+    fields = _notice_fields(eps, seed)
     if as_json:
-        _print_json({"out": str(out), "columns": cols, "epsilon": epsilon, "delta": delta})
+        _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt, **fields})
     else:
-        console.print(f"wrote DP SSCP release of {len(cols)} columns to {out} "
-                      f"((ε={epsilon:g}, δ={delta:g})-DP); analyse it with: dpreg regress {out} "
+        what = (f"NOT PRIVATE SSCP matrix (ε=inf: exact, no noise) of {len(cols)} columns"
+                if math.isinf(eps) else
+                f"DP SSCP release of {len(cols)} columns")
+        claim = "" if math.isinf(eps) else f" ((ε={eps:g}, δ={dlt:g})-DP)"
+        console.print(f"wrote {what} to {out}{claim}; analyse it with: dpreg regress {out} "
                       f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
+        if fields["notice"]:
+            console.print(fields["notice"], highlight=False)
 
 
 @app.command()
@@ -352,24 +539,31 @@ def regress(
 @ledger_app.command("init")
 def ledger_init(
     path: Annotated[Path, typer.Argument(help="SQLite file to create.")],
-    epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Total ε.")],
-    delta: Annotated[float, typer.Option("--delta", "-d", help="Total δ (0: pure DP ledger).")] = 0.0,
+    epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS", help="Total ε.")],
+    delta: Annotated[str, typer.Option("--delta", "-d", metavar="DELTA",
+                                       help="Total δ (0: pure DP ledger).")] = "0",
+    not_private: Annotated[bool, typer.Option(
+        "--not-private", help="Allow --epsilon inf (a NOT PRIVATE ledger that refuses no "
+        "charge) and --delta in [0.5, 1).")] = False,
 ) -> None:
     """Create a persistent ledger with a total (ε,δ) budget."""
+    eps_total, delta_total = privacy_options(epsilon, delta, not_private)
     try:
         from dpreg import ApproxDP, Ledger, PureDP
         from dpreg.exceptions import InvalidInputError
 
         if path.exists():
             raise InvalidInputError(f"{path} already exists; use `dpreg ledger show {path}`")
-        total = PureDP(epsilon) if delta == 0 else ApproxDP(epsilon, delta)
+        total = PureDP(eps_total) if not delta_total else ApproxDP(eps_total, delta_total)
         if total.epsilon == 0:
             raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
         Ledger(total, path).close()
     except DPRegError as exc:
         _fail(exc)
         return
-    console.print(f"created ledger {path} with total {total}")
+    console.print(f"created ledger {path} with total {total}"
+                  + (" -- NOT PRIVATE: an infinite total refuses no charge"
+                     if total.is_infinite else ""), highlight=False)
 
 
 @ledger_app.command("show")
@@ -402,18 +596,20 @@ def ledger_show(
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("demo-output"),
-    epsilon: Annotated[float, typer.Option(
-        "--epsilon", "-e", help="ε per tract (default 16, the paper's setting).")] = 16.0,
+    epsilon: Annotated[str, typer.Option(
+        "--epsilon", "-e", metavar="EPS",
+        help="ε per tract (default 16, the paper's setting).")] = "16",
     trials: Annotated[int, typer.Option("--trials", help="DP runs per tract for the error measure.")] = 25,
     tracts: Annotated[int | None, typer.Option("--tracts", help="Use only the first N tracts.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation runs.")] = 0,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The main job: per-tract DP regressions on the bundled simulated state."""
+    eps = parse_epsilon(epsilon, has_flag=False)
     try:
         from dpreg.demo import run_demo
 
-        report = run_demo(out, epsilon=epsilon, trials=trials, max_tracts=tracts, seed=seed,
+        report = run_demo(out, epsilon=eps, trials=trials, max_tracts=tracts, seed=seed,
                           progress=not as_json, console=console)
     except DPRegError as exc:
         _fail(exc)

@@ -58,6 +58,7 @@ from dpreg.multivariate._common import check_choice, noisy_symmetric, warn_if_no
 from dpreg.privacy.budgets import ApproxDP, Budget
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
+from dpreg.privacy.notices import public_function
 
 __all__ = [
     "release_sscp",
@@ -670,6 +671,13 @@ class SSCPRelease:
 # --------------------------------------------------------------------------------------------
 # the release
 # --------------------------------------------------------------------------------------------
+def _n_public(rel: SSCPRelease) -> int | None:
+    """The release's public n (replace-one releases only)."""
+    n = rel.metadata.get("n_public")
+    return None if n is None else int(n)
+
+
+@public_function(seed_arg="rng", n_public=_n_public)
 def release_sscp(
     data: Any,
     *,

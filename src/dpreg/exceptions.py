@@ -14,6 +14,8 @@ __all__ = [
     "BudgetExceededError",
     "MechanismFailure",
     "PrivacyLeakWarning",
+    "WeakSeedWarning",
+    "LargeDeltaWarning",
 ]
 
 
@@ -50,4 +52,23 @@ class PrivacyLeakWarning(UserWarning):
 
     Examples: ``epsilon=inf`` (no privacy, used to compare with non-private estimators) or a
     seeded random generator on a release path (reproducible noise is predictable noise).
+    """
+
+
+class WeakSeedWarning(PrivacyLeakWarning):
+    """A seed that cannot carry 128 bits of entropy was given for a release.
+
+    A seeded release is private only while the seed is secret: whoever knows or guesses it
+    regenerates the noise.  Emitted once per public call for integer seeds below 2**96 (and
+    equally weak SeedSequences or legacy RandomState objects); see
+    :mod:`dpreg.privacy.notices`.
+    """
+
+
+class LargeDeltaWarning(PrivacyLeakWarning):
+    """δ is too large to be meaningful: δ >= 1e-3, or δ >= 1/n where n is public.
+
+    δ bounds the probability that the guarantee fails outright, so it should be much smaller
+    than 1/n.  Emitted once per public call (``regress``, an estimator's ``fit``,
+    ``release_sscp``, ``fit_by_group``).
     """

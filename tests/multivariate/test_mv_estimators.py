@@ -336,7 +336,9 @@ def test_warnings_free_fit_with_finite_epsilon():
     X, y = make_data()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-5, 5), random_state=0).fit(X, y)
+        # a 128-bit seed: a small one draws a WeakSeedWarning by design (test_privacy_outputs)
+        AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-5, 5),
+               random_state=0xB7E151628AED2A6ABF7158809CF4F3C7).fit(X, y)
 
 
 @pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")

@@ -38,6 +38,7 @@ import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._common import group_seed_sequence, make_spec
+from dpreg.privacy.notices import public_function
 
 __all__ = ["fit_by_group", "group_seed_sequence", "parse_key_list", "BACKENDS"]
 
@@ -68,6 +69,7 @@ def _check_table(df: pd.DataFrame, by: str, x: str, y: str) -> None:
                                 "row a key (or drop those rows) before fitting")
 
 
+@public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
     bounds: Mapping[str, Any], delta: float | None = None, groups: Sequence[Any] | None = None,

@@ -7,9 +7,10 @@ under replace-one neighbours).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +148,24 @@ def _min_rows(method: str, listed: int) -> int:
     return max(listed, 2) if method in SIMPLE_ONLY or method == "dp-gd" else listed
 
 
+def _with_notices(text: Callable[[GroupSpec], str]) -> Callable[[GroupSpec], str]:
+    """Both privacy texts start with NOT PRIVATE for ε = ∞ and end with the secret-seed
+    requirement for a seeded table (:mod:`dpreg.privacy.notices`)."""
+    from dpreg.privacy.notices import NOT_PRIVATE_NOTICE, SEED_NOTICE
+
+    @functools.wraps(text)
+    def wrapped(spec: GroupSpec) -> str:
+        out = text(spec)
+        if math.isinf(spec.epsilon):
+            out = f"{NOT_PRIVATE_NOTICE}. {out}"
+        if spec.seeded:
+            out = f"{out.rstrip('.')}. {SEED_NOTICE[0].upper()}{SEED_NOTICE[1:]}."
+        return out
+
+    return wrapped
+
+
+@_with_notices
 def row_privacy_text(spec: GroupSpec) -> str:
     """The per-row ``privacy`` column: what each group's release cost and protects."""
     budget = f"ε={spec.epsilon:g}" + ("" if spec.delta is None else f", δ={spec.delta:g}")
@@ -154,6 +173,7 @@ def row_privacy_text(spec: GroupSpec) -> str:
             "released under the same guarantee by parallel composition over disjoint groups")
 
 
+@_with_notices
 def privacy_text(spec: GroupSpec) -> str:
     """The statement attached to every grouped release (``attrs["privacy"]`` and the
     ``privacy`` column)."""

@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dpreg._json import jsonable
+from dpreg._json import jsonable, strict_jsonable
 from dpreg._validation import check_probability
 from dpreg._version import __version__
 from dpreg.exceptions import DPRegError, MechanismFailure
 from dpreg.privacy.neighbours import PrivacyStatement
+from dpreg.privacy.notices import NOT_PRIVATE_NOTICE
 
 __all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]
 
@@ -228,10 +229,15 @@ class RegressionResults:
 
     # ------------------------------------------------------------------ export
     def to_dict(self) -> dict[str, Any]:
+        """Plain-Python, strict-JSON form (``json.dumps(..., allow_nan=False)`` works): every
+        non-finite number is ``None`` -- an infinite ε (``private`` is then False and
+        ``notice`` says NOT PRIVATE), a standard error or statistic that does not exist."""
         out: dict[str, Any] = {
             "method": self.method,
             "failed": self.failed,
             "reason": self.reason,
+            "private": self.privacy.private,
+            "notice": self.privacy.as_dict()["notice"],
             "privacy": self.privacy.as_dict(),
             "nobs": self.nobs,
             "uncertainty": self.uncertainty,
@@ -241,13 +247,13 @@ class RegressionResults:
         }
         if self.failed:
             out.update(coef=None, intercept=None, bse=None)
-            return out
+            return strict_jsonable(out)  # type: ignore[no-any-return]
         p = self._params
         out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
         out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
         out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
         out["extra"] = {k: jsonable(v) for k, v in self.extra.items()}
-        return out
+        return strict_jsonable(out)  # type: ignore[no-any-return]
 
     def summary(self, alpha: float | None = None) -> Summary:
         """Printable summary; ``alpha`` defaults to the level of intervals computed at fit
@@ -284,13 +290,14 @@ class Summary:
             self._bounds_row(),
             ("Uncertainty", r.uncertainty),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
-            ("Randomness", "seeded (reproducible: for experiments only)" if priv.seeded
-             else "secure (OS CSPRNG, exact discrete noise on a grid)"),
+            ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
             ("dpreg", r.version),
         ]
         if r.failed:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
+        if not priv.private:
+            rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
         return rows
 
     def _bounds_row(self) -> tuple[str, str]:
@@ -373,6 +380,8 @@ class Summary:
         out = ["\\begin{table}[ht]", "\\centering"]
         cap = f"{self.results.method}: {self.results.privacy.budget}, " \
               f"{self.results.privacy.neighbouring} neighbours"
+        if not self.results.privacy.private:
+            cap = f"NOT PRIVATE (epsilon = inf) -- {cap}"
         out.append(f"\\caption{{{_tex(cap)}}}")
         if tab is None:
             out.append("Mechanism returned $\\bot$.")

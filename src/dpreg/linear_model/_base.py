@@ -106,6 +106,15 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     #: minimum number of rows the method needs
     _min_rows: int = 2
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every estimator's ``fit`` is one public call: it warns once about a weak seed or a
+        large δ (:func:`dpreg.privacy.notices.public_entry`), fits nested inside it do not."""
+        super().__init_subclass__(**kwargs)
+        if "fit" in cls.__dict__:
+            from dpreg.privacy.notices import public_entry
+
+            cls.fit = public_entry(cls.__dict__["fit"])  # type: ignore[method-assign]
+
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
         # DP noise makes the fit deliberately imprecise on scikit-learn's tiny test problems.

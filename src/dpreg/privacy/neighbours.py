@@ -8,6 +8,12 @@ from typing import Any
 
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy.budgets import Budget
+from dpreg.privacy.notices import (
+    NOT_PRIVATE_NOTICE,
+    SECURE_DESCRIPTION,
+    SEED_NOTICE,
+    SEEDED_DESCRIPTION,
+)
 
 __all__ = ["Neighbouring", "check_neighbouring", "PrivacyStatement"]
 
@@ -65,9 +71,10 @@ class PrivacyStatement:
     source:
         The paper/algorithm the implementation follows.
     seeded:
-        ``True`` when the caller supplied a seed: the output is reproducible, which is right
-        for experiments but means anyone with the seed can remove the noise.  ``False`` means
-        secure mode (see :attr:`randomness`).
+        ``True`` when the caller supplied a seed: the output is reproducible, and the guarantee
+        holds only while the seed is secret and carries >= 128 bits of entropy (anyone who knows
+        or can guess the seed can remove the noise; :data:`~dpreg.privacy.notices.SEED_NOTICE`).
+        ``False`` means secure mode (see :attr:`randomness`).
     details:
         Mechanism-specific facts (per-step budgets, sensitivities, clipping bounds ...).
     """
@@ -87,18 +94,43 @@ class PrivacyStatement:
         return "seeded" if self.seeded else "secure"
 
     @property
+    def randomness_description(self) -> str:
+        """The randomness mode in words; for a seeded release it states that the guarantee
+        needs a secret seed with >= 128 bits of entropy."""
+        return SEEDED_DESCRIPTION if self.seeded else SECURE_DESCRIPTION
+
+    @property
     def private(self) -> bool:
         """False when the release used an infinite budget (a non-private reference run)."""
         return not self.budget.is_infinite
 
+    @property
+    def notices(self) -> list[str]:
+        """What a reader must know besides the budget: :data:`NOT_PRIVATE_NOTICE` for an
+        infinite budget, :data:`SEED_NOTICE` for a seeded release (empty for a private
+        secure-mode release)."""
+        out = []
+        if not self.private:
+            out.append(NOT_PRIVATE_NOTICE)
+        if self.seeded:
+            out.append(SEED_NOTICE)
+        return out
+
     def as_dict(self) -> dict[str, Any]:
+        """Plain-Python form.  Besides the statement's fields: ``private`` (False for an
+        infinite budget), ``notice`` (the :attr:`notices` joined, ``""`` when there is nothing
+        to add) and ``randomness_description``.  An infinite ε stays ``inf`` here (JSON
+        writers of dpreg turn it into ``null``; ``private`` says why)."""
         return {
             "budget": self.budget.as_dict(),
+            "private": self.private,
+            "notice": " | ".join(self.notices),
             "neighbouring": self.neighbouring.value,
             "mechanism": self.mechanism,
             "source": self.source,
             "seeded": self.seeded,
             "randomness": self.randomness,
+            "randomness_description": self.randomness_description,
             "details": dict(self.details),
         }
 
@@ -107,5 +139,7 @@ class PrivacyStatement:
         if self.source:
             text += f" [{self.source}]"
         if not self.private:
-            text += " -- NOT PRIVATE (infinite budget)"
+            text = f"{NOT_PRIVATE_NOTICE} -- {text}"
+        if self.seeded:
+            text += f" -- {SEED_NOTICE}"
         return text
