@@ -452,56 +452,11 @@ class SSCPRelease:
 
     # ------------------------------------------------------------------ regression
     def _parse(self, formula: str) -> tuple[str, list[str], bool]:
-        from formulaic import Formula
-        from formulaic.errors import FormulaicError
+        """The one restricted formula front end (:mod:`dpreg._formula`), linear terms only."""
+        from dpreg._formula import linear_terms, parse_formula
 
-        if not isinstance(formula, str) or "~" not in formula:
-            raise InvalidInputError(
-                f"formula must be a string like 'y ~ x1 + x2'; got {fmt(formula)}"
-            )
-        try:
-            parsed = Formula(formula)
-        except FormulaicError as exc:
-            raise InvalidInputError(f"formula could not be parsed: {exc}") from None
-        lhs = list(getattr(parsed, "lhs", []))
-        rhs = list(getattr(parsed, "rhs", []))
-
-        def single(term: Any) -> str | None:
-            factors = list(term.factors)
-            if len(factors) != 1:
-                return None
-            f = factors[0]
-            if str(f.eval_method).endswith("LITERAL") and str(f.expr) == "1":
-                return "1"
-            if str(f.eval_method).endswith("LOOKUP"):
-                return str(f.expr)
-            return None
-
-        if len(lhs) != 1 or single(lhs[0]) in (None, "1"):
-            raise InvalidInputError(
-                f"formula must have one released column on the left of '~'; got {formula!r}"
-            )
-        response = str(single(lhs[0]))
-        regressors: list[str] = []
-        intercept = False
-        for term in rhs:
-            name = single(term)
-            if name is None:
-                raise InvalidInputError(
-                    f"formula may only use released columns as linear terms (no interactions, "
-                    f"transformations or powers): {str(term)!r} in {formula!r}; released "
-                    f"columns: {self.columns}"
-                )
-            if name == "1":
-                intercept = True
-            else:
-                regressors.append(name)
-        unknown = [c for c in [response] + regressors if c not in self.columns]
-        if unknown:
-            raise InvalidInputError(
-                f"formula uses columns that were not released: {unknown}; released columns: "
-                f"{self.columns}"
-            )
+        response, regressors, intercept = linear_terms(
+            parse_formula(formula, self.columns, released=True))
         if response in regressors:
             raise InvalidInputError(
                 f"formula must not use the response {response!r} as a regressor"
