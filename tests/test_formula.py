@@ -290,6 +290,7 @@ def test_a_column_named_like_a_payload_is_a_column(tmp_path, sentinel):
     assert list(rel.regress(f"y ~ `{name}`", se="plugin").params.index) == ["intercept", name]
 
 
+@pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")  # eps = inf: exact reference
 def test_columns_that_shadow_names_stay_columns():
     g = np.random.default_rng(1)
     df = pd.DataFrame({c: g.uniform(1, 2, 50) for c in ["np", "C", "I", "open", "y", "a b"]})
@@ -342,6 +343,7 @@ def test_ordinary_formulas_build_formulaics_matrix(frame, formula):
     np.testing.assert_array_equal(mm.lhs.to_numpy(dtype=float), ref.lhs.to_numpy(dtype=float))
 
 
+@pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")  # eps = inf: exact reference
 def test_generated_terms_take_bounds_by_their_name(frame):
     r = dpreg.regress(frame, "y ~ log(x) + I((z - 0.5) * 2)", method="adassp", epsilon=np.inf,
                       delta=1e-6, random_state=0,
@@ -352,6 +354,7 @@ def test_generated_terms_take_bounds_by_their_name(frame):
                       bounds={"y": (0, 1)})
 
 
+@pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")  # eps = inf: exact reference
 def test_dummies_get_unit_bounds_but_interactions_with_numbers_do_not(frame):
     r = dpreg.regress(frame, "y ~ x + C(g, levels=['a', 'b'])", method="adassp",
                       epsilon=np.inf, delta=1e-6, bounds=BOUNDS, random_state=0)

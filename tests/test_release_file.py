@@ -303,6 +303,7 @@ def test_replace_one_release_round_trips_and_checks_n(tmp_path):
             SSCPRelease.load(path)
 
 
+@pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")  # eps = inf: exact reference
 def test_infinite_epsilon_files(tmp_path):
     rel, legacy = _inf_v1()
     path = rel.save(tmp_path / "r.json")

@@ -857,7 +857,7 @@ def model_matrices(formula: Formula, data: pd.DataFrame) -> ModelMatrices:
     cols = formula.columns
     labels = {str(c): c for c in data.columns}
     frame = pd.DataFrame({_INTERNAL.format(i): data[labels[c]] for i, c in enumerate(cols)},
-                         index=data.index)
+                         index=data.index, copy=False)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -877,11 +877,10 @@ def model_matrices(formula: Formula, data: pd.DataFrame) -> ModelMatrices:
             f"could not build the model matrix for formula {_show(formula.text(), 200)} "
             f"({type(exc).__name__})"
         ) from None
-    lhs = mm.lhs.copy()
-    rhs = mm.rhs.copy()
+    lhs, rhs = mm.lhs, mm.rhs  # fresh objects of this call: renamed in place
+    spec = rhs.model_spec
     lhs.columns = [_back(str(c), cols) for c in lhs.columns]
     rhs.columns = [_back(str(c), cols) for c in rhs.columns]
-    spec = mm.rhs.model_spec
     kinds = {expr: state[0] for expr, state in spec.encoder_state.items()}
     dummy = [False] * rhs.shape[1]
     for term, idx in spec.term_indices.items():
