@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from formulaic import Formula as Formulaic
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import dpreg
@@ -427,3 +429,86 @@ def test_sscp_intercept_semantics_match_formulaic(release):
                  ("y ~ x - 1 + 1", "y ~ x")]:
         pd.testing.assert_series_equal(rel.regress(a, se="plugin").params,
                                        rel.regress(b, se="plugin").params)
+
+
+# ------------------------------------------------------------------------------ property
+_ALLOWED_IDENTIFIERS = re.compile(r"_dpreg_c\d+_|np|I|C|levels|" + "|".join(F.TRANSFORMS))
+
+
+_PIECES = list("xyz~+-*/:()[],.=`'\"0129 eIClognp_{}|") + ["log(", "I(", "C(", "levels=[",
+                                                           "np.", "**", " ~ ", "x", "y"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_anything_is_parsed_or_refused_and_only_whitelisted_text_reaches_formulaic(text):
+    """Random formula-like text: an InvalidInputError or a formula whose rendering for formulaic
+    holds only internal column identifiers, whitelisted names, numbers, level strings and
+    operators -- and that reads back to the same tree."""
+    cols = ["x", "y", "z"]
+    try:
+        parsed = F.parse_formula(text, cols)
+    except InvalidInputError:
+        return
+    internal = parsed.internal()
+    no_strings = re.sub(r"'[^']*'|\"[^\"]*\"", "''", internal)
+    for name in re.findall(r"[A-Za-z_]\w*", no_strings):
+        assert _ALLOWED_IDENTIFIERS.fullmatch(name), (text, internal, name)
+    assert not re.search(r"[^\w\s~+\-*/:().,\[\]=']", no_strings), (text, internal)
+    assert F.parse_formula(parsed.text(), cols) == parsed
+
+
+def _arith():
+    leaf = st.sampled_from(["x", "z", "`a b`", "2", "0.5", "3e-1"])
+
+    def extend(child):
+        return st.one_of(
+            st.tuples(child, st.sampled_from(["+", "-", "*", "/"]), child).map(" ".join),
+            child.map(lambda e: f"({e})"),
+            child.map(lambda e: f"-{e}"),
+            child.map(lambda e: f"({e} + x) ** 2"),
+            st.tuples(st.sampled_from(["log", "np.log", "log1p", "exp", "sqrt", "abs"]),
+                      child).map(lambda t: f"{t[0]}({t[1]})"),
+            child.map(lambda e: f"power({e}, 2)"),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=6)
+
+
+_TERMS = st.one_of(st.sampled_from(["x", "z", "`a b`", "g", "C(g, levels=['a', 'b'])",
+                                    "C(h, levels=[1, 2])"]),
+                   _arith().map(lambda e: f"I({e})"),
+                   _arith().map(lambda e: f"log({e})"))
+_FORMULAS = st.tuples(
+    st.lists(_TERMS, min_size=1, max_size=4),
+    st.lists(st.sampled_from([" + ", " - ", ":", " * ", " / "]), min_size=3, max_size=3),
+    st.sampled_from(["", " - 1", " + 0"]),
+).map(lambda t: "y ~ " + "".join(a + b for a, b in zip(t[0], t[1][:len(t[0]) - 1] + [""]))
+       + t[2])
+
+
+@settings(max_examples=150, deadline=None)
+@given(_FORMULAS)
+def test_grammar_formulas_are_accepted_rendered_faithfully_and_match_formulaic(formula):
+    """Formulas generated from the documented grammar parse; what formulaic is given holds
+    only whitelisted text; the model matrix equals formulaic's for the user's own spelling."""
+    df = _frame().rename(columns={"w0": "a b"}).assign(h=np.arange(N) % 2 + 1)
+    parsed = F.parse_formula(formula, [str(c) for c in df.columns])
+    no_strings = re.sub(r"'[^']*'", "''", parsed.internal())
+    for name in re.findall(r"[A-Za-z_]\w*", no_strings):
+        assert _ALLOWED_IDENTIFIERS.fullmatch(name), (formula, name)
+    assert F.parse_formula(parsed.text(), list(df.columns)) == parsed
+    try:
+        mm = F.model_matrices(parsed, df)
+    except InvalidInputError:  # e.g. log of a negative value: refused, as formulaic refuses
+        mm = None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            ref = Formulaic(_formulaic_spelling(formula)).get_model_matrix(df, na_action="raise")
+        except Exception:
+            ref = None
+    assert (mm is None) == (ref is None), formula
+    if mm is not None and ref is not None:
+        assert list(mm.rhs.columns) == [str(c) for c in ref.rhs.columns]
+        np.testing.assert_array_equal(mm.rhs.to_numpy(dtype=float), ref.rhs.to_numpy(dtype=float))
