@@ -1,11 +1,16 @@
 """High-level entry point: ``dpreg.regress(data, "y ~ x1 + x2", method=..., epsilon=..., bounds=...)``.
 
-The formula is parsed with `formulaic <https://matthewwardrop.github.io/formulaic/>`_.  Every
-response and regressor column needs *public* bounds given in ``bounds`` (a dict mapping the
-column -- or the formula term, e.g. ``"np.log(income)"`` -- to ``(lo, hi)``); missing bounds are
-an error that says how to supply them, never something read off the data.  Categorical
-regressors are accepted only as pandas ``Categorical`` columns whose declared categories are
-the public list of levels (their dummy columns get bounds (0, 1)).
+The formula is parsed by a restricted grammar (:mod:`dpreg._formula`, docs/formulas.md: column
+names, ``+ - : * / **``, intercept terms, ``C(col[, levels=[...]])``, ``I(arithmetic)`` and the
+transforms log, log1p, exp, sqrt, abs, power) and never evaluated; only the validated formula
+reaches `formulaic <https://matthewwardrop.github.io/formulaic/>`_, which builds the model
+matrix.  Every response and regressor column needs *public* bounds given in ``bounds`` (a dict
+mapping the column -- or the formula term as the model matrix names it, e.g.
+``"np.log(income)"`` for ``log(income)`` -- to ``(lo, hi)``); missing bounds are an error that
+says how to supply them, never something read off the data.  Categorical regressors are
+accepted only as pandas ``Categorical`` columns whose declared categories are the public list
+of levels, or as ``C(col, levels=[...])`` with the levels written in the formula (their dummy
+columns get bounds (0, 1)).
 
 Methods (``method=``):
 
@@ -86,51 +91,60 @@ def _bounds_for(name: str, bounds: Mapping[str, Any], what: str) -> tuple[float,
 
 
 def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any]) -> ModelFrame:
-    """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc)."""
-    from formulaic import Formula
+    """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc).
+
+    The formula is parsed by the restricted grammar of :mod:`dpreg._formula` against the column
+    *names* first (nothing is evaluated, no value is read); only a validated formula reaches
+    formulaic.
+    """
+    from dpreg import _formula
 
     if not isinstance(data, pd.DataFrame):
         raise InvalidInputError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     if not isinstance(formula, str) or "~" not in formula:
-        raise InvalidInputError(f"formula must be a string like 'y ~ x1 + x2'; got {formula!r}")
+        shown = formula if isinstance(formula, str) and len(formula) <= 80 else \
+            type(formula).__name__
+        raise InvalidInputError(f"formula must be a string like 'y ~ x1 + x2'; got {shown!r}")
     if not isinstance(bounds, Mapping):
         raise InvalidInputError(
             f"bounds must be a dict mapping column -> (lo, hi); got {type(bounds).__name__}"
         )
+    names = [str(c) for c in data.columns]
+    if len(set(names)) != len(names):
+        raise InvalidInputError("data must have distinct column names")
+    parsed = _formula.parse_formula(formula, names)  # names only: before any value is read
+    labels = dict(zip(names, data.columns))
+    dtypes = {c: data[labels[c]].dtype for c in parsed.columns}
+    _formula.check_categorical_levels(parsed, dtypes)
     if data.shape[0] == 0:
         raise InvalidInputError("data must have at least one row; got an empty DataFrame")
-    for col in data.columns:
-        dt = data[col].dtype
+    for col, dt in dtypes.items():
         if isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_numeric_dtype(dt) \
                 or pd.api.types.is_bool_dtype(dt):
             continue
-        if str(col) in formula:
-            raise InvalidInputError(
-                f"column {col!r} is not numeric (dtype {dt}); encode it as a pandas Categorical "
-                "with the public list of levels, e.g. pd.Categorical(df[col], categories=[...]), "
-                "so that the set of levels is not read off the data"
-            )
-    try:
-        mm = Formula(formula).get_model_matrix(data, na_action="raise")
-    except Exception as exc:  # formulaic raises several types; surface a clear message
-        raise InvalidInputError(f"could not evaluate formula {formula!r}: {exc}") from None
+        raise InvalidInputError(
+            f"column {col!r} is not numeric (dtype {dt}); encode it as a pandas Categorical "
+            "with the public list of levels, e.g. pd.Categorical(df[col], categories=[...]), "
+            "so that the set of levels is not read off the data"
+        )
+    mm = _formula.model_matrices(parsed, data)
     lhs, rhs = mm.lhs, mm.rhs
     if lhs.shape[1] != 1:
         raise InvalidInputError(f"formula must have exactly one response; got {list(lhs.columns)}")
     y_name = str(lhs.columns[0])
     cols = [str(c) for c in rhs.columns]
     fit_intercept = "Intercept" in cols
-    x_names = [c for c in cols if c != "Intercept"]
+    x_idx = [j for j, c in enumerate(cols) if c != "Intercept"]
+    x_names = [cols[j] for j in x_idx]
     if not x_names:
         raise InvalidInputError(f"formula {formula!r} has no regressors besides the intercept")
-    cat_prefixes = {str(c) for c in data.columns if isinstance(data[c].dtype, pd.CategoricalDtype)}
     x_bounds = []
-    for name in x_names:
-        is_dummy = any(name.startswith(f"{p}[") or name.startswith(f"C({p})[") for p in cat_prefixes)
-        x_bounds.append((0.0, 1.0) if is_dummy and name not in bounds
+    for j, name in zip(x_idx, x_names):
+        # a dummy (every factor of its term categorical) lies in [0, 1] by construction
+        x_bounds.append((0.0, 1.0) if mm.dummy[j] and name not in bounds
                         else _bounds_for(name, bounds, "regressor"))
     y_bounds = _bounds_for(y_name, bounds, "response")
-    X = np.asarray(rhs[x_names], dtype=float)
+    X = np.asarray(rhs.iloc[:, x_idx], dtype=float)
     y = np.asarray(lhs.iloc[:, 0], dtype=float)
     return ModelFrame(X, y, x_names, y_name, x_bounds, y_bounds, fit_intercept)
 
@@ -186,7 +200,8 @@ def regress(
     data:
         pandas DataFrame holding the private data.
     formula:
-        ``"y ~ x1 + x2"`` (formulaic syntax; ``- 1`` drops the intercept).
+        ``"y ~ x1 + x2"`` (restricted formula grammar, docs/formulas.md; ``- 1`` drops the
+        intercept).  Anything outside the grammar is an ``InvalidInputError`` naming the token.
     method:
         One of :data:`METHODS` (see the module documentation).
     epsilon, delta:

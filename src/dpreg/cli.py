@@ -136,6 +136,20 @@ def _read_csv(path: Path) -> Any:
                                 "number of fields") from None
 
 
+def _read_csv_header(path: Path) -> list[str]:
+    """The column names of a CSV file (its header row only)."""
+    import pandas as pd
+
+    from dpreg.exceptions import InvalidInputError
+
+    if not path.exists():
+        raise InvalidInputError(f"DATA file {path} does not exist")
+    try:
+        return [str(c) for c in pd.read_csv(path, nrows=0).columns]
+    except Exception as exc:
+        raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
+
+
 def _fail(exc: BaseException) -> None:
     if _STATE["debug"]:
         raise exc
@@ -314,7 +328,8 @@ def _library_warnings() -> Iterator[None]:
 def fit(
     data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
     y: Annotated[str, typer.Option("--y", help="Response column.")],
-    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
+    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several), "
+                                         "or one formula term such as 'log(income)'.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
                                          help="Privacy budget ε of this fit.")],
@@ -338,10 +353,14 @@ def fit(
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
+        from dpreg._formula import formula_from_columns
         from dpreg.api import regress
 
+        # the formula is built from the header alone (each --y/--x a column name, or one term
+        # of the restricted grammar), before any value of the data is read
+        formula = formula_from_columns(y, x, _read_csv_header(data),
+                                       intercept=not no_intercept).text()
         frame = _read_csv(data)
-        formula = f"{y} ~ " + " + ".join(x) + (" - 1" if no_intercept else "")
         led = _open_ledger(ledger)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)

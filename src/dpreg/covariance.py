@@ -26,7 +26,6 @@ getAccuracy/getParameters.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from dpreg._json import jsonable
+from dpreg._release_file import Fields, finite_or_tag, read_json, strict_json
 from dpreg._validation import (
     check_array,
     check_bounds,
@@ -55,7 +55,7 @@ from dpreg.inference.results import RegressionResults
 from dpreg.mechanisms.gaussian import gaussian_sigma
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.multivariate._common import check_choice, noisy_symmetric, warn_if_not_private
-from dpreg.privacy.budgets import ApproxDP, Budget
+from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 from dpreg.privacy.notices import public_function
@@ -69,10 +69,18 @@ __all__ = [
     "noise_sd_matrix",
     "accuracy",
     "epsilon_for",
+    "validate_release_dict",
 ]
 
 FORMAT = "dpreg-sscp-release"
-FORMAT_VERSION = 1
+#: Version written by :meth:`SSCPRelease.save` (2: strict JSON, infinite ε as ``"inf"``);
+#: :meth:`SSCPRelease.load` reads 1 (files of earlier dpreg versions, also without the field)
+#: and 2.  The schema is :func:`validate_release_dict`.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+#: Most columns a release file may hold (its matrices have (d + 1)² entries).
+MAX_RELEASE_COLUMNS = 1000
+MECHANISM = "Analyze Gauss SSCP"
 INTERCEPT = "intercept"
 SOURCE = ("Bain, D'Orazio, Sheffet, Vadhan 2014 (Analyze Gauss SSCP release, Alg. 1-2); "
           "Dwork, Talwar, Thakurta, Zhang 2014")
@@ -453,56 +461,11 @@ class SSCPRelease:
 
     # ------------------------------------------------------------------ regression
     def _parse(self, formula: str) -> tuple[str, list[str], bool]:
-        from formulaic import Formula
-        from formulaic.errors import FormulaicError
+        """The one restricted formula front end (:mod:`dpreg._formula`), linear terms only."""
+        from dpreg._formula import linear_terms, parse_formula
 
-        if not isinstance(formula, str) or "~" not in formula:
-            raise InvalidInputError(
-                f"formula must be a string like 'y ~ x1 + x2'; got {fmt(formula)}"
-            )
-        try:
-            parsed = Formula(formula)
-        except FormulaicError as exc:
-            raise InvalidInputError(f"formula could not be parsed: {exc}") from None
-        lhs = list(getattr(parsed, "lhs", []))
-        rhs = list(getattr(parsed, "rhs", []))
-
-        def single(term: Any) -> str | None:
-            factors = list(term.factors)
-            if len(factors) != 1:
-                return None
-            f = factors[0]
-            if str(f.eval_method).endswith("LITERAL") and str(f.expr) == "1":
-                return "1"
-            if str(f.eval_method).endswith("LOOKUP"):
-                return str(f.expr)
-            return None
-
-        if len(lhs) != 1 or single(lhs[0]) in (None, "1"):
-            raise InvalidInputError(
-                f"formula must have one released column on the left of '~'; got {formula!r}"
-            )
-        response = str(single(lhs[0]))
-        regressors: list[str] = []
-        intercept = False
-        for term in rhs:
-            name = single(term)
-            if name is None:
-                raise InvalidInputError(
-                    f"formula may only use released columns as linear terms (no interactions, "
-                    f"transformations or powers): {str(term)!r} in {formula!r}; released "
-                    f"columns: {self.columns}"
-                )
-            if name == "1":
-                intercept = True
-            else:
-                regressors.append(name)
-        unknown = [c for c in [response] + regressors if c not in self.columns]
-        if unknown:
-            raise InvalidInputError(
-                f"formula uses columns that were not released: {unknown}; released columns: "
-                f"{self.columns}"
-            )
+        response, regressors, intercept = linear_terms(
+            parse_formula(formula, self.columns, released=True))
         if response in regressors:
             raise InvalidInputError(
                 f"formula must not use the response {response!r} as a regressor"
@@ -613,59 +576,250 @@ class SSCPRelease:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
+        """The release file's content (format version :data:`FORMAT_VERSION`): strict JSON
+        values only -- an infinite ε is ``"inf"``, a matrix entry that overflows in original
+        units is ``null``."""
+        matrix = None
+        if self.matrix is not None:
+            m = self.matrix.to_numpy()
+            matrix = [[float(v) if math.isfinite(v) else None for v in row] for row in m]
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "columns": self.columns,
+            "columns": list(self.columns),
             "bounds": {c: list(b) for c, b in zip(self.columns, self.bounds)},
             "noisy_scaled": self.noisy_scaled.tolist(),
-            "matrix": None if self.matrix is None else self.matrix.to_numpy().tolist(),
-            "privacy": self.privacy.as_dict(),
-            "metadata": jsonable(self.metadata),
+            "matrix": matrix,
+            "privacy": finite_or_tag(self.privacy.as_dict()),
+            "metadata": finite_or_tag(jsonable(self.metadata)),
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the release (matrix, bounds, privacy statement, metadata) as JSON."""
+        """Write the release (matrix, bounds, privacy statement, metadata) as strict JSON."""
         out = Path(path)
-        out.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=True))
+        out.write_text(strict_json(self.to_dict()))
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SSCPRelease:
-        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-            raise InvalidInputError(
-                f"not a dpreg SSCP release (expected format {FORMAT!r}); got "
-                f"{fmt(data.get('format') if isinstance(data, Mapping) else data)}"
-            )
-        if int(data.get("format_version", 0)) > FORMAT_VERSION:
-            raise InvalidInputError(
-                f"format_version must be <= {FORMAT_VERSION} for this dpreg; got "
-                f"{data.get('format_version')!r}"
-            )
-        cols = [str(c) for c in data["columns"]]
-        bounds = [tuple(data["bounds"][c]) for c in cols]
-        p = data["privacy"]
-        privacy = PrivacyStatement(
-            budget=Budget.from_dict(p["budget"]), neighbouring=check_neighbouring(
-                p["neighbouring"]), mechanism=p["mechanism"], source=p.get("source", ""),
-            seeded=bool(p.get("seeded", False)), details=dict(p.get("details", {})))
-        meta = dict(data["metadata"])
-        tol = float(meta.get("psd_tol", 1e-10))
-        for key in ("psd_repaired", "eigenvalues_replaced", "failed", "reason", "psd_tol"):
-            meta.pop(key, None)
-        return cls(columns=cols, bounds=bounds,  # type: ignore[arg-type]
-                   noisy_scaled=np.asarray(data["noisy_scaled"], dtype=float),
-                   privacy=privacy, metadata=meta, psd_tol=tol)
+    def from_dict(cls, data: Any, *, non_finite_literals: bool = False) -> SSCPRelease:
+        """A release from a parsed release file, validated by :func:`validate_release_dict`
+        (one-line :class:`~dpreg.exceptions.InvalidInputError` naming the field otherwise)."""
+        kwargs, stored = validate_release_dict(data, non_finite_literals=non_finite_literals)
+        rel = cls(**kwargs)
+        _check_derived_matrix(rel, stored)
+        return rel
 
     @classmethod
     def load(cls, path: str | Path) -> SSCPRelease:
-        """Read a release written by :meth:`save`."""
+        """Read a release written by :meth:`save` (format versions 1 and 2).
+
+        The file is size- and depth-checked before parsing, must be strict UTF-8 JSON
+        (version 1 files may hold ``Infinity`` for ε = ∞) and is validated field by field and
+        for internal consistency (σ against ε, δ, the sensitivity and the neighbouring
+        relation; bounds; matrix shape and symmetry; n).  Nothing in it is evaluated.
+        """
+        doc, non_finite = read_json(path, what="release file")
         try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InvalidInputError(f"path must be a readable SSCP release JSON file: {exc}"
-                                    ) from None
-        return cls.from_dict(data)
+            return cls.from_dict(doc, non_finite_literals=non_finite)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}: {exc}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# release-file schema
+# --------------------------------------------------------------------------------------------
+_TOP_FIELDS = ("format", "format_version", "columns", "bounds", "noisy_scaled", "matrix",
+               "privacy", "metadata")
+
+
+def validate_release_dict(data: Any, *, non_finite_literals: bool = False
+                          ) -> tuple[dict[str, Any], np.ndarray | None]:
+    """Check a parsed SSCP release file against the schema; return the constructor arguments
+    of :class:`SSCPRelease` and the stored ``matrix`` (or None).
+
+    Schema (versions 1 and 2; version 2 is strict JSON)::
+
+        format          "dpreg-sscp-release"
+        format_version  1 or 2 (missing: 1)
+        columns         1..MAX_RELEASE_COLUMNS distinct non-empty strings, not "intercept"
+        bounds          {column: [lo, hi]} for exactly the columns, finite, lo < hi
+        noisy_scaled    (d+1)x(d+1) finite, exactly symmetric (the DP output)
+        matrix          null (a failed release) or (d+1)x(d+1) numbers/null, equal to the
+                        matrix derived from noisy_scaled and bounds
+        privacy         {budget: {kind: "approx", epsilon: > 0 or "inf", delta: in (0, 1)},
+                         neighbouring: "add-remove" | "replace-one",
+                         mechanism: "Analyze Gauss SSCP", source?: str, seeded?: bool,
+                         details?: {sensitivity?, sigma?, calibration?, ...}, ...}
+        metadata        {epsilon, delta, neighbouring, calibration: "analytic" | "classical",
+                         sensitivity, sigma, n_noisy, n_public, psd_tol: in (0, 1), ...}
+
+    Consistency: the privacy block and the metadata agree; the sensitivity is the one of d
+    columns under the relation; σ is at least the σ recomputed from the public (ε, δ, d,
+    relation, calibration) -- a smaller σ means the ε claim was edited; n_noisy is the
+    released count noisy_scaled[0][0]; n_public is null under add-remove (n is private) and an
+    integer >= 1 within 10σ of the noisy count under replace-one.  Unknown top-level fields are
+    refused; further optional fields in ``privacy``, ``privacy.details`` and ``metadata`` are
+    kept but not used.
+    """
+    f = Fields("release file")
+    if isinstance(data, Mapping) and not isinstance(data, dict):
+        data = dict(data)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InvalidInputError(
+            f"not a dpreg SSCP release (expected format {FORMAT!r}); got "
+            f"{fmt(data.get('format') if isinstance(data, dict) else type(data).__name__)}"
+        )
+    version = data.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) \
+            or version not in READABLE_VERSIONS:
+        newer = isinstance(version, int) and not isinstance(version, bool) \
+            and version > FORMAT_VERSION
+        raise f.error("format_version", f"one of {list(READABLE_VERSIONS)}"
+                      + (" (the file was written by a newer dpreg)" if newer else ""), version)
+    if non_finite_literals and version >= 2:
+        raise InvalidInputError(
+            "release file: format_version 2 files are strict JSON, but this one holds NaN or "
+            "Infinity literals (an infinite epsilon is written as \"inf\")"
+        )
+    unknown = sorted(set(data) - set(_TOP_FIELDS))
+    if unknown:
+        raise InvalidInputError(f"release file: unknown field {fmt(unknown[0])} (a release has "
+                                f"{list(_TOP_FIELDS)})")
+    # -- columns and bounds
+    cols_raw = f.get(data, "columns", "")
+    if not isinstance(cols_raw, list) or not 1 <= len(cols_raw) <= MAX_RELEASE_COLUMNS:
+        raise f.error("columns", f"a list of 1 to {MAX_RELEASE_COLUMNS} column names", cols_raw)
+    cols = [f.string(c, f"columns[{j}]", max_len=1000) for j, c in enumerate(cols_raw)]
+    if any(not c for c in cols) or INTERCEPT in cols or len(set(cols)) != len(cols):
+        raise f.error("columns", f"distinct non-empty names other than {INTERCEPT!r}", cols)
+    d = len(cols)
+    bounds_raw = f.obj(f.get(data, "bounds", ""), "bounds")
+    if set(bounds_raw) != set(cols):
+        raise f.error("bounds", "an object with one [lo, hi] per column", sorted(bounds_raw))
+    bounds: list[tuple[float, float]] = []
+    for c in cols:
+        b = bounds_raw[c]
+        path = f"bounds[{c!r}]"
+        if not isinstance(b, list) or len(b) != 2:
+            raise f.error(path, "[lo, hi]", b)
+        lo = f.number(b[0], path + "[0]")
+        hi = f.number(b[1], path + "[1]")
+        if not lo < hi or not math.isfinite(hi - lo):
+            raise f.error(path, "[lo, hi] with lo < hi", b)
+        bounds.append((lo, hi))
+    # -- the DP output
+    noisy = f.matrix(f.get(data, "noisy_scaled", ""), "noisy_scaled", d + 1)
+    if not np.array_equal(noisy, noisy.T):
+        raise f.error("noisy_scaled", "a symmetric matrix (one noise draw per entry, "
+                      "mirrored)", "an asymmetric matrix")
+    stored = f.get(data, "matrix", "")
+    stored_m = None if stored is None else f.matrix(stored, "matrix", d + 1, null_entries=True)
+    # -- privacy statement
+    priv = f.obj(f.get(data, "privacy", ""), "privacy")
+    budget = f.obj(f.get(priv, "budget", "privacy"), "privacy.budget")
+    if set(budget) != {"kind", "epsilon", "delta"}:
+        raise f.error("privacy.budget", "{kind, epsilon, delta}", sorted(budget))
+    f.string(budget["kind"], "privacy.budget.kind", choices=("approx",))
+    eps = f.number(budget["epsilon"], "privacy.budget.epsilon", lo=0.0, lo_open=True,
+                   allow_inf=True)
+    delta = f.number(budget["delta"], "privacy.budget.delta", lo=0.0, hi=1.0, lo_open=True,
+                     hi_open=True)
+    rel = check_neighbouring(f.string(f.get(priv, "neighbouring", "privacy"),
+                                      "privacy.neighbouring",
+                                      choices=tuple(n.value for n in Neighbouring)))
+    mechanism = f.string(f.get(priv, "mechanism", "privacy"), "privacy.mechanism",
+                         choices=(MECHANISM,))
+    source = f.string(priv.get("source", ""), "privacy.source")
+    seeded = f.boolean(priv.get("seeded", False), "privacy.seeded")
+    details = f.obj(priv.get("details", {}), "privacy.details")
+    # -- metadata
+    meta = dict(f.obj(f.get(data, "metadata", ""), "metadata"))
+    m_eps = f.number(f.get(meta, "epsilon", "metadata"), "metadata.epsilon", lo=0.0,
+                     lo_open=True, allow_inf=True)
+    m_delta = f.number(f.get(meta, "delta", "metadata"), "metadata.delta", lo=0.0, hi=1.0,
+                       lo_open=True, hi_open=True)
+    if m_eps != eps or m_delta != delta:
+        raise f.error("metadata.epsilon/delta", f"the privacy budget's ({eps!r}, {delta!r})",
+                      (m_eps, m_delta))
+    m_rel = f.string(f.get(meta, "neighbouring", "metadata"), "metadata.neighbouring",
+                     choices=(rel.value,))
+    cal = f.string(f.get(meta, "calibration", "metadata"), "metadata.calibration",
+                   choices=("analytic", "classical"))
+    sens = f.number(f.get(meta, "sensitivity", "metadata"), "metadata.sensitivity", lo=0.0,
+                    lo_open=True)
+    sigma = f.number(f.get(meta, "sigma", "metadata"), "metadata.sigma", lo=0.0)
+    n_noisy = f.number(f.get(meta, "n_noisy", "metadata"), "metadata.n_noisy")
+    n_public_raw = f.get(meta, "n_public", "metadata")
+    tol = f.number(meta.get("psd_tol", 1e-10), "metadata.psd_tol", lo=0.0, hi=1.0,
+                   lo_open=True, hi_open=True)
+    if "seeded" in meta and f.boolean(meta["seeded"], "metadata.seeded") != seeded:
+        raise f.error("metadata.seeded", f"the privacy statement's {seeded!r}", meta["seeded"])
+    for key, value in (("sensitivity", sens), ("sigma", sigma), ("calibration", cal)):
+        if key in details and details[key] != value:
+            raise f.error(f"privacy.details.{key}", f"metadata.{key} ({value!r})", details[key])
+    # -- consistency with the public parameters
+    want_sens = sscp_sensitivity(d, rel, intercept=True)
+    if not math.isclose(sens, want_sens, rel_tol=1e-12):
+        raise f.error("metadata.sensitivity", f"{want_sens!r} ({d} columns plus intercept, "
+                      f"{rel.value})", sens)
+    try:
+        _, want_sigma = _sigma(d, eps, delta, rel, cal)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"release file: field 'metadata.calibration': {exc}") from None
+    if sigma < want_sigma * (1.0 - 1e-9):
+        raise f.error("metadata.sigma", f">= {want_sigma!r}, the noise that (epsilon={eps!r}, "
+                      f"delta={delta!r}) needs for {d} columns under {rel.value} with "
+                      f"{cal} calibration (a smaller sigma means the privacy claim was "
+                      "edited)", sigma)
+    if not math.isclose(n_noisy, float(noisy[0, 0]), rel_tol=1e-12, abs_tol=1e-12):
+        raise f.error("metadata.n_noisy", f"the released count noisy_scaled[0][0] "
+                      f"({float(noisy[0, 0])!r})", n_noisy)
+    if rel is Neighbouring.ADD_REMOVE:
+        if n_public_raw is not None:
+            raise f.error("metadata.n_public", "null under add-remove (n is private)",
+                          n_public_raw)
+    else:
+        n_pub = f.integer(n_public_raw, "metadata.n_public", minimum=1)
+        if abs(n_noisy - n_pub) > 10.0 * sigma + 1e-6 * max(1.0, n_pub):
+            raise f.error("metadata.n_public", f"within 10 sigma ({10 * sigma:.4g}) of the "
+                          f"noisy count {n_noisy:.6g}", n_pub)
+    for key in ("mechanism", "dpreg_version", "created", "reason"):
+        if key in meta:
+            f.string(meta[key], f"metadata.{key}")
+    meta.update(epsilon=eps, delta=delta, neighbouring=m_rel, calibration=cal,
+                sensitivity=sens, sigma=sigma, n_noisy=n_noisy)
+    for key in ("psd_repaired", "eigenvalues_replaced", "failed", "reason", "psd_tol"):
+        meta.pop(key, None)  # recomputed from noisy_scaled
+    privacy = PrivacyStatement(budget=ApproxDP(eps, delta), neighbouring=rel,
+                               mechanism=mechanism, source=source, seeded=seeded,
+                               details=dict(details))
+    kwargs = {"columns": cols, "bounds": bounds, "noisy_scaled": noisy, "privacy": privacy,
+              "metadata": meta, "psd_tol": tol}
+    return kwargs, stored_m
+
+
+def _check_derived_matrix(rel: SSCPRelease, stored: np.ndarray | None) -> None:
+    """The stored ``matrix`` must be the one derived from ``noisy_scaled`` (an edited
+    ``matrix`` would otherwise be silently replaced)."""
+    if rel.matrix is None or stored is None:
+        if (rel.matrix is None) != (stored is None):
+            raise InvalidInputError(
+                "release file: field 'matrix' must be "
+                + ("null: noisy_scaled cannot be repaired (a failed release)"
+                   if rel.matrix is None else
+                   "the repaired matrix derived from noisy_scaled and bounds")
+                + f"; got {'null' if stored is None else 'a matrix'}")
+        return
+    derived = rel.matrix.to_numpy()
+    finite = np.isfinite(derived)
+    scale = float(np.max(np.abs(derived[finite]))) if finite.any() else 1.0
+    same_nulls = np.array_equal(np.isnan(stored), ~finite)
+    close = np.allclose(stored[finite], derived[finite], rtol=1e-6, atol=1e-9 * scale)
+    if not (same_nulls and close):
+        raise InvalidInputError(
+            "release file: field 'matrix' must be the repaired matrix derived from "
+            "noisy_scaled and bounds; got a different matrix (edited file?)"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -736,7 +890,7 @@ def release_sscp(
     S = D.T @ D
     noisy = noisy_symmetric(S, sensitivity=sens, budget=budget, rng=gen, calibration=cal)
     privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism="Analyze Gauss SSCP", source=SOURCE,
+        budget=budget, neighbouring=rel, mechanism=MECHANISM, source=SOURCE,
         seeded=is_seeded(rng),
         details={"sensitivity": sens, "sigma": sigma, "calibration": cal},
     )

@@ -236,7 +236,12 @@ def _privacy():
 
 
 def _meta():
-    return {"epsilon": 1.0, "delta": 1e-6, "sigma": 1.0, "n_public": None}
+    # a hand-made release that is internally consistent (the loader checks sigma against
+    # epsilon, delta, the sensitivity of 2 columns and the relation, and n_noisy)
+    sens = 3.0
+    return {"epsilon": 1.0, "delta": 1e-6, "neighbouring": "add-remove",
+            "calibration": "analytic", "sensitivity": sens, "n_noisy": -1.0,
+            "sigma": gaussian_sigma(sens, ApproxDP(1.0, 1e-6)), "n_public": None}
 
 
 # ------------------------------------------------------------------------ persistence
