@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest

@@ -25,9 +25,10 @@ no records are ever released twice.
 
 Randomness: with a seed, each group gets its own stream derived from its key
 (``SeedSequence(root_entropy, spawn_key=sha256(repr(canonical key)))``: ``3``, ``3.0`` and
-``np.int64(3)`` -- one group -- get one stream), so a group's release does not depend on how the table is partitioned or
-ordered, nor on the backend.  Without a seed every group is released in secure mode (fresh
-CSPRNG generator, exact discrete noise; :mod:`dpreg.mechanisms.secure`).
+``np.int64(3)`` -- one group -- get one stream), so a group's release does not depend on how
+the table is partitioned or ordered, nor on the backend.  Without a seed every group is
+released in secure mode (fresh CSPRNG generator, exact discrete noise;
+:mod:`dpreg.mechanisms.secure`).
 
 Backends (``backend=``):
 
@@ -45,7 +46,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError

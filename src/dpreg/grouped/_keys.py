@@ -157,7 +157,7 @@ def check_declared_keys(groups: Any, kind: str, column: str = "") -> list[Any]:
                 "must be numbers, bool or str") from None
     kinds = {k for k, _ in canon}
     if len(kinds) > 1:
-        first = {}
+        first: dict[str, Any] = {}
         for (k, _), key in zip(canon, raw):
             first.setdefault(k, key)
         shown = ", ".join(f"{_describe(v)} ({k})" for k, v in first.items())
