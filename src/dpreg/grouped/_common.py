@@ -25,6 +25,7 @@ from dpreg.grouped._keys import (
     row_codes,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
+from dpreg.simple.fast._kernels import HAVE_NUMBA
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
@@ -257,7 +258,8 @@ class Partition:
 
 
 def declared_values(series: pd.Series, keep: np.ndarray, column: str) -> np.ndarray:
-    """The values of ``column`` in the rows of the declared groups (``keep``), as float64.
+    """The values of ``column`` in the rows of the declared groups (``keep``: a mask or row
+    indices), as float64.
 
     Only those rows are read: a value in a row of an undeclared group (or with a missing key)
     never changes the output.  A non-numeric, missing or non-finite value in a declared group
@@ -288,17 +290,46 @@ def declared_values(series: pd.Series, keep: np.ndarray, column: str) -> np.ndar
     return np.asarray(vals, dtype=np.float64)
 
 
+def _group_order_loop(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Stable counting sort: the rows with code ≥ 0, grouped by code, in row order inside a
+    group (O(n); compiled by numba when available)."""
+    pos = starts[:-1].copy()
+    out = np.empty(starts[-1], dtype=np.int64)
+    for i in range(codes.size):
+        c = codes[i]
+        if c >= 0:
+            out[pos[c]] = i
+            pos[c] += 1
+    return out
+
+
+if HAVE_NUMBA:
+    import numba
+
+    _group_order_nb = numba.njit(cache=True, nogil=True)(_group_order_loop)
+
+
+def group_order(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Row indices of the declared groups, contiguous per group (key order) and in row order
+    inside a group: what ``np.argsort(codes[codes >= 0], kind="stable")`` selects, in O(n)."""
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    if HAVE_NUMBA:
+        return np.asarray(_group_order_nb(codes, np.ascontiguousarray(starts, dtype=np.int64)))
+    kept = np.flatnonzero(codes >= 0)
+    return kept[np.argsort(codes[kept], kind="stable")]
+
+
 def partition_frame(df: pd.DataFrame, spec: GroupSpec) -> Partition:
-    """One stable sort of the table by group; rows whose key is not declared (or missing) are
-    dropped.  Rows are assigned to keys by :func:`dpreg.grouped._keys.row_codes` (the
-    canonical-key rule), so a row belongs to at most one output row."""
+    """One stable grouping of the table's rows by key; rows whose key is not declared (or
+    missing) are dropped.  Rows are assigned to keys by :func:`dpreg.grouped._keys.row_codes`
+    (the canonical-key rule), so a row belongs to at most one output row; x and y are read
+    (and validated) in those rows only."""
     codes = row_codes(df[spec.by], spec.keys, spec.key_kind)
-    keep = codes >= 0
-    order = np.argsort(codes[keep], kind="stable")
-    xs = declared_values(df[spec.x], keep, spec.x)[order]
-    ys = declared_values(df[spec.y], keep, spec.y)[order]
-    counts = np.bincount(codes[keep], minlength=len(spec.keys))
+    counts = np.bincount(codes + 1, minlength=len(spec.keys) + 1)[1:]
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    rows = group_order(codes, starts)
+    xs = declared_values(df[spec.x], rows, spec.x)
+    ys = declared_values(df[spec.y], rows, spec.y)
     return Partition(np.ascontiguousarray(xs), np.ascontiguousarray(ys), starts)
 
 

@@ -232,7 +232,9 @@ def row_codes(column: pd.Series, keys: list[Any], kind: str) -> np.ndarray:
         return _lookup(values, keys, kind)
     if col_kind != kind:  # check_declared_keys refuses this; defensive
         return np.full(n, -1, dtype=np.int64)
-    missing = column.isna().to_numpy(dtype=bool)
+    # NumPy int/float/bool columns cannot hold a missing value that matches (NaN matches no
+    # key); extension dtypes (Int64, boolean, string) mark theirs with a mask
+    extension = isinstance(dtype, pd.api.extensions.ExtensionDtype)
     if col_kind == "bool":
         vals = column.to_numpy(dtype=bool, na_value=False)
         lut = np.full(2, -1, dtype=np.int64)
@@ -242,6 +244,7 @@ def row_codes(column: pd.Series, keys: list[Any], kind: str) -> np.ndarray:
     elif col_kind == "str":
         out = pd.Index(keys, dtype=object).get_indexer(
             column.to_numpy(dtype=object, na_value=None)).astype(np.int64)
+        extension = False  # a missing str value matches no key
     elif pd.api.types.is_float_dtype(dtype):
         vals = column.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0  # -0.0 -> 0.0
         pos, table = [], []
@@ -253,23 +256,32 @@ def row_codes(column: pd.Series, keys: list[Any], kind: str) -> np.ndarray:
             if f == k:  # a float column can only hold keys that a float equals exactly
                 pos.append(i)
                 table.append(f)
-        idx = pd.Index(np.asarray(table, dtype=np.float64)).get_indexer(vals)
-        out = np.where(idx >= 0, np.asarray(pos + [-1], dtype=np.int64)[idx], -1)
+        out = _remap(pd.Index(np.asarray(table, dtype=np.float64)).get_indexer(vals), pos)
+        extension = False  # NaN (a missing value) matches no key
     else:  # integer column
         np_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
         info = np.iinfo(np_dtype)
-        vals = column.to_numpy(dtype=np_dtype, na_value=0) if missing.any() else \
+        vals = column.to_numpy(dtype=np_dtype, na_value=0) if extension else \
             column.to_numpy(dtype=np_dtype)
         pos, table = [], []
         for i, k in enumerate(keys):
             if isinstance(k, int) and info.min <= k <= info.max:
                 pos.append(i)
                 table.append(k)
-        idx = pd.Index(np.asarray(table, dtype=np_dtype)).get_indexer(vals)
-        out = np.where(idx >= 0, np.asarray(pos + [-1], dtype=np.int64)[idx], -1)
+        out = _remap(pd.Index(np.asarray(table, dtype=np_dtype)).get_indexer(vals), pos)
     out = np.asarray(out, dtype=np.int64)
-    out[missing] = -1
+    if extension:
+        out[column.isna().to_numpy(dtype=bool)] = -1
     return out
+
+
+def _remap(idx: np.ndarray, pos: list[int]) -> np.ndarray:
+    """Positions in the matched sub-list -> positions in the key list (−1 stays −1)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    if pos == list(range(len(pos))):  # every key could match: positions are the same
+        return idx
+    lut = np.asarray(pos + [-1], dtype=np.int64)
+    return lut[idx]  # idx = −1 picks the trailing −1
 
 
 def keys_in_column(column: pd.Series) -> list[Any]:
