@@ -387,13 +387,10 @@ def test_canonical_key_examples():
             canonical_key(bad)
 
 
-@pytest.mark.parametrize("numba", [True, False])
-def test_group_order_is_the_stable_argsort(monkeypatch, numba):
-    import dpreg.grouped._common as common
+@pytest.mark.parametrize("compiled", [True, False])
+def test_group_order_is_the_stable_argsort(compiled):
     from dpreg.grouped._common import group_order
 
-    if not numba:
-        monkeypatch.setattr(common, "HAVE_NUMBA", False)
     g = np.random.default_rng(4)
     for n, k in ((0, 3), (1, 1), (50, 4), (5000, 300)):
         codes = g.integers(-1, k, n)
@@ -401,4 +398,4 @@ def test_group_order_is_the_stable_argsort(monkeypatch, numba):
         starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         kept = np.flatnonzero(codes >= 0)
         want = kept[np.argsort(codes[kept], kind="stable")]
-        assert np.array_equal(group_order(codes, starts), want)
+        assert np.array_equal(group_order(codes, starts, compiled=compiled), want)

@@ -25,7 +25,6 @@ from dpreg.grouped._keys import (
     row_codes,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
-from dpreg.simple.fast._kernels import HAVE_NUMBA
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
@@ -303,18 +302,32 @@ def _group_order_loop(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:  # p
     return out
 
 
-if HAVE_NUMBA:
-    import numba
-
-    _group_order_nb = numba.njit(cache=True, nogil=True)(_group_order_loop)
+_ORDER_KERNEL: list[Any] = []
 
 
-def group_order(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def _compiled_order() -> Any:
+    """The numba-compiled counting sort, or None without numba (imported on first use, so
+    ``import dpreg`` does not load numba)."""
+    if not _ORDER_KERNEL:
+        from dpreg.simple.fast._kernels import HAVE_NUMBA
+
+        if HAVE_NUMBA:
+            import numba
+
+            _ORDER_KERNEL.append(numba.njit(cache=True, nogil=True)(_group_order_loop))
+        else:  # pragma: no cover - depends on the environment
+            _ORDER_KERNEL.append(None)
+    return _ORDER_KERNEL[0]
+
+
+def group_order(codes: np.ndarray, starts: np.ndarray, *, compiled: bool = True) -> np.ndarray:
     """Row indices of the declared groups, contiguous per group (key order) and in row order
-    inside a group: what ``np.argsort(codes[codes >= 0], kind="stable")`` selects, in O(n)."""
+    inside a group: what ``np.argsort(codes[codes >= 0], kind="stable")`` selects, in O(n)
+    with numba (``compiled=False``: that argsort)."""
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    if HAVE_NUMBA:
-        return np.asarray(_group_order_nb(codes, np.ascontiguousarray(starts, dtype=np.int64)))
+    kernel = _compiled_order() if compiled else None
+    if kernel is not None:
+        return np.asarray(kernel(codes, np.ascontiguousarray(starts, dtype=np.int64)))
     kept = np.flatnonzero(codes >= 0)
     return kept[np.argsort(codes[kept], kind="stable")]
 
