@@ -30,7 +30,8 @@ test-all: $(STAMP)
 
 ## privacy audit suite: every mechanism, core and estimator on >= 3 worst-case neighbouring
 ## pairs, N = 1e5 releases per side, all must pass at alpha = 1e-6 (the estimator/multivariate
-## loops need ~115 CPU-minutes at 1e5, ~1.6 h on 2 cores: AUDIT_LOOP_SAMPLES=5000 lowers their N)
+## loops need ~115 CPU-minutes at 1e5, ~1.6 h on 2 cores, plus ~90 for the per-group AdaSSP table:
+## AUDIT_LOOP_SAMPLES=5000 lowers their N)
 AUDIT_LOOP_SAMPLES ?= 100000
 audit: $(STAMP)
 	rm -rf audit-output

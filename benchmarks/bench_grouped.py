@@ -59,11 +59,12 @@ def main(quick: bool = False, spark: bool = False) -> None:
     warnings.simplefilter("ignore")
     groups, rows = (3_108, 219_594) if not quick else (300, 21_000)
     df = tracts(groups, rows)
+    keys = list(range(groups))  # the public list of tracts
     fit_by_group(df.head(500), "tract", "x", "y", method="theil-sen-smooth", epsilon=1,
-                 bounds=BOUNDS, random_state=0)  # compile the numba kernels (cached on disk)
+                 bounds=BOUNDS, random_state=0, groups=keys)  # compile the numba kernels (cached on disk)
     out = []
     for m in METHODS:
-        kw = dict(method=m, epsilon=1.0, bounds=BOUNDS, random_state=1)
+        kw = dict(method=m, epsilon=1.0, bounds=BOUNDS, random_state=1, groups=keys)
         t_loc, a = timed(lambda kw=kw: fit_by_group(df, "tract", "x", "y", **kw))
         cpu = CPU["s"]
         t_ref, b = timed(lambda kw=kw: fit_by_group(df, "tract", "x", "y", backend="reference",
@@ -79,7 +80,7 @@ def main(quick: bool = False, spark: bool = False) -> None:
     g2, per = (100_000, 200) if not quick else (5_000, 200)
     big = tracts(g2, g2 * per, seed=1, equal=True)
     kw = dict(method="noisy-stats", epsilon=1.0, bounds=BOUNDS, random_state=2)
-    t_loc, _ = timed(lambda: fit_by_group(big, "tract", "x", "y", **kw))
+    t_loc, _ = timed(lambda: fit_by_group(big, "tract", "x", "y", groups=list(range(g2)), **kw))
     cpu = CPU["s"]
     sub_keys = list(range(2_000))
     sub = big[big["tract"] < 2_000]
@@ -96,10 +97,11 @@ def main(quick: bool = False, spark: bool = False) -> None:
         session = spark_session()
         session.sparkContext.setLogLevel("ERROR")
         fit_by_group(df.head(200), "tract", "x", "y", method="noisy-stats", epsilon=1,
-                     bounds=BOUNDS, backend="spark", random_state=0)  # warm the executors
+                     bounds=BOUNDS, backend="spark", random_state=0,
+                     groups=keys)  # warm the executors
         rows_s = []
         for m in ("noisy-stats", "theil-sen-exp"):
-            kw = dict(method=m, epsilon=1.0, bounds=BOUNDS, random_state=1)
+            kw = dict(method=m, epsilon=1.0, bounds=BOUNDS, random_state=1, groups=keys)
             t_s, _ = timed(lambda kw=kw: fit_by_group(df, "tract", "x", "y", backend="spark",
                                                       **kw))
             t_l, _ = timed(lambda kw=kw: fit_by_group(df, "tract", "x", "y", **kw))

@@ -20,7 +20,7 @@ def table(seed=0):
 def test_results_do_not_depend_on_row_order():
     df = table()
     a = fit_by_group(df, "k", "x", "y", method="theil-sen-exp", epsilon=2, bounds=BOUNDS,
-                     random_state=7)
+                     random_state=7, groups="from-data")
     b = fit_by_group(df.sample(frac=1, random_state=3), "k", "x", "y", method="theil-sen-exp",
                      epsilon=2, bounds=BOUNDS, random_state=7, groups=["t3", "t1", "t2"])
     merged = a.merge(b, on="group", suffixes=("_a", "_b"))
@@ -34,7 +34,7 @@ def test_results_do_not_depend_on_row_order():
 def test_same_order_same_release():
     df = table()
     a = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=2, bounds=BOUNDS,
-                     random_state=5)
+                     random_state=5, groups=["t1", "t2", "t3"])
     b = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=2, bounds=BOUNDS,
                      random_state=5, groups=["t2", "t1", "t3"])
     pd.testing.assert_frame_equal(a.set_index("group").sort_index(),
@@ -53,14 +53,16 @@ def test_declared_groups_absent_and_too_small():
 
 def test_bad_keys():
     df = table()
-    df.loc[0, "k"] = None
-    with pytest.raises(InvalidInputError, match="missing values"):
-        fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1, bounds=BOUNDS)
+    df.loc[0, "k"] = None  # a row with a missing key is in no group (not an error)
+    out = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1, bounds=BOUNDS,
+                       groups=["t1", "t2"], random_state=0)
+    assert list(out["n"]) == [49, 80]
     with pytest.raises(InvalidInputError, match="duplicate"):
         fit_by_group(table(), "k", "x", "y", method="noisy-stats", epsilon=1, bounds=BOUNDS,
                      groups=["t1", "t1"])
     with pytest.raises(InvalidInputError, match="bounds"):
-        fit_by_group(table(), "k", "x", "y", method="noisy-stats", epsilon=1, bounds={"x": (0, 1)})
+        fit_by_group(table(), "k", "x", "y", method="noisy-stats", epsilon=1, bounds={"x": (0, 1)},
+                     groups=["t1"])
 
 
 def test_c_hat_counts_failures_as_infinite():
@@ -72,4 +74,4 @@ def test_c_hat_counts_failures_as_infinite():
 def test_private_bounds_are_refused_per_group_with_the_reason(bounds):
     with pytest.raises(InvalidInputError, match="same public x points"):
         fit_by_group(table(), "k", "x", "y", method="auto", epsilon=1.0, bounds=bounds,
-                     random_state=0)
+                     random_state=0, groups=["t1"])

@@ -150,6 +150,18 @@ def _read_csv_header(path: Path) -> list[str]:
         raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
 
 
+def _read_text(path: Path, option: str) -> str:
+    """A small text input (e.g. the groups file) as UTF-8; a one-line error naming the file."""
+    from dpreg.exceptions import InvalidInputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else (
+            exc.strerror or type(exc).__name__)
+        raise InvalidInputError(f"could not read the {option} file {path}: {why}") from None
+
+
 def _fail(exc: BaseException) -> None:
     if _STATE["debug"]:
         raise exc
@@ -441,7 +453,11 @@ def fit_groups(
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV, one row per group.")],
     groups_file: Annotated[Path | None, typer.Option(
-        "--groups-file", help="Text file with the public list of group keys (one per line).")] = None,
+        "--groups-file", help="Text file with the public list of group keys (one per line; "
+        "surrounding whitespace is ignored). Required unless --keys-from-data.")] = None,
+    keys_from_data: Annotated[bool, typer.Option(
+        "--keys-from-data", help="Take the group keys from the data instead of --groups-file: "
+        "the key set is then NOT protected (the output reveals which groups occur).")] = False,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
@@ -458,14 +474,24 @@ def fit_groups(
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
+        from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
 
+        if groups_file is not None and keys_from_data:
+            raise InvalidInputError("give either --groups-file (the public key list) or "
+                                    "--keys-from-data, not both")
+        if groups_file is None and not keys_from_data:
+            raise InvalidInputError(
+                "the group keys must be declared: --groups-file FILE lists the public keys (one "
+                "per line; every listed key gets a row, so the output does not reveal which "
+                "groups occur), or --keys-from-data takes them from the data (the key set is "
+                "then NOT protected)")
         frame = _read_csv(data)
-        keys = None
+        keys: Any = "from-data"
         if groups_file is not None:
             from dpreg.grouped import parse_key_list
 
-            keys = parse_key_list(groups_file.read_text().splitlines(),
+            keys = parse_key_list(_read_text(groups_file, "--groups-file").splitlines(),
                                   frame[by] if by in frame.columns else None)
         with _library_warnings():
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,

@@ -7,7 +7,9 @@ What it does (Alabi et al. 2022 §7.2.1, Figure 3, on *simulated* data):
    :func:`dpreg.data.simulate_oa_state`);
 2. for every tract and method releases the predictions p̃₂₅, p̃₇₅ at the 25th and 75th parent
    percentile with budget ε per tract.  Tracts are disjoint sets of people, so the whole
-   state's release is ε-DP by parallel composition (replace-one neighbours, tract sizes public);
+   state's release is ε-DP by parallel composition (replace-one neighbours, tract sizes public;
+   the tract list is read from the bundled simulated data, so the key set is not protected --
+   a real release declares the public list of tracts, as ``fit_by_group(groups=[...])`` does);
 3. measures each method's error as the paper does: on each tract the mechanism is re-run
    ``trials`` times, Ĉ(0.68) is the 68th percentile of |p̃₂₅ − p̂₂₅| (p̂₂₅ from OLS; ⊥ counts
    as an infinite error) and is divided by the OLS standard error σ̂(p̂₂₅) of eq. (3).  A
@@ -107,7 +109,9 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
         "tracts": int(len(tracts)), "rows": int(len(frame.iloc[: ends[-1]])), "epsilon": eps,
         "trials": trials, "seconds": round(elapsed, 2),
         "privacy": (f"ε={eps:g} per tract (pure DP, replace-one neighbours, tract sizes public); "
-                    "tracts are disjoint, so the state's release is ε-DP by parallel composition"),
+                    "tracts are disjoint, so the state's release is ε-DP by parallel composition; "
+                    "the tract list is read from the bundled data: the key set is NOT protected "
+                    "(for real data declare the public list, fit_by_group(groups=[...]))"),
         "methods": summary.to_dict(orient="records"),
         "files": {"releases": str(out / "releases.csv"), "summary": str(out / "summary.csv"),
                   "figure": str(fig_path)},

@@ -28,6 +28,7 @@ from dpreg.audit.neighbours import (
     NeighbourPair,
     design_pairs,
     distance_pairs,
+    grouped_pairs,
     matching_pair,
     quantile_pairs,
     scalar_pairs,
@@ -304,6 +305,17 @@ def _dpgd(data, rng, *, clip):
     return tail / (T - T // 2)
 
 
+# ----------------------------------------------------------------------------- 15. a group released twice
+def _group_tables(data, n, rng, *, twice):
+    """The two-group fit_by_group table (DPIntercept, ε = 1 per group); the bug lists group A
+    under two keys that are one group -- ``groups=[1, 1.0, 2]`` before the canonical-key rule
+    -- so A's records are released twice while the table claims ε by parallel composition."""
+    from dpreg.audit.registry import grouped_tables
+
+    return grouped_tables(data, n, rng, method="dp-intercept", epsilon=1.0, x_bounds=(0.0, 1.0),
+                          y_bounds=(0.0, 1.0), copies={"A": 2} if twice else None)
+
+
 # ----------------------------------------------------------------------------- registry
 def _mech(fn: Callable[..., Any], **kw: Any) -> Sampler:
     return partial(fn, **kw)
@@ -331,6 +343,7 @@ def planted_bugs() -> list[Planted]:
                         {"X": big.d["X"] * scale, "y": big.d["y"]},
                         {"X": big.d_prime["X"] * scale, "y": big.d_prime["y"]}, "add-remove")
     thr = ptr_threshold(PTR_EPS, PTR_DELTA)
+    table_pair = grouped_pairs([sp["corner"]], simple_pairs(20, seed=1)[1].d)[0]
     return [
         Planted("noise-x0.8", "Laplace noise scale multiplied by 0.8",
                 "generic implementation slip", _mech(_laplace_scaled, factor=0.8),
@@ -390,6 +403,11 @@ def planted_bugs() -> list[Planted]:
                 "(bounds [−1, 1])", "Alabi et al. Alg. 1 / Lemma 18 (algorithms.md §1.4)",
                 _mech(_ns_ru_squared, buggy=True), _mech(_ns_ru_squared, buggy=False),
                 _sym_corner_pair(), Claim.from_budget(PureDP(NS_EPS))),
+        Planted("group-key-twice", "fit_by_group releases one group's records under two keys "
+                "that are the same group (1 and 1.0) and claims ε by parallel composition",
+                "dpreg's own fit_by_group before the canonical-key rule (issue 15 item 1)",
+                _mech(_group_tables, twice=True), _mech(_group_tables, twice=False),
+                table_pair, Claim.from_budget(PureDP(1.0)), samples=20_000),
     ]
 
 

@@ -20,7 +20,7 @@ from dpreg.audit.neighbours import (
 from dpreg.audit.registry import run_sampler
 from dpreg.exceptions import InvalidInputError
 
-KINDS = {"mechanism", "core", "estimator"}
+KINDS = {"mechanism", "core", "estimator", "pipeline"}
 
 
 def test_every_method_and_estimator_has_a_target():
@@ -30,7 +30,7 @@ def test_every_method_and_estimator_has_a_target():
               "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "adassp", "boosted-adassp",
               "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
-              "gaussian-secure"):
+              "gaussian-secure", "fit-by-group", "fit-by-group-adassp"):
         assert m in names
     assert {t.kind for t in TARGETS.values()} == KINDS
     assert all(len(t.pairs()) >= 3 for t in TARGETS.values())
@@ -73,6 +73,18 @@ def test_replace_one_pairs_differ_in_one_record(pairs):
         assert a.shape == b.shape and p.relation == "replace-one"
         differs = ~np.all((a == b) | (np.isnan(a) & np.isnan(b)), axis=1)
         assert differs.sum() == 1, p.name
+
+
+def test_table_pairs_differ_in_one_record_of_one_group():
+    """The pipeline pairs: one record of one group changes and keeps its group; the other
+    group's data are the same on both sides."""
+    for name in ("fit-by-group", "fit-by-group-adassp"):
+        for p in get_target(name).pairs():
+            changed = [g for g in ("A", "B")
+                       if not np.array_equal(_rows(p.d[g]), _rows(p.d_prime[g]))]
+            assert len(changed) == 1 and p.relation == "replace-one", p.name
+            a, b = _rows(p.d[changed[0]]), _rows(p.d_prime[changed[0]])
+            assert a.shape == b.shape and (~np.all(a == b, axis=1)).sum() == 1, p.name
 
 
 def test_add_remove_pairs_add_one_record():

@@ -313,7 +313,8 @@ def test_per_group_fits_accept_auto():
         frames.append(pd.DataFrame({"g": f"g{k}", "x": x, "y": y}))
     df = pd.concat(frames, ignore_index=True)
     out = dpreg.fit_by_group(df, "g", "x", "y", method="auto", epsilon=4.0,
-                             bounds={"x": (0, 1), "y": (0, 1)}, random_state=6)
+                             bounds={"x": (0, 1), "y": (0, 1)}, random_state=6,
+                             groups=["g0", "g1", "g2"])
     assert len(out) == 3
 
 

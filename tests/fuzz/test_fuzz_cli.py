@@ -99,7 +99,7 @@ def test_fit_groups(data, method, eps, bx, by):
         csv = _write_csv(folder, *data)
         _invoke(["fit-groups", str(csv), "--by", "g", "--y", "y", "--x", "x", "-m", method,
                  "-e", eps, "-b", f"x={bx}", "-b", f"y={by}", "--out", str(folder / "o.csv"),
-                 "--seed", "2", "--json"], None)
+                 "--keys-from-data", "--seed", "2", "--json"], None)
 
 
 @FUZZ

@@ -164,7 +164,7 @@ def test_regress_and_fit_arrays(method, data, eps, dlt, bx, by, rng, formula):
 @given(xy(max_size=16), st.sampled_from(["noisy-stats", "theil-sen-exp", "dp-gd", "adassp",
                                          "bogus"]),
        epsilons, bounds, bounds, st.sampled_from(["local", "reference", "nope"]), rngs,
-       st.sampled_from([None, ["a", "b"], [], ["zzz"]]))
+       st.sampled_from([None, ["a", "b"], [], ["zzz"], "from-data", ["a", "a"]]))
 def test_fit_by_group(data, method, eps, bx, by, backend, rng, groups):
     from dpreg.grouped import fit_by_group
 

@@ -56,7 +56,7 @@ def test_string_columns_are_invalid_input():
     frame = pd.DataFrame({"x": [":"], "y": [0.0], "g": ["a"]})
     with pytest.raises(InvalidInputError, match="numeric"):
         fit_by_group(frame, "g", "x", "y", method="noisy-stats", epsilon=1.0,
-                     bounds={"x": (0, 1), "y": (0, 1)})
+                     bounds={"x": (0, 1), "y": (0, 1)}, groups=["a"])
 
 
 @pytest.mark.parametrize("eps", ["1", None, math.nan])

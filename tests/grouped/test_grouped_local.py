@@ -66,12 +66,14 @@ def test_pairs_too_large_for_a_group_is_an_error_on_every_backend():
     for backend in ("local", "reference"):
         with pytest.raises(InvalidInputError, match="pairs"):
             fit_by_group(table(), "k", "x", "y", method="theil-sen-exp", epsilon=1,
-                         bounds=BOUNDS, random_state=0, pairs=2, backend=backend)
+                         bounds=BOUNDS, random_state=0, pairs=2, backend=backend,
+                         groups=list(range(30)))
 
 
 def test_large_groups_take_the_fast_path_on_both_backends():
     df = table(groups=3, seed=12, sizes=(2100,))
-    kw = dict(method="theil-sen-wide", epsilon=1.0, bounds=BOUNDS, random_state=5)
+    kw = dict(method="theil-sen-wide", epsilon=1.0, bounds=BOUNDS, random_state=5,
+              groups=[0, 1, 2])
     loc = fit_by_group(df, "k", "x", "y", **kw)
     pd.testing.assert_frame_equal(loc, fit_by_group(df, "k", "x", "y", backend="reference", **kw))
     assert not loc["failed"].any()
@@ -79,7 +81,8 @@ def test_large_groups_take_the_fast_path_on_both_backends():
 
 def test_local_single_thread_equals_threads():
     df = table(seed=3)
-    kw = dict(method="theil-sen-exp", epsilon=1.0, bounds=BOUNDS, random_state=2)
+    kw = dict(method="theil-sen-exp", epsilon=1.0, bounds=BOUNDS, random_state=2,
+              groups=list(range(30)))
     a = fit_by_group(df, "k", "x", "y", workers=1, **kw)
     b = fit_by_group(df, "k", "x", "y", workers=3, **kw)
     pd.testing.assert_frame_equal(a, b)
@@ -134,9 +137,9 @@ def test_presence_is_not_leaked_and_small_groups_fail_on_public_n():
     assert "parallel composition" in out["privacy"].iloc[0]
     assert "public list" in out.attrs["privacy"]
     undeclared = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=1,
-                              bounds=BOUNDS, random_state=0)
-    assert set(undeclared["group"]) == present
-    assert "declared public" in undeclared.attrs["privacy"]
+                              bounds=BOUNDS, random_state=0, groups="from-data")
+    assert list(undeclared["group"]) == sorted(present)
+    assert "NOT protected" in undeclared.attrs["privacy"]
 
 
 def test_every_group_empty_or_no_groups():
@@ -154,10 +157,14 @@ def test_bad_keys_and_values():
     df = table(seed=7)
     kw = dict(method="noisy-stats", epsilon=1, bounds=BOUNDS)
     bad = df.astype({"k": float})
-    bad.loc[0, "k"] = np.nan
+    bad.loc[0, "k"] = np.nan  # in no group: the other rows give the same table
+    listed = list(range(30))
     for backend in ("local", "reference"):
-        with pytest.raises(InvalidInputError, match="missing values"):
-            fit_by_group(bad, "k", "x", "y", backend=backend, **kw)
+        pd.testing.assert_frame_equal(
+            fit_by_group(bad, "k", "x", "y", backend=backend, groups=listed, random_state=1,
+                         **kw),
+            fit_by_group(bad.iloc[1:], "k", "x", "y", backend=backend, groups=listed,
+                         random_state=1, **kw))
     with pytest.raises(InvalidInputError, match="missing keys"):
         fit_by_group(df, "k", "x", "y", groups=[1, np.nan], **kw)
     with pytest.raises(InvalidInputError, match="missing keys"):
@@ -169,16 +176,16 @@ def test_bad_keys_and_values():
     nan_x = df.copy()
     nan_x.loc[nan_x.index[nan_x.k == nan_x.k.iloc[0]][0], "x"] = np.nan
     with pytest.raises(InvalidInputError, match="finite"):
-        fit_by_group(nan_x, "k", "x", "y", **kw)
+        fit_by_group(nan_x, "k", "x", "y", groups=listed, **kw)
     # a NaN in a group that is not listed is never read
     k0 = nan_x.k.iloc[0]
     fit_by_group(nan_x, "k", "x", "y", groups=[k for k in range(30) if k != k0], **kw)
     with pytest.raises(InvalidInputError, match="backend"):
-        fit_by_group(df, "k", "x", "y", backend="dask", **kw)
+        fit_by_group(df, "k", "x", "y", backend="dask", groups=listed, **kw)
     with pytest.raises(InvalidInputError, match="column"):
-        fit_by_group(df, "key", "x", "y", **kw)
+        fit_by_group(df, "key", "x", "y", groups=listed, **kw)
     with pytest.raises(InvalidInputError, match="random_state"):
-        fit_by_group(df, "k", "x", "y", random_state=-1, **kw)
+        fit_by_group(df, "k", "x", "y", random_state=-1, groups=listed, **kw)
 
 
 @pytest.mark.parametrize("method", ["noisy-stats", "dp-intercept", "dp-gd", "theil-sen-exp",
@@ -198,7 +205,7 @@ def test_unsupported_options_fall_back_to_the_reference_loop():
     df = table(groups=6, seed=9, sizes=(80,))
     df["z"] = np.random.default_rng(0).uniform(0, 1, len(df))
     out = fit_by_group(df, "k", "x", "y", method="adassp", epsilon=1, delta=1e-6,
-                       bounds=BOUNDS, random_state=1)
+                       bounds=BOUNDS, random_state=1, groups=list(range(6)))
     assert out.attrs["backend"].startswith("reference")
     assert len(out) == 6
 
@@ -225,7 +232,7 @@ def test_parse_key_list():
     assert parse_key_list(["3", "17"], pd.Series([1, 2])) == [3, 17]
     assert parse_key_list(["3.5"], pd.Series([1.0])) == [3.5]
     assert parse_key_list(["a"], pd.Series(["x"])) == ["a"]
-    with pytest.raises(InvalidInputError, match="not numbers"):
+    with pytest.raises(InvalidInputError, match="not a number"):
         parse_key_list(["a"], pd.Series([1, 2]))
 
 
@@ -257,5 +264,5 @@ def test_cli_fit_groups_backends_and_integer_keys(tmp_path):
     assert (t["n"] == df.groupby("k").size().reindex(range(14), fill_value=0)).all()
     r = _cli("fit-groups", str(data), "--by", "k", "--y", "y", "--x", "x", "-m", "noisy-stats",
              "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--out", str(tmp_path / "o.csv"),
-             "--backend", "nope")
+             "--groups-file", str(keys), "--backend", "nope")
     assert r.returncode == 1 and "backend" in r.stderr

@@ -33,6 +33,7 @@ __all__ = [
     "design_pairs",
     "tukey_pairs",
     "matching_pair",
+    "grouped_pairs",
 ]
 
 
@@ -220,3 +221,20 @@ def matching_pair() -> NeighbourPair:
     x2[0], y2[0] = 0.315, 1.0
     return NeighbourPair("matching-steep", "n = 6, one record moved (design: 3 matchings, seed 7)",
                          {"x": x, "y": y}, {"x": x2, "y": y2})
+
+
+def grouped_pairs(pairs: list[NeighbourPair], other: dict[str, Any],
+                  changed: str = "A") -> list[NeighbourPair]:
+    """Two-group tables for the per-group pipeline (``fit_by_group``): the one-x pairs become
+    the data of group ``changed`` and ``other`` is the data of the other group, the same on
+    both sides.  Neighbouring tables differ in one record of one group, which keeps its group
+    (the relation of per-group releases: replace-one, every group's n public)."""
+    out = []
+    fixed = "B" if changed == "A" else "A"
+    for p in pairs:
+        d = {changed: p.d, fixed: other}
+        d2 = {changed: p.d_prime, fixed: other}
+        out.append(NeighbourPair(f"{changed}-{p.name}",
+                                 f"group {changed}: {p.description}; group {fixed} unchanged",
+                                 d, d2, p.relation))
+    return out

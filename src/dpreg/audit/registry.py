@@ -40,6 +40,7 @@ from dpreg.audit.neighbours import (
     NeighbourPair,
     design_pairs,
     distance_pairs,
+    grouped_pairs,
     matching_pair,
     quantile_pairs,
     scalar_pairs,
@@ -60,6 +61,7 @@ EPS_MECH = 1.0          # mechanisms
 EPS_SIMPLE = 2.0        # one-x methods (ε/2 per prediction)
 EPS_MV, DELTA_MV = 1.0, 1e-6
 EPS_TUKEY, DELTA_TUKEY = 5.0, 1e-5
+EPS_GROUP_MV = 5.0      # per-group AdaSSP: the ε where the add/remove calibration breaks
 X_BOUNDS = (0.0, 1.0)
 Y_BOUNDS = (0.0, 1.0)
 OUTPUT_RANGE = (-0.5, 1.5)   # Alabi et al. Table 1 prediction range
@@ -313,11 +315,71 @@ def _r_estimator(data: dict[str, Any], rng: np.random.Generator, *, cls: str,
     return _estimator_row(est)
 
 
+# ----------------------------------------------------------------------------- pipeline samplers
+#: releases per ``fit_by_group`` call of the table sampler (2 groups each: ~40k groups a call)
+GROUP_CHUNK = 20_000
+#: the value written for a group whose release is ⊥ (post-processing: the table's output
+#: "group A: ⊥" becomes a fixed number, so a table with one ⊥ group is still one sample)
+GROUP_BOTTOM = -1000.0
+
+
+def grouped_tables(data: dict[str, Any], n: int, rng: np.random.Generator, *, method: str,
+                   epsilon: float, delta: float | None = None, x_bounds: tuple[float, float],
+                   y_bounds: tuple[float, float], options: dict[str, Any] | None = None,
+                   copies: dict[str, int] | None = None) -> np.ndarray:
+    """n independent releases of the two-group table ``fit_by_group(groups=["A", "B"])``.
+
+    ``data = {"A": {"x", "y"}, "B": {"x", "y"}}``.  Each call of :func:`dpreg.fit_by_group`
+    releases up to :data:`GROUP_CHUNK` tables at once: the public key list holds one key per
+    group of each table (``2i`` is table i's group A, ``2i + 1`` its group B, every group on its
+    own seeded stream derived from its key), so the whole pipeline -- key validation, the row
+    partition, value checks, the per-group release and the table assembly -- runs exactly as
+    for one table.  A row is (A's outputs, B's outputs): the predictions at the public x points
+    for the one-x methods, (intercept, slope) otherwise; a ⊥ group is :data:`GROUP_BOTTOM`.
+    ``copies`` (tests only) lists a group's rows under that many keys -- the double release of
+    duplicate keys that the canonical-key rule refuses.
+    """
+    import pandas as pd
+
+    from dpreg.grouped import fit_by_group
+
+    names = sorted(data)
+    reps = [(g, k) for g in names for k in range((copies or {}).get(g, 1))]
+    width = len(reps)
+    rows = []
+    done = 0
+    while done < n:
+        m = min(GROUP_CHUNK, n - done)
+        parts_k, parts_x, parts_y = [], [], []
+        for j, (g, _) in enumerate(reps):
+            x = np.asarray(data[g]["x"], dtype=np.float64)
+            y = np.asarray(data[g]["y"], dtype=np.float64)
+            keys = np.arange(m) * width + j
+            parts_k.append(np.repeat(keys, x.size))
+            parts_x.append(np.tile(x, m))
+            parts_y.append(np.tile(y, m))
+        frame = pd.DataFrame({"k": np.concatenate(parts_k), "x": np.concatenate(parts_x),
+                              "y": np.concatenate(parts_y)})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = fit_by_group(frame, "k", "x", "y", method=method, epsilon=epsilon,
+                                 delta=delta, bounds={"x": x_bounds, "y": y_bounds},
+                                 groups=list(range(m * width)),
+                                 random_state=int(rng.integers(0, 2**63 - 1)),
+                                 **(options or {}))
+        cols = sorted(c for c in table.columns if c.startswith("pred_")) or ["intercept", "slope"]
+        vals = table[cols].to_numpy(dtype=np.float64, copy=True)
+        vals[table["failed"].to_numpy(dtype=bool)] = GROUP_BOTTOM
+        rows.append(vals.reshape(m, width * len(cols)))
+        done += m
+    return np.concatenate(rows, axis=0)
+
+
 # ----------------------------------------------------------------------------- claims
-def _adassp_claim() -> Claim:
+def _adassp_claim(epsilon: float = EPS_MV) -> Claim:
     from dpreg.multivariate.ssp import adassp_guarantee
 
-    zc, _ = adassp_guarantee(EPS_MV, DELTA_MV)
+    zc, _ = adassp_guarantee(epsilon, DELTA_MV)
     return Claim.from_budget(GDP(math.sqrt(2.0 * zc.rho)))  # composition of three Gaussians
 
 
@@ -463,7 +525,57 @@ def _build() -> dict[str, AuditTarget]:
         partial(loop_sampler, partial(_r_estimator, cls="CovarianceOLS",
                                       params={**mv, "se": "plugin"})), ar, loop=True,
         output_names=coef3))
+    # ---- pipelines: the per-group table (fit_by_group)
+    simple_b = simple_pairs(20, seed=1)[1].d  # group B's data (the same on both sides)
+    t.append(AuditTarget(
+        "fit-by-group", "pipeline",
+        f"fit_by_group table of two declared groups, noisy-stats, ε = {EPS_SIMPLE:g} per group "
+        "(parallel composition: the table is ε-DP); output: both groups' predictions",
+        Claim.from_budget(PureDP(EPS_SIMPLE)),
+        partial(grouped_tables, method="noisy-stats", epsilon=EPS_SIMPLE, x_bounds=X_BOUNDS,
+                y_bounds=Y_BOUNDS),
+        partial(_table_pairs, simple_b), output_names=("A_p25", "A_p75", "B_p25", "B_p75")))
+    t.append(AuditTarget(
+        "fit-by-group-adassp", "pipeline",
+        f"fit_by_group table of two declared groups, AdaSSP per group (replace-one, n public), "
+        f"ε = {EPS_GROUP_MV:g}, δ = {DELTA_MV:g} per group (tested as the composed Gaussian μ)",
+        _adassp_claim(EPS_GROUP_MV),
+        partial(grouped_tables, method="adassp", epsilon=EPS_GROUP_MV, delta=DELTA_MV,
+                x_bounds=X_BOUNDS, y_bounds=(-1.0, 1.0)),
+        _table_design_pairs, loop=True,
+        output_names=("A_intercept", "A_slope", "B_intercept", "B_slope")))
     return {x.name: x for x in t}
+
+
+def _table_pairs(other: dict[str, Any]) -> list[NeighbourPair]:
+    """Two-group tables: the one-x worst cases in group A (corner, clipped outlier, moved
+    point) and the corner pair in group B."""
+    sp = {p.name: p for p in simple_pairs(20)}
+    picked = [sp["corner"], sp["clipped-outlier"], sp["moved-point"]]
+    return (grouped_pairs(picked, other)
+            + grouped_pairs([sp["corner"]], simple_pairs(20, seed=2)[1].d, changed="B"))
+
+
+def _table_design_pairs() -> list[NeighbourPair]:
+    """Two-group AdaSSP tables (x in [0, 1], y in [−1, 1]): replace-one pairs of
+    :func:`design_pairs` with one feature in group A, plus the record (x, y) = (0, 1)
+    replaced by (1, −1) -- orthogonal rows (1, −1), (1, 1) after scaling, where the
+    replace-one sensitivity of XᵀX, √2·B², is attained."""
+    base = design_pairs(20, 1, relation="replace-one")
+    one_x = [NeighbourPair(p.name, p.description, {"x": p.d["X"][:, 1], "y": p.d["y"]},
+                           {"x": p.d_prime["X"][:, 1], "y": p.d_prime["y"]}, p.relation)
+             for p in base if p.name in ("corner", "origin")]
+    x, y = base[0].d["X"][:, 1].copy(), base[0].d["y"].copy()
+    x[-1], y[-1] = 0.0, 1.0
+    x2, y2 = x.copy(), y.copy()
+    x2[-1], y2[-1] = 1.0, -1.0
+    one_x.append(NeighbourPair("orthogonal", "the record (0, 1) replaced by (1, −1): orthogonal "
+                               "scaled rows (worst case of the XᵀX release)",
+                               {"x": x, "y": y}, {"x": x2, "y": y2}))
+    g = np.random.default_rng(3)
+    xb = g.uniform(0.0, 1.0, 20)
+    other = {"x": xb, "y": np.clip(0.5 - 0.8 * xb + g.normal(0.0, 0.05, 20), -1.0, 1.0)}
+    return grouped_pairs(one_x, other)
 
 
 def _tukey_estimator_pairs() -> list[NeighbourPair]:

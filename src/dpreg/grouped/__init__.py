@@ -1,21 +1,34 @@
 """Per-group (small-area) DP regressions: ``dpreg.fit_by_group`` and ``dpreg fit-groups``.
 
 Privacy: groups are disjoint sets of records, so fitting each group with budget ε is ε-DP for
-the whole table by parallel composition (a record belongs to one group).  The *group keys* are
-treated as public: pass the public list in ``groups=`` -- every listed key gets an output row,
-also keys with no rows (n = 0, ⊥ "no rows in this group"), so the output's shape does not
-reveal which groups are present; rows whose key is not listed are left out of every release.
-If ``groups`` is None the keys found in the data are used and the caller declares them
-public; the result records which choice was made.  The simple methods use replace-one
-neighbours with n public, so each group's row count is released as ``n`` (groups with fewer
-rows than the method needs get a ⊥ row, a decision on public n).  Missing keys (None/NaN) in
-the data or in ``groups`` are an error: such rows belong to no public group.
+the whole table by parallel composition (a record belongs to one group).  Every group's
+release is calibrated for **replace-one neighbours with n public** -- neighbouring tables
+differ in the values of one record, which stays in its group -- for every method (AdaSSP,
+BoostedAdaSSP and CovarianceOLS get ``neighbouring="replace-one"``; a ``neighbouring=`` option
+asking for add/remove is refused), so each group's row count is released as ``n`` (groups with
+fewer rows than the method needs get a ⊥ row, a decision on public n).
+
+Group keys (``groups=``, required):
+
+* the public list of keys (recommended): every listed key gets an output row, also keys with
+  no rows (n = 0, ⊥ "no rows in this group"), so the output's shape does not reveal which
+  groups are present; rows whose key is not listed, or is missing, are in no release and are
+  never read;
+* ``"from-data"``: the keys found in the data -- the key set is then NOT protected (the table
+  reveals which groups occur), and the privacy statement says so.
+
+Keys are matched by one rule on every backend (:mod:`dpreg.grouped._keys`): numbers by exact
+value (``1``, ``1.0``, ``np.int64(1)`` are one key; ``-0.0`` is ``0``), bool and str as their
+own kinds (``True`` is not ``1``, ``"1"`` is not ``1``); the declared keys must be of one kind,
+the key column's, and pairwise different under the rule -- otherwise an InvalidInputError, so
+no records are ever released twice.
 
 Randomness: with a seed, each group gets its own stream derived from its key
-(``SeedSequence(root_entropy, spawn_key=sha256(repr(key)))``, NumPy scalars normalised to
-Python scalars), so a group's release does not depend on how the table is partitioned or
-ordered, nor on the backend.  Without a seed every group is released in secure mode (fresh
-CSPRNG generator, exact discrete noise; :mod:`dpreg.mechanisms.secure`).
+(``SeedSequence(root_entropy, spawn_key=sha256(repr(canonical key)))``: ``3``, ``3.0`` and
+``np.int64(3)`` -- one group -- get one stream), so a group's release does not depend on how
+the table is partitioned or ordered, nor on the backend.  Without a seed every group is
+released in secure mode (fresh CSPRNG generator, exact discrete noise;
+:mod:`dpreg.mechanisms.secure`).
 
 Backends (``backend=``):
 
@@ -33,46 +46,34 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._common import group_seed_sequence, make_spec
+from dpreg.grouped._keys import FROM_DATA, column_kind, keys_in_column, parse_key_lines
 from dpreg.privacy.notices import public_function
 
-__all__ = ["fit_by_group", "group_seed_sequence", "parse_key_list", "BACKENDS"]
+__all__ = ["fit_by_group", "group_seed_sequence", "parse_key_list", "BACKENDS", "FROM_DATA"]
 
 BACKENDS = ("local", "reference", "spark")
 
 
 def parse_key_list(lines: Sequence[str], column: Any = None) -> list[Any]:
-    """Public group keys from text lines (one key per line, blank lines ignored), converted
-    to the type of the key column when it is numeric (a CSV column of integers has int keys,
-    so the line "17" must become 17 to match).  Used by ``dpreg fit-groups --groups-file``."""
-    keys = [ln.strip() for ln in lines if ln.strip()]
-    if column is None:
-        return keys
-    kind = pd.Series(column).dtype.kind
-    conv: Any = int if kind in "iu" else float if kind == "f" else None
-    if conv is None:
-        return keys
-    try:
-        return [conv(k) for k in keys]
-    except ValueError:
-        raise InvalidInputError(f"the groups file lists keys that are not numbers, but the key "
-                                f"column holds {pd.Series(column).dtype} values") from None
-
-
-def _check_table(df: pd.DataFrame, by: str, x: str, y: str) -> None:
-    if df[by].isna().any():
-        raise InvalidInputError(f"group key column {by!r} contains missing values; give every "
-                                "row a key (or drop those rows) before fitting")
+    """Public group keys from text lines (one key per line; leading/trailing whitespace is not
+    part of a key; blank lines are skipped), read as the kind of the key column: numbers for a
+    numeric column (a CSV column of integers has int keys, so the line "17" must become 17 to
+    match), true/false for a bool column, the text otherwise.  Used by ``dpreg fit-groups
+    --groups-file``; duplicates (``1``, ``01``, ``1.0`` in a numeric column; the same text
+    twice) are refused by :func:`fit_by_group`."""
+    kind = "str" if column is None else column_kind(pd.Series(column).dtype)
+    return parse_key_lines(lines, "str" if kind == "any" else kind)
 
 
 @public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
-    bounds: Mapping[str, Any], delta: float | None = None, groups: Sequence[Any] | None = None,
+    bounds: Mapping[str, Any], delta: float | None = None,
+    groups: Sequence[Any] | str | None = None,
     backend: str = "local", random_state: Any = None, progress: bool = False,
     workers: int | None = None, spark: Any = None, **options: Any,
 ) -> pd.DataFrame:
@@ -87,10 +88,12 @@ def fit_by_group(
     method, epsilon, delta, bounds, **options:
         As for :func:`dpreg.api.fit_arrays`; ``bounds`` holds public (lo, hi) for x and y.
         ε (and δ) is spent **per group**; the table as a whole has the same guarantee by
-        parallel composition.
+        parallel composition.  Every group is released under replace-one neighbours with n
+        public (a ``neighbouring=`` option for another relation is refused).
     groups:
-        The public list of group keys (recommended; see the module doc), or None to declare
-        the keys found in the data public.
+        Required.  The public list of group keys (see the module doc for how keys are
+        matched), or ``"from-data"`` to take the keys found in the data -- the key set is then
+        not protected.
     backend:
         ``"local"`` (vectorised), ``"reference"`` (per-group loop) or ``"spark"``.
     random_state:
@@ -119,27 +122,22 @@ def fit_by_group(
                          groups=groups, random_state=random_state, spark=spark, options=options)
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame; got {type(df).__name__}")
-    spec = make_spec(df.columns, lambda: pd.unique(df[by]) if by in df.columns else [], by, x, y,
+    spec = make_spec(df.columns, lambda: keys_in_column(df[by]), by, x, y,
                      method=method, epsilon=epsilon, bounds=bounds, delta=delta, groups=groups,
-                     random_state=random_state, options=options)
-    _check_table(df, by, x, y)
-    if backend == "reference":
-        from dpreg.grouped.reference import fit_reference
-
-        return fit_reference(df, spec, progress=progress)
+                     random_state=random_state, options=options,
+                     key_kind=lambda: column_kind(df[by].dtype, by))
     from dpreg.grouped import local
     from dpreg.grouped._common import partition_frame
+    from dpreg.grouped.reference import fit_reference
 
+    # rows -> keys by the canonical-key rule; x and y read (and validated) in declared groups only
+    part = partition_frame(df, spec)
+    if backend == "reference":
+        return fit_reference(df, spec, progress=progress, part=part)
     if not local.supported(spec):
-        from dpreg.grouped.reference import fit_reference
-
-        out = fit_reference(df, spec, progress=progress)
+        out = fit_reference(df, spec, progress=progress, part=part)
         out.attrs["backend"] = "reference (method/options not vectorised)"
         return out
-    part = partition_frame(df, spec)
-    if not (np.all(np.isfinite(part.x)) and np.all(np.isfinite(part.y))):
-        raise InvalidInputError(f"columns {x!r} and {y!r} must be finite numbers in every row of "
-                                "the listed groups (found NaN or inf); drop or impute them first")
     out = local.fit_local(spec, part, workers=workers)
     out.attrs["backend"] = "local"
     return out

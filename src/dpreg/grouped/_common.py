@@ -18,21 +18,48 @@ import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
+from dpreg.grouped._keys import (
+    FROM_DATA,
+    KeyProblem,
+    canonical_key,
+    check_declared_keys,
+    row_codes,
+)
+from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
-           "row_privacy_text",
+           "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
            "assemble", "Partition", "partition_frame", "group_generator"]
+
+#: the neighbouring relation of every per-group release: neighbouring tables differ in the
+#: values of one record, which stays in its group, so every group's n is public (and released)
+GROUP_RELATION = Neighbouring.REPLACE_ONE
+#: methods whose estimator takes ``neighbouring=`` (and defaults to add/remove for some); the
+#: others are replace-one only (checked on every release by :func:`check_release_relation`)
+_TAKES_RELATION = ("adassp", "boosted-adassp", "covariance-ols", "dp-gd")
 
 
 def normalise_key(key: Any) -> Any:
     """NumPy scalars become the equal Python scalar, so that a key read by pandas
     (``np.int64(3)``), listed by the user (``3``) or returned by Spark (``3``) gets the same
-    stream."""
+    stream.  (Group identity is decided by :func:`dpreg.grouped._keys.canonical_key`.)"""
     return key.item() if isinstance(key, np.generic) else key
 
 
+def _stream_key(key: Any) -> Any:
+    """What a stream is derived from: the canonical key (so ``3``, ``3.0`` and ``np.int64(3)``
+    -- one group -- get one stream; ``True`` and ``"3"`` are other groups), element-wise for
+    tuples (e.g. ``(tract, method)`` in the demo)."""
+    if isinstance(key, tuple):
+        return tuple(_stream_key(k) for k in key)
+    try:
+        return canonical_key(key)[1]
+    except KeyProblem:
+        return normalise_key(key)
+
+
 def _key_words(key: Any) -> tuple[int, ...]:
-    digest = hashlib.sha256(repr(normalise_key(key)).encode()).digest()
+    digest = hashlib.sha256(repr(_stream_key(key)).encode()).digest()
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
 
@@ -68,24 +95,68 @@ class GroupSpec:
     root: np.random.SeedSequence
     min_rows: int
     options: dict[str, Any] = field(default_factory=dict)
+    #: the kind of the keys (``"number"``, ``"bool"``, ``"str"``; see dpreg.grouped._keys)
+    key_kind: str = "any"
 
 
-def _is_missing(key: Any) -> bool:
-    try:
-        return bool(pd.isna(key))
-    except (TypeError, ValueError):
-        return False
+def _check_groups_argument(groups: Any) -> None:
+    if groups is None:
+        raise InvalidInputError(
+            "groups is required: pass the public list of group keys, groups=[...] (CLI: "
+            "--groups-file FILE, one key per line), so that the table has one row per listed "
+            "key and does not reveal which groups are present; or pass groups='from-data' "
+            "(CLI: --keys-from-data) to take the keys from the data -- the key set is then NOT "
+            "protected (the table reveals which groups occur)")
+
+
+def check_group_relation(options: dict[str, Any]) -> dict[str, Any]:
+    """Per-group releases are replace-one with n public (the table states each group's n):
+    a ``neighbouring=`` option asking for another relation is refused; asking for replace-one
+    is accepted and dropped (:func:`release_options` sets it for every method that takes it)."""
+    opts = dict(options)
+    if "neighbouring" in opts:
+        rel = check_neighbouring(opts.pop("neighbouring"))
+        if rel is not GROUP_RELATION:
+            raise InvalidInputError(
+                f"neighbouring must be {GROUP_RELATION.value!r} for per-group fits; got "
+                f"{rel.value!r}: every group's release is calibrated for replace-one neighbours "
+                "with n public (the table reports each group's n, which add/remove would "
+                "protect); use dpreg.regress or an estimator for an add/remove release")
+    return opts
+
+
+def release_options(spec: GroupSpec) -> dict[str, Any]:
+    """The options one group's :func:`dpreg.api.fit_arrays` call gets: the user's, plus the
+    per-group relation for every method whose estimator takes ``neighbouring=`` (AdaSSP,
+    BoostedAdaSSP and CovarianceOLS default to add/remove; calibrated for add/remove but
+    stated as replace-one they would spend up to 7/3 of the charged ρ)."""
+    opts = dict(spec.options)
+    if spec.method in _TAKES_RELATION:
+        opts["neighbouring"] = GROUP_RELATION.value
+    return opts
+
+
+def check_release_relation(spec: GroupSpec, result: Any) -> None:
+    """Every group's release must be calibrated for the relation the table states; a release
+    whose statement names another relation is an internal error (it is not returned)."""
+    privacy = getattr(result, "privacy", None)
+    rel = getattr(privacy, "neighbouring", None)
+    if rel is not None and check_neighbouring(rel) is not GROUP_RELATION:
+        raise RuntimeError(  # pragma: no cover - guarded by release_options and the tests
+            f"internal error: a per-group {spec.method} release was calibrated for {rel} "
+            f"neighbours, but the table states {GROUP_RELATION.value}; nothing was returned")
 
 
 def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, *, method: str,
               epsilon: float, bounds: Mapping[str, Any], delta: float | None,
-              groups: Sequence[Any] | None, random_state: Any,
-              options: dict[str, Any]) -> GroupSpec:
+              groups: Any, random_state: Any,
+              options: dict[str, Any], key_kind: Any = "any") -> GroupSpec:
     """Validate everything public before any noise is drawn.
 
-    ``key_values`` is a callable returning the distinct keys found in the data (only called
-    when ``groups`` is None; the caller then declares those keys public) -- or a pandas
-    Series of keys.
+    ``groups``: the public key list (validated and canonicalised by
+    :func:`dpreg.grouped._keys.check_declared_keys` against the key column's kind,
+    ``key_kind()`` -- a callable or a string), or ``"from-data"``: then ``key_values()`` returns
+    the canonical keys found in the data (the key set is then not protected).  None is refused.
     """
     cols = list(columns)
     for col, role in ((by, "by"), (x, "x"), (y, "y")):
@@ -109,20 +180,15 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
         raise InvalidInputError(f"method must be one of {sorted(MIN_ROWS)}; got {method!r}")
     xb = check_bounds(bounds[x], f"bounds[{x!r}]")
     yb = check_bounds(bounds[y], f"bounds[{y!r}]")
-    declared = groups is not None
-    if groups is not None:
-        if isinstance(groups, (str, bytes)) or not isinstance(groups, (Sequence, np.ndarray,
-                                                                        pd.Index, pd.Series)):
-            raise InvalidInputError("groups must be a list of public group keys; got "
-                                    f"{type(groups).__name__}")
-        keys = [normalise_key(k) for k in groups]
-        if any(_is_missing(k) for k in keys):
-            raise InvalidInputError("groups must not contain missing keys (None/NaN): a missing "
-                                    "key cannot match any row")
-        if len(set(map(repr, keys))) != len(keys):
-            raise InvalidInputError("groups must not contain duplicate keys")
+    options = check_group_relation(options)
+    _check_groups_argument(groups)
+    declared = not (isinstance(groups, str) and groups == FROM_DATA)
+    kind = key_kind() if callable(key_kind) else key_kind
+    if declared:
+        keys = check_declared_keys(groups, kind, by)
     else:
-        keys = [normalise_key(k) for k in key_values()]
+        keys = list(key_values())
+    key_kind_found = canonical_key(keys[0])[0] if keys else kind
     if isinstance(random_state, np.random.SeedSequence):
         root = random_state
     elif random_state is None:
@@ -136,7 +202,7 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
     return GroupSpec(by=by, x=x, y=y, method=method, epsilon=epsilon, delta=delta, x_bounds=xb,
                      y_bounds=yb, keys=keys, declared=declared, seeded=random_state is not None,
                      root=root, min_rows=_min_rows(method, MIN_ROWS[method]),
-                     options=dict(options))
+                     options=dict(options), key_kind=key_kind_found)
 
 
 def _min_rows(method: str, listed: int) -> int:
@@ -146,6 +212,13 @@ def _min_rows(method: str, listed: int) -> int:
     from dpreg.api import SIMPLE_ONLY
 
     return max(listed, 2) if method in SIMPLE_ONLY or method == "dp-gd" else listed
+
+
+#: what the key set reveals, by how the keys were given
+_KEYS_DECLARED = ("the public list passed in `groups` (every listed key has a row, also keys "
+                  "without rows, so which groups occur in the data is not revealed)")
+_KEYS_FROM_DATA = ("read from the data (groups='from-data'): the key set is NOT protected -- "
+                   "the table reveals which groups occur in the data")
 
 
 def _with_notices(text: Callable[[GroupSpec], str]) -> Callable[[GroupSpec], str]:
@@ -169,8 +242,10 @@ def _with_notices(text: Callable[[GroupSpec], str]) -> Callable[[GroupSpec], str
 def row_privacy_text(spec: GroupSpec) -> str:
     """The per-row ``privacy`` column: what each group's release cost and protects."""
     budget = f"ε={spec.epsilon:g}" + ("" if spec.delta is None else f", δ={spec.delta:g}")
+    keys = "" if spec.declared else "; group keys read from the data: the key set is NOT protected"
     return (f"{spec.method}, {budget} per group (replace-one neighbours, n public); the table is "
-            "released under the same guarantee by parallel composition over disjoint groups")
+            "released under the same guarantee by parallel composition over disjoint groups"
+            + keys)
 
 
 @_with_notices
@@ -181,9 +256,9 @@ def privacy_text(spec: GroupSpec) -> str:
         f"{spec.method} with ε={spec.epsilon:g}"
         f"{'' if spec.delta is None else f', δ={spec.delta:g}'} per group; groups are disjoint, "
         "so the whole table is released under the same guarantee by parallel composition. "
-        "Group keys: " + ("the public list passed in `groups`" if spec.declared else
-                          "taken from the data and declared public by the caller")
-        + "; per-group n is released (replace-one neighbours, n public)."
+        "Group keys: " + (_KEYS_DECLARED if spec.declared else _KEYS_FROM_DATA)
+        + ". Neighbouring tables differ in the values of one record, which stays in its group "
+        "(replace-one neighbours, every group's n public): per-group n is released."
     )
 
 
@@ -201,21 +276,106 @@ class Partition:
         return np.diff(self.starts)
 
 
+def declared_values(series: pd.Series, keep: np.ndarray, column: str) -> np.ndarray:
+    """The values of ``column`` in the rows of the declared groups (``keep``: a mask or row
+    indices), as float64.
+
+    Only those rows are read: a value in a row of an undeclared group (or with a missing key)
+    never changes the output.  A non-numeric, missing or non-finite value in a declared group
+    is an error naming the column and the kind of problem -- never the value, the group or a
+    count (the caller drops or imputes such rows).
+    """
+    dt = series.dtype
+    if pd.api.types.is_bool_dtype(dt) or (pd.api.types.is_numeric_dtype(dt)
+                                          and not pd.api.types.is_complex_dtype(dt)):
+        vals = series.to_numpy(dtype=np.float64, na_value=np.nan)[keep]
+    elif pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt):
+        raw = series.to_numpy(dtype=object)[keep]
+        try:
+            num = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce")
+            vals = num.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            vals = None
+        if vals is None or bool(np.any(np.isnan(vals) & ~pd.isna(raw))):
+            raise InvalidInputError(
+                f"column {column!r} holds a non-numeric value in a row of a declared group; "
+                "convert or drop such rows first") from None
+    else:
+        raise InvalidInputError(f"column {column!r} must be numeric; got dtype {dt}")
+    if not bool(np.all(np.isfinite(vals))):
+        raise InvalidInputError(
+            f"column {column!r} has a missing or non-finite value (NaN or inf) in a row of a "
+            "declared group; drop or impute such rows first")
+    return np.asarray(vals, dtype=np.float64)
+
+
+def _group_order_loop(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Stable counting sort: the rows with code ≥ 0, grouped by code, in row order inside a
+    group (O(n); compiled by numba when available)."""
+    pos = starts[:-1].copy()
+    out = np.empty(starts[-1], dtype=np.int64)
+    for i in range(codes.size):
+        c = codes[i]
+        if c >= 0:
+            out[pos[c]] = i
+            pos[c] += 1
+    return out
+
+
+_ORDER_KERNEL: list[Any] = []
+
+
+def _compiled_order() -> Any:
+    """The numba-compiled counting sort, or None without numba (imported on first use, so
+    ``import dpreg`` does not load numba)."""
+    if not _ORDER_KERNEL:
+        from dpreg.simple.fast._kernels import HAVE_NUMBA
+
+        if HAVE_NUMBA:
+            import numba
+
+            _ORDER_KERNEL.append(numba.njit(cache=True, nogil=True)(_group_order_loop))
+        else:  # pragma: no cover - depends on the environment
+            _ORDER_KERNEL.append(None)
+    return _ORDER_KERNEL[0]
+
+
+def group_order(codes: np.ndarray, starts: np.ndarray, *, compiled: bool = True) -> np.ndarray:
+    """Row indices of the declared groups, contiguous per group (key order) and in row order
+    inside a group: what ``np.argsort(codes[codes >= 0], kind="stable")`` selects, in O(n)
+    with numba (``compiled=False``: that argsort)."""
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    kernel = _compiled_order() if compiled else None
+    if kernel is not None:
+        return np.asarray(kernel(codes, np.ascontiguousarray(starts, dtype=np.int64)))
+    kept = np.flatnonzero(codes >= 0)
+    return kept[np.argsort(codes[kept], kind="stable")]
+
+
 def partition_frame(df: pd.DataFrame, spec: GroupSpec) -> Partition:
-    """One stable sort of the table by group; rows whose key is not declared are dropped."""
-    keys = pd.Index(pd.array(spec.keys, dtype=object) if spec.keys else [], dtype=object)
-    col = df[spec.by]
-    codes = keys.get_indexer(pd.Index(col.astype(object)))
-    keep = codes >= 0
-    order = np.argsort(codes[keep], kind="stable")
-    try:
-        xs = df[spec.x].to_numpy(dtype=np.float64)[keep][order]
-        ys = df[spec.y].to_numpy(dtype=np.float64)[keep][order]
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"columns {spec.x!r} and {spec.y!r} must be numeric") from None
-    counts = np.bincount(codes[keep], minlength=len(spec.keys))
+    """One stable grouping of the table's rows by key; rows whose key is not declared (or
+    missing) are dropped.  Rows are assigned to keys by :func:`dpreg.grouped._keys.row_codes`
+    (the canonical-key rule), so a row belongs to at most one output row; x and y are read
+    (and validated) in those rows only."""
+    codes = row_codes(df[spec.by], spec.keys, spec.key_kind)
+    counts = np.bincount(codes + 1, minlength=len(spec.keys) + 1)[1:]
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    rows = group_order(codes, starts)
+    xs = declared_values(df[spec.x], rows, spec.x)
+    ys = declared_values(df[spec.y], rows, spec.y)
     return Partition(np.ascontiguousarray(xs), np.ascontiguousarray(ys), starts)
+
+
+def group_column(keys: list[Any]) -> Any:
+    """The output's ``group`` column: the canonical keys, with pandas' dtype unless that would
+    change a key (ints that a float64 column cannot hold exactly, e.g. ``2**53 + 1`` next to
+    ``2.5``, keep an object column, so two keys never print as one)."""
+    if not keys:
+        return list(keys)
+    col = pd.Series(keys)
+    if col.dtype.kind == "f" and any(isinstance(k, int) and float(k) != k for k in keys):
+        return pd.Series(keys, dtype=object)
+    return col
 
 
 def assemble(spec: GroupSpec, n: np.ndarray, intercept: np.ndarray, slope: np.ndarray,
@@ -223,7 +383,7 @@ def assemble(spec: GroupSpec, n: np.ndarray, intercept: np.ndarray, slope: np.nd
     """The output table: one row per key, the same columns and dtypes as the reference loop
     (``pred_<x>`` columns only when some group released a line), plus ``privacy``."""
     data: dict[str, Any] = {
-        "group": list(spec.keys),
+        "group": group_column(spec.keys),
         "n": np.asarray(n, dtype=np.int64),
         "intercept": np.asarray(intercept, dtype=np.float64),
         "slope": np.asarray(slope, dtype=np.float64),

@@ -13,30 +13,43 @@ import pandas as pd
 
 from dpreg.grouped._common import (
     GroupSpec,
+    Partition,
+    check_release_relation,
+    group_column,
     group_generator,
+    partition_frame,
     privacy_text,
+    release_options,
     row_privacy_text,
 )
 
 __all__ = ["fit_reference"]
 
 
-def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False) -> pd.DataFrame:
-    """Per-group loop over the public keys (empty and too-small groups get a ⊥ row)."""
-    from dpreg.api import fit_arrays
-    from dpreg.grouped._common import normalise_key
+def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
+                  part: Partition | None = None) -> pd.DataFrame:
+    """Per-group loop over the public keys (empty and too-small groups get a ⊥ row).
 
-    parts = {normalise_key(k): g for k, g in df.groupby(spec.by, sort=False)}
+    ``part``: the rows of each key (:func:`dpreg.grouped._common.partition_frame`, computed
+    here when not given): rows are assigned to keys by the same canonical-key rule on every
+    backend, and x and y are read and validated in the declared groups only.
+    """
+    from dpreg.api import fit_arrays
+
+    if part is None:
+        part = partition_frame(df, spec)
+    options = release_options(spec)  # the per-group relation for every method that takes one
     rows = []
-    iterator: Any = spec.keys
+    iterator: Any = range(len(spec.keys))
     if progress:
         from rich.progress import track
 
-        iterator = track(spec.keys, description=f"fitting {len(spec.keys)} groups",
+        iterator = track(iterator, description=f"fitting {len(spec.keys)} groups",
                          transient=True)
-    for key in iterator:
-        g = parts.get(key)
-        n = 0 if g is None else len(g)
+    for k in iterator:
+        key = spec.keys[k]
+        s, e = int(part.starts[k]), int(part.starts[k + 1])
+        n = e - s
         row: dict[str, Any] = {"group": key, "n": n}
         if n == 0:
             row.update(intercept=np.nan, slope=np.nan, failed=True, reason="no rows in this group")
@@ -47,23 +60,25 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False) 
                        reason=f"{n} rows; {spec.method} needs at least {spec.min_rows}")
             rows.append(row)
             continue
-        assert g is not None
         # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
         rng = group_generator(spec, key)
-        res = fit_arrays(g[[spec.x]].to_numpy(float), g[spec.y].to_numpy(float),
+        res = fit_arrays(part.x[s:e].reshape(-1, 1), part.y[s:e],
                          method=spec.method, epsilon=spec.epsilon, x_bounds=[spec.x_bounds],
                          y_bounds=spec.y_bounds, x_names=[spec.x], y_name=spec.y,
-                         delta=spec.delta, random_state=rng, **spec.options)
+                         delta=spec.delta, random_state=rng, **options)
+        check_release_relation(spec, res)
         if res.failed:
             row.update(intercept=np.nan, slope=np.nan, failed=True, reason=res.reason)
         else:
             p = res.params
             row.update(intercept=float(p.get("intercept", 0.0)), slope=float(p[spec.x]),
                        failed=False, reason="")
-            for k, v in (res.extra.get("predictions") or {}).items():
-                row[f"pred_{k}"] = float(v)
+            for kx, v in (res.extra.get("predictions") or {}).items():
+                row[f"pred_{kx}"] = float(v)
         rows.append(row)
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=None if rows else ["group", "n", "intercept", "slope",
+                                                         "failed", "reason"])
+    out["group"] = group_column(spec.keys)
     out["privacy"] = row_privacy_text(spec)
     out.attrs["privacy"] = privacy_text(spec)
     return out

@@ -16,7 +16,14 @@
   reference loop's.
 
 Public keys, ⊥ rows for listed keys without rows, the parallel-composition statement and the
-output columns are the same as for the other backends (:mod:`dpreg.grouped`).
+output columns are the same as for the other backends (:mod:`dpreg.grouped`).  Keys follow
+the same canonical-key rule (:mod:`dpreg.grouped._keys`): the declared keys are checked against
+the kind of the Spark key column (numeric, string or boolean), only keys a value of the
+column's type can equal are sent to the filter (as that type: no cast can make ``2**53 + 1``
+match the double ``2**53``), a float key column is normalised (``-0.0`` is ``0.0``), and each
+aggregated key is mapped back to its declared key by :func:`~dpreg.grouped._keys.
+canonical_key`.  Rows with a missing key, or a key not listed, are in no release; x and y are
+checked only in the rows of declared groups.
 
 Running on a cluster: pass ``spark=SparkSession`` built for the cluster (``.master("yarn")``,
 ``spark://host:7077`` or ``k8s://...``); dpreg and NumPy/pandas/pyarrow must be importable
@@ -37,7 +44,8 @@ import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
-from dpreg.grouped._common import GroupSpec, Partition, group_generator, make_spec, normalise_key
+from dpreg.grouped._common import GroupSpec, Partition, group_generator, make_spec
+from dpreg.grouped._keys import KeyProblem, canonical_key
 
 __all__ = ["fit_spark", "spark_session", "HAVE_PYSPARK"]
 
@@ -97,24 +105,77 @@ def _to_spark(df: Any, session: Any, by: str, x: str, y: str) -> Any:
     return df.withColumn(_ROW, F.monotonically_increasing_id())
 
 
-def _missing_key_rows(sdf: Any, by: str) -> int:
+def _spark_key_kind(sdf: Any, by: str) -> str:
+    """The kind of key the Spark key column holds (``"number"``, ``"bool"``, ``"str"``)."""
+    from pyspark.sql import types as T
+
+    dt = sdf.schema[by].dataType
+    if isinstance(dt, (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType,
+                       T.DoubleType)):
+        return "number"
+    if isinstance(dt, T.BooleanType):
+        return "bool"
+    if isinstance(dt, T.StringType):
+        return "str"
+    raise InvalidInputError(
+        f"group key column {by!r} has Spark type {dt.simpleString()}; keys must be integers, "
+        "floats, booleans or strings (cast the column, and list the keys the same way)")
+
+
+_INT_RANGE = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+
+
+def _filter_literals(sdf: Any, by: str, keys: list[Any]) -> list[Any]:
+    """The declared keys a value of the key column's type can equal, as that type's Python
+    value (ints for integer columns, exact floats for float columns)."""
+    dt = sdf.schema[by].dataType.simpleString()
+    if dt in _INT_RANGE:
+        lim = 2 ** (_INT_RANGE[dt] - 1)
+        return [k for k in keys if isinstance(k, int) and -lim <= k < lim]
+    if dt in ("float", "double"):
+        out = []
+        for k in keys:
+            try:
+                f = float(k)
+            except OverflowError:
+                continue
+            if f == k and (dt == "double" or float(np.float32(f)) == f):
+                out.append(f)
+        return out
+    return list(keys)
+
+
+def _key_column(sdf: Any, by: str) -> Any:
+    """The key column with float keys normalised (-0.0 + 0.0 = 0.0: one group, as locally)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DoubleType, FloatType
 
-    cond = F.col(by).isNull()
-    if isinstance(sdf.schema[by].dataType, (DoubleType, FloatType)):
-        cond = cond | F.isnan(F.col(by))
-    return int(sdf.filter(cond).count())
+    if sdf.schema[by].dataType.simpleString() in ("float", "double"):
+        return F.col(by) + F.lit(0.0).cast(sdf.schema[by].dataType)
+    return F.col(by)
 
 
-def _nonfinite_rows(sdf: Any, cols: Sequence[str]) -> int:
+def _as_double(col: str) -> Any:
+    """``col`` as a double, NULL where a text value is not a number (``try_cast``: with ANSI
+    mode a plain cast raises on a bad value, possibly in a row of an undeclared group that the
+    optimiser had not filtered out yet)."""
     from pyspark.sql import functions as F
 
-    cond = None
-    for c in cols:
-        bad = F.col(c).isNull() | F.isnan(F.col(c)) | (F.abs(F.col(c)) == float("inf"))
-        cond = bad if cond is None else cond | bad
-    return int(sdf.filter(cond).count())
+    return F.expr("try_cast(`" + col.replace("`", "``") + "` AS DOUBLE)")
+
+
+def _nonfinite_or_text(sdf: Any, col: str) -> str | None:
+    """The kind of problem of ``col`` in these rows: "non-numeric", "missing or non-finite" or
+    None (only the rows of declared groups are passed in)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    dt = sdf.schema[col].dataType
+    num = _as_double(col)
+    if not isinstance(dt, T.NumericType | T.BooleanType):
+        if sdf.filter(F.col(col).isNotNull() & num.isNull()).limit(1).count():
+            return "non-numeric"
+    bad = num.isNull() | F.isnan(num) | (F.abs(num) == float("inf"))
+    return "missing or non-finite" if sdf.filter(bad).limit(1).count() else None
 
 
 #: key lists longer than this are matched with a broadcast join instead of ``isin``
@@ -122,25 +183,43 @@ ISIN_MAX_KEYS = 1000
 
 
 def _listed_rows(sdf: Any, by: str, keys: list[Any], session: Any) -> Any:
-    """The rows whose key is in the public list (the others are in no release)."""
+    """The rows whose (normalised) key is one of the declared keys; the key column is
+    replaced by its normalised value."""
     from pyspark.sql import functions as F
 
-    if not keys:
+    literals = _filter_literals(sdf, by, keys)
+    sdf = sdf.withColumn(by, _key_column(sdf, by))
+    if not literals:
         return sdf.limit(0)
-    if len(keys) <= ISIN_MAX_KEYS:
-        return sdf.filter(F.col(by).isin(list(keys)))
-    kdf = session.createDataFrame(pd.DataFrame({"__dpreg_key": pd.Series(keys, dtype=object)}))
+    if len(literals) <= ISIN_MAX_KEYS:
+        return sdf.filter(F.col(by).isin(literals))
+    kdf = session.createDataFrame(pd.DataFrame({"__dpreg_key": pd.Series(literals,
+                                                                          dtype=object)}))
     kdf = kdf.select(F.col("__dpreg_key").cast(sdf.schema[by].dataType).alias("__dpreg_key"))
     joined = sdf.join(F.broadcast(kdf), sdf[by] == kdf["__dpreg_key"], "inner")
     return joined.drop("__dpreg_key")
 
 
 def _distinct_keys(sdf: Any, by: str) -> list[Any]:
-    keys = [normalise_key(r[0]) for r in sdf.select(by).distinct().collect()]
-    try:
-        return sorted(keys)
-    except TypeError:
-        return sorted(keys, key=repr)
+    """``groups='from-data'``: the canonical keys found in the column, sorted."""
+    found = set()
+    for r in sdf.select(_key_column(sdf, by).alias("k")).distinct().collect():
+        try:
+            found.add(canonical_key(r[0]))
+        except KeyProblem:  # a missing key is no group
+            continue
+    return sorted(v for _, v in found)
+
+
+def _positions(spec: GroupSpec, values: Any) -> list[int]:
+    """The declared key of each aggregated key value (canonical-key rule); each declared key
+    is hit at most once (else two output rows would share records)."""
+    position = {(spec.key_kind, k): i for i, k in enumerate(spec.keys)}
+    out = [position[canonical_key(v)] for v in values]
+    if len(set(out)) != len(out):  # pragma: no cover - the filter and the rule prevent it
+        raise RuntimeError("internal error: two Spark groups map to one declared key; nothing "
+                           "was released")
+    return out
 
 
 def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
@@ -151,52 +230,51 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
 
     session = spark_session(spark)
     sdf = _to_spark(df, session, by, x, y)
-    holder: dict[str, list[Any]] = {}
-
-    def keys_in_data() -> list[Any]:
-        holder["keys"] = _distinct_keys(sdf, by)
-        return holder["keys"]
-
-    spec = make_spec(sdf.columns, keys_in_data, by, x, y, method=method, epsilon=epsilon,
-                     bounds=bounds, delta=delta, groups=groups, random_state=random_state,
-                     options=options)
+    spec = make_spec(sdf.columns, lambda: _distinct_keys(sdf, by), by, x, y, method=method,
+                     epsilon=epsilon, bounds=bounds, delta=delta, groups=groups,
+                     random_state=random_state, options=options,
+                     key_kind=lambda: _spark_key_kind(sdf, by))
     if not local.supported(spec):
         raise InvalidInputError(
             f"backend='spark' runs the simple methods {sorted(local.LOCAL_METHODS)} with options "
             f"{ {m: list(o) for m, o in local.LOCAL_METHODS.items()} }; got method={method!r}, "
             f"options={sorted(options)}")
-    if _missing_key_rows(sdf, by):
-        raise InvalidInputError(f"group key column {by!r} contains missing values; give every "
-                                "row a key (or drop those rows) before fitting")
     from pyspark.sql import functions as F
 
     listed = _listed_rows(sdf, by, spec.keys, session)
-    if _nonfinite_rows(listed, (x, y)):
-        raise InvalidInputError(f"columns {x!r} and {y!r} must be finite numbers in every row of "
-                                "the listed groups (found NaN or inf); drop or impute them first")
+    for col in (x, y):  # only rows of declared groups are read
+        problem = _nonfinite_or_text(listed, col)
+        if problem == "non-numeric":
+            raise InvalidInputError(
+                f"column {col!r} holds a non-numeric value in a row of a declared group; "
+                "convert or drop such rows first")
+        if problem:
+            raise InvalidInputError(
+                f"column {col!r} has a missing or non-finite value (NaN or inf) in a row of a "
+                "declared group; drop or impute such rows first")
     clipped = listed.select(
         F.col(by).alias("k"),
-        F.least(F.greatest(F.col(x).cast("double"), F.lit(spec.x_bounds[0])),
+        F.least(F.greatest(_as_double(x), F.lit(spec.x_bounds[0])),
                 F.lit(spec.x_bounds[1])).alias("xc"),
-        F.least(F.greatest(F.col(y).cast("double"), F.lit(spec.y_bounds[0])),
+        F.least(F.greatest(_as_double(y), F.lit(spec.y_bounds[0])),
                 F.lit(spec.y_bounds[1])).alias("yc"),
-        F.col(x).cast("double").alias("x"), F.col(y).cast("double").alias("y"),
+        _as_double(x).alias("x"), _as_double(y).alias("y"),
         F.col(_ROW).alias("row"))
     stats = clipped.groupBy("k").agg(
         F.count(F.lit(1)).alias("n"), F.avg("xc").alias("xbar"), F.avg("yc").alias("ybar"),
         F.var_pop("xc").alias("vx"), F.covar_pop("xc", "yc").alias("cxy")).toPandas()
-    # keys are matched by value (as pandas does: a float column's 3.0 is the listed key 3)
-    position = {k: i for i, k in enumerate(spec.keys)}
+    # aggregated keys -> declared keys by the canonical-key rule (3.0 in a double column is 3)
+    pos = _positions(spec, stats["k"])
     counts = np.zeros(len(spec.keys), dtype=np.int64)
-    for k, n in zip(stats["k"], stats["n"]):
-        counts[position[normalise_key(k)]] = int(n)
+    for p, n in zip(pos, stats["n"]):
+        counts[p] = int(n)
     part = Partition(np.zeros(0), np.zeros(0),
                      np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
     out = local._Frame(spec, part)
     idx = out.active
     if idx.size:
         if spec.method in NATIVE_METHODS:
-            _release_native(spec, out, idx, stats, position)
+            _release_native(spec, out, idx, stats, pos)
         else:
             _release_apply(spec, out, idx, clipped)
     table = out.table(spec)
@@ -205,10 +283,10 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
 
 
 def _release_native(spec: GroupSpec, out: Any, idx: np.ndarray, stats: pd.DataFrame,
-                    position: dict[Any, int]) -> None:
+                    pos: list[int]) -> None:
     from dpreg.grouped import local
 
-    row_of = {position[normalise_key(k)]: j for j, k in enumerate(stats["k"])}
+    row_of = {p: j for j, p in enumerate(pos)}
     take = np.array([row_of[int(k)] for k in idx], dtype=np.int64)
     n = stats["n"].to_numpy(np.int64)[take]
     xbar = stats["xbar"].to_numpy(np.float64)[take]
@@ -241,11 +319,11 @@ def _release_apply(spec: GroupSpec, out: Any, idx: np.ndarray, clipped: Any) -> 
     call(np.linspace(*spec.x_bounds, m), np.linspace(*spec.y_bounds, m), np.random.default_rng(0))
     # the listed key object of each active group: its stream is derived from the key as the
     # user listed it (also when Spark returns it as another type, e.g. 3.0 for 3)
-    active = {spec.keys[int(k)]: spec.keys[int(k)] for k in idx}
+    active = {(spec.key_kind, spec.keys[int(k)]): spec.keys[int(k)] for k in idx}
     ktype = clipped.schema["k"].dataType
 
     def fit_one(pdf: pd.DataFrame) -> pd.DataFrame:
-        key = active.get(normalise_key(pdf["k"].iloc[0]))
+        key = active.get(canonical_key(pdf["k"].iloc[0]))
         base = {"k": [pdf["k"].iloc[0]], "failed": [True], "reason": [""],
                 "slope": [math.nan], "intercept": [math.nan], "xe0": [math.nan],
                 "p0": [math.nan], "xe1": [math.nan], "p1": [math.nan]}
@@ -270,8 +348,7 @@ def _release_apply(spec: GroupSpec, out: Any, idx: np.ndarray, clipped: Any) -> 
                            ("slope", "intercept", "xe0", "p0", "xe1", "p1")]])
     res = clipped.select("k", "x", "y", "row").groupBy("k").applyInPandas(fit_one, schema)
     got = res.toPandas()
-    position = {k: i for i, k in enumerate(spec.keys)}
-    by_pos = {position[normalise_key(k)]: r for k, r in zip(got["k"], got.itertuples())}
+    by_pos = dict(zip(_positions(spec, got["k"]), got.itertuples()))
     rows = [by_pos[int(k)] for k in idx]
     ok = np.array([not r.failed for r in rows], dtype=bool)
     preds: dict[float, np.ndarray] = {}
