@@ -65,9 +65,10 @@ def test_fit_json_outputs(data):
 def test_fit_groups_release_cov_regress_json(data, tmp_path):
     big, small = data
     json_of("fit-groups", str(big), "--by", "grp", "--y", "y", "--x", "x", "-m", "noisy-stats",
-            "-e", "1", *B, "--out", str(tmp_path / "g.csv"), "--seed", "3")
+            "-e", "1", *B, "--out", str(tmp_path / "g.csv"), "--seed", "3", "--keys-from-data")
     json_of("fit-groups", str(big), "--by", "grp", "--y", "y", "--x", "x", "-m", "noisy-stats",
-            "-e", "inf", "--not-private", *B, "--out", str(tmp_path / "g2.csv"))
+            "-e", "inf", "--not-private", *B, "--out", str(tmp_path / "g2.csv"),
+            "--keys-from-data")
     rel = tmp_path / "small.json"
     json_of("release-cov", str(small), "-c", "x,y", *B, "-e", "1", "-d", "1e-6", "--out",
             str(rel), "--seed", "3")
