@@ -173,7 +173,7 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
     """
     from dpreg._validation import check_rng
     from dpreg.linear_model._simple import default_prediction_range
-    from dpreg.privacy import PrivacyStatement, PureDP, charge
+    from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
     from dpreg.simple._common import check_pairs_arg, check_simple_xy
 
     half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
@@ -193,7 +193,7 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
 
     check_theta(opts.get("theta"), _TS_MEDIAN[method], check_bounds(output_range, "output_range"))
     check_int(opts.get("dof", 3), "dof", minimum=1)
-    charge(ledger, PureDP(eps), f"{method} + DP slope CI")
+    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
     line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
                      median=_TS_MEDIAN[method], rng=gen, **opts)
     ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slope_range,

@@ -350,22 +350,43 @@ def ledger_init(
     path: Annotated[Path, typer.Argument(help="SQLite file to create.")],
     epsilon: Annotated[float, typer.Option("--epsilon", "-e", help="Total ε.")],
     delta: Annotated[float, typer.Option("--delta", "-d", help="Total δ (0: pure DP ledger).")] = 0.0,
+    neighbouring: Annotated[str, typer.Option(
+        "--neighbouring", help="The relation the ledger accounts: replace-one (default; "
+        "add-remove releases are charged 2ε) or add-remove (replace-one releases are "
+        "refused).")] = "replace-one",
 ) -> None:
-    """Create a persistent ledger with a total (ε,δ) budget."""
+    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
     try:
         from dpreg import ApproxDP, Ledger, PureDP
         from dpreg.exceptions import InvalidInputError
+        from dpreg.privacy import check_neighbouring
 
+        rel = check_neighbouring(neighbouring, "--neighbouring")
         if path.exists():
             raise InvalidInputError(f"{path} already exists; use `dpreg ledger show {path}`")
         total = PureDP(epsilon) if delta == 0 else ApproxDP(epsilon, delta)
         if total.epsilon == 0:
             raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
-        Ledger(total, path).close()
+        led = Ledger(total, path, neighbouring=rel)
+        text = repr(led)
+        led.close()
     except DPRegError as exc:
         _fail(exc)
         return
-    console.print(f"created ledger {path} with total {total}")
+    console.print(f"created ledger {path} with total {total} for {rel} neighbours"
+                  + (" -- NOT PRIVATE (infinite budget)" if "NOT PRIVATE" in text else ""),
+                  highlight=False)
+
+
+def _strict_json(obj: Any) -> Any:
+    """Non-finite floats become null (strict JSON; the ``private``/``note`` fields say why)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_strict_json(v) for v in obj]
+    return obj
 
 
 @ledger_app.command("show")
@@ -373,25 +394,34 @@ def ledger_show(
     path: Annotated[Path, typer.Argument(help="Ledger file.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Show a ledger's total, spending and events."""
+    """Show a ledger's total, relation, spending and events (stated and charged budgets)."""
     try:
         led = _open_ledger(path)
+        info = led.as_dict()
         events = led.events()
-        spent, remaining, total = led.spent(), led.remaining(), led.total
         led.close()
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
-        _print_json({"total": total.as_dict(), "spent": spent.as_dict(),
-                     "remaining": remaining.as_dict(), "events": [e.as_dict() for e in events]})
+        _print_json(_strict_json(info))
         return
-    table = Table(title=f"ledger {path}: total {total}, spent {spent}, remaining {remaining}")
-    for col in ("id", "budget", "label"):
+    from dpreg.privacy import Budget
+
+    total, spent, remaining = (Budget.from_dict(info[k]) for k in ("total", "spent", "remaining"))
+    relation = info["neighbouring"] + (" (legacy file: no relation stored, treated as "
+                                       "replace-one)" if info["legacy_relation"] else "")
+    table = Table(title=f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
+                        f"remaining {remaining}")
+    for col in ("id", "charged", "stated (relation)", "label"):
         table.add_column(col)
     for e in events:
-        table.add_row(str(e.id), str(e.budget), e.label)
+        table.add_row(str(e.id), str(e.budget) + ("" if e.private else " NOT PRIVATE"),
+                      f"{e.stated} ({e.neighbouring})", e.label)
     console.print(table)
+    if not info["private"]:
+        console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
+                      "budget): its releases carry no privacy guarantee", highlight=False)
 
 
 # ------------------------------------------------------------------ demo, reproduce, audit

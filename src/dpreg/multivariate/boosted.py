@@ -156,7 +156,7 @@ def boosted_adassp(
     mu1, mu2, mu3 = mu.split([a * a, b * b, c * c])
     mu_round = mu2.split([1.0] * T)[0] if T > 1 else mu2
     budget = compose([mu1, mu3] + [mu_round] * T)
-    charge(ledger, budget, "BoostedAdaSSP")
+    charge(ledger, budget, "BoostedAdaSSP", rel)
     warn_if_not_private(eps, "BoostedAdaSSP")
 
     d_xx = gram_sensitivity(bnd, rel)

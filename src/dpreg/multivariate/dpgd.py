@@ -114,7 +114,7 @@ def dp_gradient_descent(
     whole: GDP | ZCDP = GDP.from_approx(eps, dlt) if acct == "gdp" else ZCDP.from_approx(eps, dlt)
     per_round = whole.split([1.0] * n_releases)[0] if n_releases > 1 else whole
     budget = compose([per_round] * n_releases)
-    charge(ledger, budget, "DP gradient descent")
+    charge(ledger, budget, "DP gradient descent", rel)
     warn_if_not_private(eps, "DP gradient descent")
 
     sd = gaussian_sigma(sens, per_round)
