@@ -256,6 +256,9 @@ def fit_groups(
         "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
     workers: Annotated[int | None, typer.Option(
         "--workers", "-j", help="Threads for the per-group parts of the local backend.")] = None,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
+        "composition), before any group is released.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     bmap = parse_bounds(bounds)
@@ -270,10 +273,11 @@ def fit_groups(
 
             keys = parse_key_list(groups_file.read_text().splitlines(),
                                   frame[by] if by in frame.columns else None)
+        led = _open_ledger(ledger)
         table = fit_by_group(frame, by, x, y, method=method, epsilon=epsilon, bounds=bmap,
                              delta=delta, groups=keys, random_state=seed,
                              progress=not as_json, backend=backend,
-                             workers=workers, **opts)
+                             workers=workers, ledger=led, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
