@@ -45,8 +45,9 @@ inside that write transaction the ledger re-reads *every* committed event and de
 sum, never on state cached in the process, so several processes may share one file and a failed
 or interrupted attempt cannot make a ledger object blind to other charges.  The transaction is
 rolled back in a ``finally`` block, and a Ctrl-C (``KeyboardInterrupt``) that arrives while the
-main thread is inside the transaction is deferred until the transaction is committed or rolled
-back: an interrupt never leaves the connection in a transaction or the file locked.  Opening an
+main thread is inside the transaction is deferred: raised before the COMMIT (nothing is
+charged) or, if it arrives during the COMMIT, right after it (the charge stands).  An interrupt
+never leaves the connection in a transaction or the file locked.  Opening an
 existing ledger and reading it (``spent``, ``events``, ``dpreg ledger show``) take no write lock.
 A file that cannot be used (a directory, corrupt, truncated, not an SQLite database, an SQLite
 database that is not a dpreg ledger, read-only, locked past the timeout) raises
