@@ -10,6 +10,8 @@ refuses to be pickled (a copy in another process would under-count).
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import os
 import pickle
 import warnings
 
@@ -139,3 +141,36 @@ def test_too_small_total_refuses(tmp_path, data, n_jobs):
     assert np.isnan(scores).sum() == 1
     assert any("BudgetExceededError" in str(w.message) for w in caught)
     assert len(led2.events()) == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_uses_its_own_connection(tmp_path):
+    """A file ledger inherited through fork (multiprocessing's default start method on Linux)
+    opens its own connection in the child: SQLite connections must not cross a fork."""
+    path = tmp_path / "fork.db"
+    led = Ledger(PureDP(1.0), path)
+    led.spend(PureDP(0.5), "parent")
+    _INHERITED[:] = [led, led._conn]  # reaches the children through fork, not pickling
+    try:
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            got = pool.map(_spend_inherited, [0.25, 0.25, 0.25], chunksize=1)
+    finally:
+        _INHERITED.clear()
+    assert sorted(r for r, _ in got) == ["ok", "ok", "refused"]
+    assert all(own for _, own in got), "a child used the connection it inherited"
+    assert [e.label for e in led.events()].count("child") == 2
+    assert led.spent() == PureDP(1.0)
+    led.spend(PureDP(0.0), "parent still works")
+
+
+_INHERITED: list = []
+
+
+def _spend_inherited(eps: float) -> tuple[str, bool]:
+    led, parent_conn = _INHERITED
+    try:
+        led.spend(PureDP(eps), "child")
+        result = "ok"
+    except BudgetExceededError:
+        result = "refused"
+    return result, led._conn is not parent_conn

@@ -67,6 +67,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import signal
 import sqlite3
 import threading
@@ -309,6 +310,7 @@ class Ledger:
         self._path = None if path is None else Path(path)
         self._conn: sqlite3.Connection | None = None
         self._legacy = False
+        self._pid = os.getpid()
         rel = None if neighbouring is None else check_neighbouring(neighbouring)
         if self._path is None:
             if total is None:
@@ -541,9 +543,27 @@ class Ledger:
         if pending is not None:
             raise pending
 
+    def _held(self) -> threading.Lock:
+        """The object's lock -- after a ``fork`` a fresh lock and a fresh connection to the same
+        file first (SQLite connections must not cross a fork; another thread may have held the
+        lock at the fork)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._lock = threading.Lock()
+            if self._conn is not None:  # the inherited connection is left alone, not closed
+                try:
+                    conn = sqlite3.connect(str(self._path), timeout=_LOCK_TIMEOUT,
+                                           isolation_level=None, check_same_thread=False)
+                    conn.execute("PRAGMA synchronous=FULL")
+                except sqlite3.Error as exc:
+                    self._conn = None
+                    raise self._file_error(exc, "reopen it after a fork") from None
+                self._conn = conn
+        return self._lock
+
     def close(self) -> None:
         """Close the database connection (in-memory ledgers: no-op)."""
-        with self._lock:
+        with self._held():
             if self._conn is not None:
                 self._rollback(self._conn)
                 self._conn.close()
@@ -596,7 +616,7 @@ class Ledger:
     @property
     def private(self) -> bool:
         """False when the total or any recorded charge is infinite (NOT PRIVATE)."""
-        with self._lock:
+        with self._held():
             try:
                 totals, _ = self._refresh()
             except LedgerFileError:
@@ -716,7 +736,7 @@ class Ledger:
         stated, rel, charged = self._as_charge(budget, neighbouring)
         if not isinstance(label, str):
             raise InvalidInputError(f"label must be a string; got {label!r}")
-        with self._lock, _sigint_deferred() as interrupts:
+        with self._held(), _sigint_deferred() as interrupts:
             if self._path is not None:
                 if self._conn is None:
                     raise InvalidInputError(f"ledger {self._path} is closed; reopen it with "
@@ -780,7 +800,7 @@ class Ledger:
     def can_spend(self, budget: Budget, *, neighbouring: Neighbouring | str | None = None) -> bool:
         """Whether :meth:`spend` would accept ``budget`` now (no side effects)."""
         _, _, charged = self._as_charge(budget, neighbouring)
-        with self._lock:
+        with self._held():
             totals, _ = self._refresh()
             trial = totals.copy()
             trial.add(charged)
@@ -805,7 +825,7 @@ class Ledger:
         For an (ε, δ) ledger holding zCDP/GDP charges, all δ not used by approximate charges is
         assigned to the concentrated part, so the reported δ equals the total δ.
         """
-        with self._lock:
+        with self._held():
             totals, _ = self._refresh()
             return self._describe(totals)
 
@@ -832,14 +852,14 @@ class Ledger:
 
     def events(self) -> list[PrivacyEvent]:
         """All recorded events, oldest first."""
-        with self._lock:
+        with self._held():
             _, events = self._refresh()
             return list(events)
 
     def as_dict(self) -> dict[str, Any]:
         """Total, relation, spending and events (``private`` is False, with a ``note``, when
         the total or a charge is infinite)."""
-        with self._lock:
+        with self._held():
             totals, events = self._refresh()
             spent = self._describe(totals)
         out: dict[str, Any] = {
