@@ -10,14 +10,12 @@ before any release; if it does not fit nothing is released; the per-group fits c
 from __future__ import annotations
 
 import math
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import dpreg
 from dpreg import (
@@ -31,9 +29,9 @@ from dpreg import (
 )
 from dpreg._dispatch import charged_budget
 from dpreg.api import fit_arrays
+from dpreg.cli import app
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(scope="module")
@@ -202,10 +200,11 @@ def test_file_ledger_two_tables(df, tmp_path):
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="200", PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    """The command in this process (typer's runner; same exit code and streams)."""
+    res = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return subprocess.CompletedProcess(list(args), res.exit_code, res.stdout, res.stderr)
 
 
 def test_cli_fit_groups_ledger(df, tmp_path):
