@@ -177,13 +177,6 @@ class _Totals:
         self.count = 0
         self.infinite = False
 
-    @classmethod
-    def of(cls, budgets: Sequence[Budget]) -> _Totals:
-        t = cls()
-        for b in budgets:
-            t.add(b)
-        return t
-
     def copy(self) -> _Totals:
         t = _Totals()
         for k in self.__slots__:
