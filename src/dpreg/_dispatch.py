@@ -94,6 +94,69 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     return out
 
 
+def charged_budget(method: str, *, epsilon: float, delta: float | None,
+                   options: dict[str, Any], n_features: int = 1) -> Any:
+    """The budget one fit of ``method`` charges to a ledger -- in the definition the fit charges
+    it (PureDP, ApproxDP, ZCDP or GDP) -- from public inputs only (no data, no noise).
+
+    It is built from the same estimator and the same budget functions as :func:`fit`
+    (:func:`~dpreg.multivariate.ssp.adassp_guarantee`,
+    :func:`~dpreg.multivariate.boosted.boosted_budget`,
+    :func:`~dpreg.multivariate.dpgd.dpgd_budget`, the simple DP-GD's budget variants), so it
+    equals what a single fit charges (tests/grouped/test_grouped_ledger.py checks every method).
+    ``auto`` composes several charges on the ledger; this is their total (ε, or (ε, δ) with
+    several features).  Raises :class:`InvalidInputError` for inputs the fit would reject
+    before charging (unknown option names, a missing δ, an invalid ε).
+    """
+    from dpreg._validation import check_delta
+    from dpreg.privacy import ApproxDP, PureDP
+
+    _check_option_names(method, options)
+    eps = check_epsilon(epsilon)
+    if method in ("noisy-stats", "dp-intercept", *_TS_MEDIAN):
+        return PureDP(eps)  # with or without the DP slope interval (ε/2 + ε/2)
+    if method == "auto":
+        if n_features == 1:
+            return PureDP(eps)
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'auto' with several "
+                                    "regressors; got None")
+        return ApproxDP(eps, check_delta(delta, allow_zero=False))
+    opts = {k: v for k, v in options.items() if k != "ci_alpha"}
+    est = _estimator(method, epsilon=eps, delta=delta, x_bounds=[(0.0, 1.0)] * n_features,
+                     y_bounds=(0.0, 1.0), fit_intercept=True, ledger=None, random_state=None,
+                     opts=opts)
+    if method == "dp-gd":
+        from dpreg.linear_model._simple import SimpleDPGradientDescent
+        from dpreg.multivariate.dpgd import dpgd_budget
+        from dpreg.privacy import check_neighbouring
+        from dpreg.simple._gradient_descent import _resolve_budget
+
+        inner = est._inner(n_features)
+        if isinstance(inner, SimpleDPGradientDescent):
+            return _resolve_budget(inner.variant, inner.epsilon, inner.rho, inner.delta)[0]
+        from dpreg._validation import check_int
+        from dpreg.multivariate._common import check_choice
+
+        return dpgd_budget(
+            check_epsilon(inner.epsilon), inner._required_delta(),
+            check_int(inner.n_iter, "n_iter", minimum=1, maximum=1_000_000),
+            check_choice(inner.accounting, "accounting", ("gdp", "zcdp")),
+            check_neighbouring(inner.neighbouring))[2]
+    dlt = est._required_delta()
+    if method == "adassp":
+        from dpreg.multivariate.ssp import adassp_guarantee
+
+        return adassp_guarantee(eps, dlt)[0]
+    if method == "boosted-adassp":
+        from dpreg._validation import check_int
+        from dpreg.multivariate.boosted import boosted_budget, boosted_split
+
+        rounds = check_int(est.n_rounds, "n_rounds", minimum=1, maximum=100_000)
+        return boosted_budget(eps, dlt, boosted_split(est.split, rounds), rounds).charged
+    return ApproxDP(eps, dlt)  # tukey-em, covariance-ols: (ε, δ) as given
+
+
 #: arguments the dispatcher sets itself (a user option of the same name is rejected)
 _SET_BY_DISPATCH = frozenset({
     "x", "y", "X", "epsilon", "delta", "bounds_X", "bounds_y", "x_bounds", "y_bounds", "median",
@@ -173,7 +236,7 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
     """
     from dpreg._validation import check_rng
     from dpreg.linear_model._simple import default_prediction_range
-    from dpreg.privacy import PrivacyStatement, PureDP, charge
+    from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
     from dpreg.simple._common import check_pairs_arg, check_simple_xy
 
     half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
@@ -193,7 +256,7 @@ def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float
 
     check_theta(opts.get("theta"), _TS_MEDIAN[method], check_bounds(output_range, "output_range"))
     check_int(opts.get("dof", 3), "dof", minimum=1)
-    charge(ledger, PureDP(eps), f"{method} + DP slope CI")
+    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
     line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
                      median=_TS_MEDIAN[method], rng=gen, **opts)
     ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slope_range,

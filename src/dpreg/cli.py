@@ -467,6 +467,9 @@ def fit_groups(
     workers: Annotated[int | None, typer.Option(
         "--workers", "-j", help="Threads for the per-group parts of the local backend.")] = None,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
+        "composition), before any group is released.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -493,11 +496,12 @@ def fit_groups(
 
             keys = parse_key_list(_read_text(groups_file, "--groups-file").splitlines(),
                                   frame[by] if by in frame.columns else None)
+        led = _open_ledger(ledger)
         with _library_warnings():
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=not as_json, backend=backend,
-                                 workers=workers, **opts)
+                                 workers=workers, ledger=led, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -587,26 +591,33 @@ def ledger_init(
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS", help="Total ε.")],
     delta: Annotated[str, typer.Option("--delta", "-d", metavar="DELTA",
                                        help="Total δ (0: pure DP ledger).")] = "0",
+    neighbouring: Annotated[str, typer.Option(
+        "--neighbouring", help="The relation the ledger accounts: replace-one (default; "
+        "add-remove releases are charged 2ε) or add-remove (replace-one releases are "
+        "refused).")] = "replace-one",
     not_private: Annotated[bool, typer.Option(
         "--not-private", help="Allow --epsilon inf (a NOT PRIVATE ledger that refuses no "
         "charge) and --delta in [0.5, 1).")] = False,
 ) -> None:
-    """Create a persistent ledger with a total (ε,δ) budget."""
+    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
     eps_total, delta_total = privacy_options(epsilon, delta, not_private)
     try:
         from dpreg import ApproxDP, Ledger, PureDP
         from dpreg.exceptions import InvalidInputError
+        from dpreg.privacy import check_neighbouring
 
+        rel = check_neighbouring(neighbouring, "--neighbouring")
         if path.exists():
             raise InvalidInputError(f"{path} already exists; use `dpreg ledger show {path}`")
         total = PureDP(eps_total) if not delta_total else ApproxDP(eps_total, delta_total)
         if total.epsilon == 0:
             raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
-        Ledger(total, path).close()
+        led = Ledger(total, path, neighbouring=rel)
+        led.close()
     except DPRegError as exc:
         _fail(exc)
         return
-    console.print(f"created ledger {path} with total {total}"
+    console.print(f"created ledger {path} with total {total} for {rel} neighbours"
                   + (" -- NOT PRIVATE: an infinite total refuses no charge"
                      if total.is_infinite else ""), highlight=False)
 
@@ -616,25 +627,34 @@ def ledger_show(
     path: Annotated[Path, typer.Argument(help="Ledger file.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Show a ledger's total, spending and events."""
+    """Show a ledger's total, relation, spending and events (stated and charged budgets)."""
     try:
         led = _open_ledger(path)
+        info = led.as_dict()
         events = led.events()
-        spent, remaining, total = led.spent(), led.remaining(), led.total
         led.close()
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
-        _print_json({"total": total.as_dict(), "spent": spent.as_dict(),
-                     "remaining": remaining.as_dict(), "events": [e.as_dict() for e in events]})
+        _print_json(info)
         return
-    table = Table(title=f"ledger {path}: total {total}, spent {spent}, remaining {remaining}")
-    for col in ("id", "budget", "label"):
+    from dpreg.privacy import Budget
+
+    total, spent, remaining = (Budget.from_dict(info[k]) for k in ("total", "spent", "remaining"))
+    relation = info["neighbouring"] + (" (legacy file: no relation stored, treated as "
+                                       "replace-one)" if info["legacy_relation"] else "")
+    table = Table(title=f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
+                        f"remaining {remaining}")
+    for col in ("id", "charged", "stated (relation)", "label"):
         table.add_column(col)
     for e in events:
-        table.add_row(str(e.id), str(e.budget), e.label)
+        table.add_row(str(e.id), str(e.budget) + ("" if e.private else " NOT PRIVATE"),
+                      f"{e.stated} ({e.neighbouring})", e.label)
     console.print(table)
+    if not info["private"]:
+        console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
+                      "budget): its releases carry no privacy guarantee", highlight=False)
 
 
 # ------------------------------------------------------------------ demo, reproduce, audit

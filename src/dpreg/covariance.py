@@ -880,7 +880,7 @@ def release_sscp(
     sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
     gen = check_rng(rng)
     budget = ApproxDP(eps, dlt)
-    charge(ledger, budget, "SSCP release (Analyze Gauss)")
+    charge(ledger, budget, "SSCP release (Analyze Gauss)", rel)
     warn_if_not_private(eps, "the SSCP matrix")
 
     lo = np.array([b[0] for b in bnds])

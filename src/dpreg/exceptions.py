@@ -12,6 +12,7 @@ __all__ = [
     "DPRegError",
     "InvalidInputError",
     "BudgetExceededError",
+    "LedgerFileError",
     "MechanismFailure",
     "PrivacyLeakWarning",
     "WeakSeedWarning",
@@ -33,6 +34,12 @@ class InvalidInputError(DPRegError):
 
 class BudgetExceededError(DPRegError):
     """A charge would take a :class:`dpreg.Ledger` past its total; nothing was recorded."""
+
+
+class LedgerFileError(DPRegError):
+    """A ledger file cannot be used: it is a directory, corrupt, truncated, not an SQLite
+    database, an SQLite database that is not a dpreg ledger, read-only, or locked past the
+    timeout.  The message names the file; nothing was charged (the charge is rolled back)."""
 
 
 class MechanismFailure(DPRegError):

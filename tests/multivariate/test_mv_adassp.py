@@ -156,7 +156,7 @@ def test_bad_parameters_cost_nothing(kw, match):
 
 def test_ledger_accepts_the_zcdp_charge_within_epsilon():
     X = np.random.default_rng(5).uniform(-1, 1, size=(100, 2))
-    ledger = Ledger(ApproxDP(1.0, 1e-6))
+    ledger = Ledger(ApproxDP(1.0, 1e-6), neighbouring="add-remove")  # AdaSSP's default
     ad.adassp(X, X[:, 0], x_norm_bound=2, y_bound=1, epsilon=1.0, delta=1e-6, ledger=ledger,
               rng=0)
     assert ledger.spent().epsilon == pytest.approx(ad.adassp_guarantee(1.0, 1e-6)[1])

@@ -97,7 +97,7 @@ def test_composition_is_mu_and_converts_to_epsilon():
 def test_ledger_charged_gdp_before_noise():
     X = np.random.default_rng(1).uniform(-0.3, 0.3, size=(200, 3))
     y = X.sum(axis=1)
-    ledger = Ledger(ApproxDP(1.0, 1e-6))
+    ledger = Ledger(ApproxDP(1.0, 1e-6), neighbouring="add-remove")  # the default relation
     bst.boosted_adassp(X, y, epsilon=1.0, delta=1e-6, ledger=ledger, rng=0)
     assert len(ledger.events()) == 1
     assert ledger.spent().epsilon <= 1.0 * (1 + 1e-9)

@@ -388,7 +388,7 @@ def test_array_and_mapping_inputs():
     b = release_sscp({"m": arr[:, 0], "p": arr[:, 1]}, columns=["m", "p"],
                      bounds={"m": (0, 50), "p": (0, 100)}, epsilon=1.0, delta=1e-6, rng=3)
     np.testing.assert_array_equal(a.noisy_scaled, b.noisy_scaled)
-    ledger = Ledger(ApproxDP(1.0, 1e-6))
+    ledger = Ledger(ApproxDP(1.0, 1e-6), neighbouring="add-remove")  # the release's relation
     release_sscp(arr, columns=["m", "p"], bounds=[(0, 50), (0, 100)], epsilon=1.0,
                  delta=1e-6, ledger=ledger)
     assert len(ledger.events()) == 1

@@ -59,7 +59,7 @@ def test_add_remove_releases_a_noisy_count():
 @pytest.mark.parametrize("neighbouring,releases", [("replace-one", T), ("add-remove", T + 1)])
 def test_accounting(accounting, kind, neighbouring, releases):
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(50, 2))
-    ledger = Ledger(ApproxDP(EPS, DELTA))
+    ledger = Ledger(ApproxDP(EPS, DELTA), neighbouring=neighbouring)
     res = dp_gradient_descent(X, X[:, 0], epsilon=EPS, delta=DELTA, n_iter=T,
                               accounting=accounting, neighbouring=neighbouring, ledger=ledger,
                               rng=0)

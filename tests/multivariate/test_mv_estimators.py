@@ -205,7 +205,8 @@ def test_ledger_is_charged_once_and_statement_recorded(idx):
     est.fit(X, y)
     events = ledger.events()
     assert len(events) == 1
-    assert events[0].budget == est.privacy_.budget
+    assert events[0].stated == est.privacy_.budget
+    assert events[0].neighbouring is est.privacy_.neighbouring
     assert est.privacy_.seeded is True
     assert isinstance(est.privacy_.budget, (ApproxDP, ZCDP, GDP))
     assert est.results_.privacy is est.privacy_

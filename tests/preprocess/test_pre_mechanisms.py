@@ -73,8 +73,10 @@ def test_every_mechanism_charges_exactly_its_epsilon():
     propose_bounds(x, epsilon=1.0, ledger=L, rng=0)
     propose_row_norm_bound(np.c_[x, x], epsilon=0.75, ledger=L, rng=0)
     noisy_nvar(x, epsilon=0.5, x_bounds=(0, 1), ledger=L, rng=0)
-    assert [e.budget.epsilon for e in L.events()] == [0.5, 0.25, 1.0, 0.75, 0.5]
-    assert L.spent().epsilon == pytest.approx(3.0)
+    assert [e.stated.epsilon for e in L.events()] == [0.5, 0.25, 1.0, 0.75, 0.5]
+    # the count is add/remove: charged 2ε on this (replace-one) ledger; the rest hold under it
+    assert [e.budget.epsilon for e in L.events()] == [1.0, 0.25, 1.0, 0.75, 0.5]
+    assert L.spent().epsilon == pytest.approx(3.5)
 
 
 def test_refused_when_the_ledger_is_short_and_nothing_is_spent():

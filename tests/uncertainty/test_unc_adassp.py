@@ -38,7 +38,7 @@ def design(n=400, seed=0):
 def test_budget_and_implied_epsilon_are_unchanged():
     Z, y = design()
     common = dict(x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6, rng=0)
-    led_a, led_b = Ledger(ZCDP(1.0)), Ledger(ZCDP(1.0))
+    led_a, led_b = (Ledger(ZCDP(1.0), neighbouring="add-remove") for _ in range(2))
     plain = adassp(Z, y, ledger=led_a, **common)
     infer = adassp(Z, y, ledger=led_b, inference=True, count_index=0, **common)
     assert led_a.spent() == led_b.spent() == adassp_guarantee(1.0, 1e-6)[0]

@@ -315,7 +315,7 @@ def fit_auto(
 
         if not isinstance(ledger, Ledger):
             raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
-        if not ledger.can_spend(total):
+        if not ledger.can_spend(total, neighbouring=Neighbouring.REPLACE_ONE):
             from dpreg.exceptions import BudgetExceededError
 
             raise BudgetExceededError(

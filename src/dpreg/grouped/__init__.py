@@ -46,10 +46,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
-from dpreg.grouped._common import group_seed_sequence, make_spec
+from dpreg.grouped._common import GroupSpec, group_seed_sequence, make_spec
 from dpreg.grouped._keys import FROM_DATA, column_kind, keys_in_column, parse_key_lines
 from dpreg.privacy.notices import public_function
 
@@ -69,13 +70,66 @@ def parse_key_list(lines: Sequence[str], column: Any = None) -> list[Any]:
     return parse_key_lines(lines, "str" if kind == "any" else kind)
 
 
+def table_budget(ledger: Any, spec: GroupSpec) -> Any:
+    """What a per-group table charges ``ledger``: ONE group's release budget (parallel
+    composition over disjoint groups), in the definition a single fit of the method charges
+    (:func:`dpreg._dispatch.charged_budget`); None without a ledger.  Public inputs only."""
+    if ledger is None:
+        return None
+    from dpreg.privacy import Ledger
+
+    if not isinstance(ledger, Ledger):
+        raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+    from dpreg._dispatch import charged_budget
+    from dpreg.grouped._common import release_options
+
+    return charged_budget(spec.method, epsilon=spec.epsilon, delta=spec.delta,
+                          options=release_options(spec))
+
+
+def _preflight(spec: GroupSpec, counts: np.ndarray) -> None:
+    """Run the method once on PUBLIC dummy data of the smallest fitted group size (n is public
+    under replace-one; the result is discarded), so that an option value only the method checks
+    is rejected before the table is charged rather than after."""
+    import warnings
+
+    from dpreg.api import fit_arrays
+    from dpreg.grouped._common import release_options
+
+    sizes = [int(c) for c in counts if int(c) >= spec.min_rows]
+    if not sizes:
+        return
+    m = min(sizes)
+    g = np.random.default_rng(0)
+    xs = g.uniform(spec.x_bounds[0], spec.x_bounds[1], m)
+    ys = g.uniform(spec.y_bounds[0], spec.y_bounds[1], m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit_arrays(xs.reshape(-1, 1), ys, method=spec.method, epsilon=spec.epsilon,
+                   x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds, x_names=[spec.x],
+                   y_name=spec.y, delta=spec.delta, random_state=g, **release_options(spec))
+
+
+def charge_table(ledger: Any, spec: GroupSpec, budget: Any, counts: np.ndarray) -> None:
+    """Charge the table's budget once, before any group is released (all or nothing): a
+    :class:`~dpreg.exceptions.BudgetExceededError` here means nothing is released.  Stated
+    under replace-one neighbours with n public, as every per-group release is."""
+    if ledger is None:
+        return
+    from dpreg.privacy import Neighbouring, charge
+
+    _preflight(spec, counts)
+    charge(ledger, budget, f"fit_by_group {spec.method}: {len(spec.keys)} disjoint groups "
+           "(parallel composition)", Neighbouring.REPLACE_ONE)
+
+
 @public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
     bounds: Mapping[str, Any], delta: float | None = None,
     groups: Sequence[Any] | str | None = None,
     backend: str = "local", random_state: Any = None, progress: bool = False,
-    workers: int | None = None, spark: Any = None, **options: Any,
+    workers: int | None = None, spark: Any = None, ledger: Any = None, **options: Any,
 ) -> pd.DataFrame:
     """Fit ``y ~ x`` with ``method`` in every group; one output row per group key.
 
@@ -104,6 +158,12 @@ def fit_by_group(
     spark:
         A ``SparkSession`` for ``backend="spark"`` (default: the active session, or a new
         ``local[2]`` one).
+    ledger:
+        Optional :class:`~dpreg.Ledger`, charged ONCE for the whole table -- one group's
+        budget, by parallel composition over disjoint groups, in the definition a single fit of
+        ``method`` charges, stated under replace-one neighbours -- after validation and before
+        any group is released.  If it does not fit, :class:`~dpreg.BudgetExceededError` is
+        raised and nothing is released.  The per-group fits charge nothing.
 
     Returns a DataFrame with columns ``group`` (the key), ``n``, ``intercept``, ``slope``,
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method
@@ -115,11 +175,20 @@ def fit_by_group(
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)
+    if ledger is not None:
+        from dpreg.privacy import Ledger
+
+        if not isinstance(ledger, Ledger):
+            raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
     if backend == "spark":
         from dpreg.grouped.spark import fit_spark
 
+        def before_release(spec: GroupSpec, counts: np.ndarray) -> None:
+            charge_table(ledger, spec, table_budget(ledger, spec), counts)
+
         return fit_spark(df, by, x, y, method=method, epsilon=epsilon, bounds=bounds, delta=delta,
-                         groups=groups, random_state=random_state, spark=spark, options=options)
+                         groups=groups, random_state=random_state, spark=spark, options=options,
+                         before_release=before_release)
     if not isinstance(df, pd.DataFrame):
         raise InvalidInputError(f"df must be a pandas DataFrame; got {type(df).__name__}")
     spec = make_spec(df.columns, lambda: keys_in_column(df[by]), by, x, y,
@@ -132,6 +201,8 @@ def fit_by_group(
 
     # rows -> keys by the canonical-key rule; x and y read (and validated) in declared groups only
     part = partition_frame(df, spec)
+    # one charge for the whole table, after every check and before any group is released
+    charge_table(ledger, spec, table_budget(ledger, spec), part.counts)
     if backend == "reference":
         return fit_reference(df, spec, progress=progress, part=part)
     if not local.supported(spec):

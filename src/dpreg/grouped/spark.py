@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -224,8 +224,12 @@ def _positions(spec: GroupSpec, values: Any) -> list[int]:
 
 def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
               bounds: Mapping[str, Any], delta: float | None, groups: Sequence[Any] | None,
-              random_state: Any, spark: Any, options: dict[str, Any]) -> pd.DataFrame:
-    """``fit_by_group(..., backend="spark")`` (see the module doc)."""
+              random_state: Any, spark: Any, options: dict[str, Any],
+              before_release: Callable[[GroupSpec, np.ndarray], None] | None = None
+              ) -> pd.DataFrame:
+    """``fit_by_group(..., backend="spark")`` (see the module doc).  ``before_release(spec,
+    counts)`` runs after validation and before any group is released (the front end charges
+    the ledger there)."""
     from dpreg.grouped import local
 
     session = spark_session(spark)
@@ -268,6 +272,8 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
     counts = np.zeros(len(spec.keys), dtype=np.int64)
     for p, n in zip(pos, stats["n"]):
         counts[p] = int(n)
+    if before_release is not None:
+        before_release(spec, counts)
     part = Partition(np.zeros(0), np.zeros(0),
                      np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
     out = local._Frame(spec, part)

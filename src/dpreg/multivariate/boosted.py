@@ -20,7 +20,7 @@ diagonal as printed in Alg. 1 (λ̂ can be negative; a pseudo-inverse is then us
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,7 +57,7 @@ from dpreg.privacy.budgets import GDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["boosted_adassp", "boosted_split"]
+__all__ = ["boosted_adassp", "boosted_split", "boosted_budget"]
 
 SOURCE = "Tang, Aydore, Kearns, Rho, Roth, Wang, Wu, Zhang 2023 (BoostedAdaSSP, Alg. 1)"
 
@@ -83,6 +83,31 @@ def boosted_split(split: Any, n_rounds: int) -> tuple[float, float, float]:
             f"split must be three finite positive numbers (a, b, c); got {fmt(split)}"
         )
     return parts  # type: ignore[return-value]
+
+
+class BoostedBudget(NamedTuple):
+    """The budget parts of one BoostedAdaSSP run (:func:`boosted_budget`)."""
+
+    mu: GDP  # the whole: the largest μ-GDP implying (ε, δ)-DP
+    mu1: GDP  # XᵀX
+    mu2: GDP  # all T rounds of Xᵀg
+    mu_round: GDP  # one round of Xᵀg
+    mu3: GDP  # λ_min
+    charged: GDP  # μ₁, μ₃ and T rounds composed (rounded up; never above mu)
+
+
+def boosted_budget(epsilon: float, delta: float, ratio: tuple[float, float, float],
+                   n_rounds: int) -> BoostedBudget:
+    """The budget split of a BoostedAdaSSP run at (ε, δ): the largest μ-GDP implying (ε, δ)-DP
+    split as μ₁² : μ₂² : μ₃² = a² : b² : c² (``ratio``, see :func:`boosted_split`), μ₂ split
+    evenly over the T rounds; the charge composes the parts.  A pure function of public
+    inputs (the ledger charge of per-group tables uses it too)."""
+    mu = GDP.from_approx(epsilon, delta)
+    a, b, c = ratio
+    mu1, mu2, mu3 = mu.split([a * a, b * b, c * c])
+    mu_round = mu2.split([1.0] * n_rounds)[0] if n_rounds > 1 else mu2
+    return BoostedBudget(mu, mu1, mu2, mu_round, mu3,
+                         compose([mu1, mu3] + [mu_round] * n_rounds))
 
 
 def boosted_adassp(
@@ -152,11 +177,8 @@ def boosted_adassp(
     labels = column_names(X, d, names)
     gen = check_rng(rng)
 
-    mu = GDP.from_approx(eps, dlt)
-    mu1, mu2, mu3 = mu.split([a * a, b * b, c * c])
-    mu_round = mu2.split([1.0] * T)[0] if T > 1 else mu2
-    budget = compose([mu1, mu3] + [mu_round] * T)
-    charge(ledger, budget, "BoostedAdaSSP")
+    mu, mu1, mu2, mu_round, mu3, budget = boosted_budget(eps, dlt, (a, b, c), T)
+    charge(ledger, budget, "BoostedAdaSSP", rel)
     warn_if_not_private(eps, "BoostedAdaSSP")
 
     d_xx = gram_sensitivity(bnd, rel)

@@ -45,10 +45,23 @@ from dpreg.privacy.budgets import GDP, ZCDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["dp_gradient_descent"]
+__all__ = ["dp_gradient_descent", "dpgd_budget"]
 
 SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Abadi et al. 2016 "
           "per-example clipping)")
+
+
+def dpgd_budget(epsilon: float, delta: float, n_iter: int, accounting: str,
+                neighbouring: Neighbouring) -> tuple[int, GDP | ZCDP, GDP | ZCDP]:
+    """(number of Gaussian releases, budget of each, composed budget charged) of a clipped
+    DP-GD run at (ε, δ): T noisy gradient sums, plus a noisy count under add/remove (n is
+    private); the largest μ-GDP (or ρ-zCDP) implying (ε, δ)-DP split evenly.  A pure function
+    of public inputs (the ledger charge of per-group tables uses it too)."""
+    n_releases = n_iter + (1 if neighbouring is Neighbouring.ADD_REMOVE else 0)
+    whole: GDP | ZCDP = (GDP.from_approx(epsilon, delta) if accounting == "gdp"
+                         else ZCDP.from_approx(epsilon, delta))
+    per_round = whole.split([1.0] * n_releases)[0] if n_releases > 1 else whole
+    return n_releases, per_round, compose([per_round] * n_releases)
 
 
 def dp_gradient_descent(
@@ -110,11 +123,8 @@ def dp_gradient_descent(
     sens = l2_clipped_sum_sensitivity(cg, rel)
     gen = check_rng(rng)
 
-    n_releases = T + (1 if rel is Neighbouring.ADD_REMOVE else 0)
-    whole: GDP | ZCDP = GDP.from_approx(eps, dlt) if acct == "gdp" else ZCDP.from_approx(eps, dlt)
-    per_round = whole.split([1.0] * n_releases)[0] if n_releases > 1 else whole
-    budget = compose([per_round] * n_releases)
-    charge(ledger, budget, "DP gradient descent")
+    n_releases, per_round, budget = dpgd_budget(eps, dlt, T, acct, rel)
+    charge(ledger, budget, "DP gradient descent", rel)
     warn_if_not_private(eps, "DP gradient descent")
 
     sd = gaussian_sigma(sens, per_round)

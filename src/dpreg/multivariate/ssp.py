@@ -212,7 +212,7 @@ def adassp(
             )
     gen = check_rng(rng)
     budget, implied = adassp_guarantee(eps, dlt)
-    charge(ledger, budget, "AdaSSP")
+    charge(ledger, budget, "AdaSSP", rel)
     warn_if_not_private(eps, "AdaSSP")
 
     Xc = clip_rows(Xa, bnd)

@@ -256,7 +256,7 @@ def tukey_em(
     labels = column_names(X, d, names)
     gen = check_rng(rng)
     budget = ApproxDP(eps, dlt)
-    charge(ledger, budget, "TukeyEM")
+    charge(ledger, budget, "TukeyEM", Neighbouring.REPLACE_ONE)
     warn_if_not_private(eps, "TukeyEM")
 
     b = n // m

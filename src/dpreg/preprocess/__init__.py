@@ -41,7 +41,14 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import exp_quantile, laplace
-from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge, check_neighbouring
+from dpreg.privacy import (
+    BOTH_RELATIONS,
+    Neighbouring,
+    PrivacyStatement,
+    PureDP,
+    charge,
+    check_neighbouring,
+)
 
 __all__ = [
     "PrivateValue",
@@ -136,7 +143,7 @@ def noisy_count(data: Any, *, epsilon: float, rng: Any = None, ledger: Any = Non
                                     f"{describe_data(data)}") from None
     eps = check_epsilon(epsilon)
     gen = check_rng(rng)
-    charge(ledger, PureDP(eps), label)
+    charge(ledger, PureDP(eps), label, Neighbouring.ADD_REMOVE)
     noisy = float(laplace(float(n), sensitivity=1.0, epsilon=eps, rng=gen))
     value = float(max(0, round(noisy)))
     return PrivateValue(value, _statement(eps, Neighbouring.ADD_REMOVE, "Laplace count",
@@ -173,7 +180,7 @@ def dp_quantile(z: Any, *, q: float, epsilon: float, coarse_range: Any = DEFAULT
     lo, hi = check_bounds(coarse_range, "coarse_range")
     s = _check_scale(scale)
     gen = check_rng(rng)
-    charge(ledger, PureDP(eps), label)
+    charge(ledger, PureDP(eps), label, BOTH_RELATIONS)
     u = np.arcsinh(np.clip(arr, lo, hi) / s)
     ulo, uhi = math.asinh(lo / s), math.asinh(hi / s)
     r = float(exp_quantile(u, q=qq, epsilon=eps, lo=ulo, hi=uhi, rng=gen))  # inf: exact + warning
@@ -209,7 +216,7 @@ def propose_bounds(z: Any, *, epsilon: float, quantiles: tuple[float, float] = B
     lo, hi = check_bounds(coarse_range, "coarse_range")
     s = _check_scale(scale)
     gen = check_rng(rng)
-    charge(ledger, PureDP(eps), label)
+    charge(ledger, PureDP(eps), label, BOTH_RELATIONS)
     half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps)] * 2
     a = dp_quantile(arr, q=qa, epsilon=half[0].epsilon, coarse_range=(lo, hi), scale=s, rng=gen).value
     b = dp_quantile(arr, q=qb, epsilon=half[1].epsilon, coarse_range=(lo, hi), scale=s, rng=gen).value
@@ -283,7 +290,7 @@ def noisy_nvar(x: Any, *, epsilon: float, x_bounds: tuple[float, float],
     rel = check_neighbouring(neighbouring)
     gen = check_rng(rng)
     sens = nvar_sensitivity_for(xb, arr.size, rel)
-    charge(ledger, PureDP(eps), label)
+    charge(ledger, PureDP(eps), label, rel)
     c = np.clip(arr, *xb)
     stat = float(np.sum((c - c.mean()) ** 2))
     value = float(laplace(stat, sensitivity=sens, epsilon=eps, rng=gen))
@@ -324,7 +331,7 @@ def noisy_boundary_count(X: Any, *, bounds: Any, epsilon: float, rng: Any = None
     count = boundary_count(arr, bounds)  # validates the bounds before any charge
     eps = check_epsilon(epsilon)
     gen = check_rng(rng)
-    charge(ledger, PureDP(eps), label)
+    charge(ledger, PureDP(eps), label, BOTH_RELATIONS)
     value = float(laplace(float(count), sensitivity=1.0, epsilon=eps, rng=gen))
     return PrivateValue(value, _statement(eps, Neighbouring.REPLACE_ONE, "Laplace boundary count",
                                           "Dwork et al. 2006", rng, sensitivity=1.0,

@@ -14,8 +14,9 @@ from dpreg.privacy.budgets import (
     zcdp_epsilon,
     zcdp_rho_for_approx,
 )
-from dpreg.privacy.ledger import Ledger, PrivacyEvent, charge
+from dpreg.privacy.ledger import BOTH_RELATIONS, Ledger, PrivacyEvent, charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
+from dpreg.privacy.relations import add_remove_to_replace_one, convert_relation
 
 __all__ = [
     "Budget",
@@ -33,7 +34,10 @@ __all__ = [
     "Ledger",
     "PrivacyEvent",
     "charge",
+    "BOTH_RELATIONS",
     "Neighbouring",
     "PrivacyStatement",
     "check_neighbouring",
+    "convert_relation",
+    "add_remove_to_replace_one",
 ]

@@ -26,29 +26,60 @@ recorded.  Sums are exact (``Fraction`` arithmetic on the binary values of the f
 tolerance is a relative ``slack`` (default 1e-10) that absorbs the representation error of
 decimal inputs (ten charges of ``0.1`` sum to 1.0000000000000000555 in binary).
 
-Durability
-----------
+Neighbouring relations
+----------------------
+Budgets only add up when they are stated for the same pairs of datasets.  A ledger accounts
+*one* relation (``neighbouring=``, default replace-one; stored in the file).  A charge stated
+under add/remove on a replace-one ledger is converted by group privacy with k = 2
+(:func:`~dpreg.privacy.relations.convert_relation`: ε ×2, δ ×(1 + e^ε), ρ ×4, μ ×2); a charge
+stated under replace-one on an add/remove ledger is refused (n is public under replace-one, so no
+add/remove guarantee follows).  Every event records the relation and budget the release stated
+and the budget actually charged.
+
+Durability and interrupts
+-------------------------
 With ``path``, events live in a SQLite database in WAL mode with ``synchronous=FULL``: a charge
 is committed (and fsync'ed) before :meth:`Ledger.spend` returns, so a crash after a result was
-handed back can never forget that charge.  Charges are serialised with ``BEGIN IMMEDIATE`` and
-the ledger catches up on events written by other processes before deciding, so several
-processes may share one ledger file.
+handed back can never forget that charge.  Charges are serialised with ``BEGIN IMMEDIATE``;
+inside that write transaction the ledger re-reads *every* committed event and decides on that
+sum, never on state cached in the process, so several processes may share one file and a failed
+or interrupted attempt cannot make a ledger object blind to other charges.  The transaction is
+rolled back in a ``finally`` block, and a Ctrl-C (``KeyboardInterrupt``) that arrives while the
+main thread is inside the transaction is deferred: raised before the COMMIT (nothing is
+charged) or, if it arrives during the COMMIT, right after it (the charge stands).  An interrupt
+never leaves the connection in a transaction or the file locked.  Opening an
+existing ledger and reading it (``spent``, ``events``, ``dpreg ledger show``) take no write lock.
+A file that cannot be used (a directory, corrupt, truncated, not an SQLite database, an SQLite
+database that is not a dpreg ledger, read-only, locked past the timeout) raises
+:class:`~dpreg.exceptions.LedgerFileError` naming the file; nothing is charged.
+
+Sharing
+-------
+``copy.copy``/``copy.deepcopy`` (and so scikit-learn's ``clone``) return the ledger itself:
+every clone of an estimator charges the same ledger.  Pickling a file ledger sends its path,
+total and relation; unpickling reopens the same file (the file is the shared state), so
+process-parallel model selection (``n_jobs=2``) charges every fit to it.  An in-memory ledger
+cannot be pickled (a copy in another process would not see this process's charges).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import signal
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from dpreg._version import __version__
-from dpreg.exceptions import BudgetExceededError, InvalidInputError
+from dpreg.exceptions import BudgetExceededError, InvalidInputError, LedgerFileError
 from dpreg.privacy.budgets import (
     GDP,
     ZCDP,
@@ -63,24 +94,72 @@ from dpreg.privacy.budgets import (
     gdp_epsilon,
     zcdp_epsilon,
 )
+from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
+from dpreg.privacy.relations import convert_relation
 
-__all__ = ["Ledger", "PrivacyEvent"]
+__all__ = ["Ledger", "PrivacyEvent", "charge", "NOT_PRIVATE", "BOTH_RELATIONS"]
 
 _DEFAULT_SLACK = 1e-10
+#: seconds a charge waits for another process's write lock before giving up
+_LOCK_TIMEOUT = 60.0
+#: the text every output of a non-private ledger or event carries
+NOT_PRIVATE = "NOT PRIVATE (infinite budget)"
+#: pass to :func:`charge` for a release whose guarantee holds under both relations (e.g. a
+#: quantile by the exponential mechanism, a count of rows at the bounds)
+BOTH_RELATIONS = (Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE)
 
 
 @dataclass(frozen=True)
 class PrivacyEvent:
-    """One recorded charge."""
+    """One recorded charge.
+
+    ``budget`` is what was charged to the ledger (in the ledger's relation); ``stated`` and
+    ``neighbouring`` are the budget and relation the release stated (``stated`` equals
+    ``budget`` unless the relation was converted).
+    """
 
     id: int
     budget: Budget
     label: str
     timestamp: float
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+    stated: Budget | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.stated is None:
+            object.__setattr__(self, "stated", self.budget)
+
+    @property
+    def private(self) -> bool:
+        """False for an infinite charge (a non-private release)."""
+        return not (self.budget.is_infinite or as_budget(self.stated).is_infinite)
+
+    @property
+    def converted(self) -> bool:
+        """True when the charge differs from the stated budget (relation conversion)."""
+        return self.stated != self.budget
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "budget": self.budget.as_dict(), "label": self.label,
-                "timestamp": self.timestamp}
+        stated = as_budget(self.stated)
+        out: dict[str, Any] = {
+            "id": self.id, "budget": self.budget.as_dict(), "label": self.label,
+            "timestamp": self.timestamp, "neighbouring": self.neighbouring.value,
+            "stated_budget": stated.as_dict(), "converted": self.converted,
+            "private": self.private,
+        }
+        if not self.private:
+            out["note"] = NOT_PRIVATE
+        return out
+
+    def __str__(self) -> str:
+        text = f"#{self.id} {self.budget}"
+        if self.converted:
+            text += f" (stated {self.stated} under {self.neighbouring} neighbours)"
+        if self.label:
+            text += f" [{self.label}]"
+        if not self.private:
+            text += f" -- {NOT_PRIVATE}"
+        return text
 
 
 class _Totals:
@@ -132,6 +211,63 @@ def _concentrated_epsilon(rho: Fraction, mu2: Fraction, delta: float) -> float:
     return zcdp_epsilon(_round_up(rho + mu2 / 2), delta)
 
 
+class _Interrupts:
+    """SIGINTs held by :func:`_sigint_deferred` (``pending`` > 0 once one arrived)."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self) -> None:
+        self.pending = 0
+
+    def check(self) -> None:
+        """Raise the held ``KeyboardInterrupt`` now (e.g. before a COMMIT, so that a Ctrl-C
+        during the wait for the lock charges nothing)."""
+        if self.pending:
+            self.pending = 0
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[_Interrupts]:
+    """Hold a Ctrl-C (SIGINT) that arrives inside the block; it is raised as
+    ``KeyboardInterrupt`` by :meth:`_Interrupts.check` or when the block is done (committed or
+    rolled back).
+
+    Only the main thread receives SIGINT, and only while Python's default handler is installed
+    is it a ``KeyboardInterrupt``; elsewhere (other threads, a custom handler) the block runs as
+    is and the ``finally`` rollback of :meth:`Ledger.spend` is the guard.  Deferring costs no
+    responsiveness: SQLite's wait for another process's lock does not return to Python until it
+    ends, so a Ctrl-C during that wait was never acted on earlier.
+    """
+    held = _Interrupts()
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield held
+        return
+
+    def hold(signum: int, frame: Any) -> None:
+        held.pending += 1
+
+    try:
+        previous = signal.signal(signal.SIGINT, hold)
+    except ValueError:  # not the main interpreter
+        yield held
+        return
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        held.check()
+
+
+_EVENTS_DDL = ("CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+               "ts REAL NOT NULL, budget TEXT NOT NULL, label TEXT NOT NULL, "
+               "neighbouring TEXT, stated TEXT)")
+_META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_BASE_EVENT_COLUMNS = {"id", "ts", "budget", "label"}
+_RELATION_COLUMNS = {"neighbouring", "stated"}
+
+
 class Ledger:
     """Records privacy events against a total budget; refuses charges that would exceed it.
 
@@ -143,93 +279,286 @@ class Ledger:
         then used.
     path:
         Optional SQLite file.  Charges are durable before :meth:`spend` returns.  Reopening a
-        file with a different total raises :class:`InvalidInputError`.
+        file with a different total or relation raises :class:`InvalidInputError`; a file that
+        cannot be used raises :class:`~dpreg.exceptions.LedgerFileError`.
+    neighbouring:
+        The relation the ledger accounts (``"replace-one"`` or ``"add-remove"``).  ``None``
+        (default): replace-one for a new ledger, the stored relation when reopening a file (a
+        file written before ledgers stored their relation is replace-one; :attr:`legacy`).
     slack:
         Relative tolerance for floating-point representation error (default 1e-10).
 
-    ``spend`` is atomic, all-or-nothing and thread-safe.
+    ``spend`` is atomic, all-or-nothing, thread-safe and interrupt-safe.
     """
 
     def __init__(self, total: Budget | None, path: str | Path | None = None, *,
+                 neighbouring: Neighbouring | str | None = None,
                  slack: float = _DEFAULT_SLACK) -> None:
         if not (isinstance(slack, (int, float)) and 0 <= slack < 1e-3):
             raise InvalidInputError(f"slack must be a number in [0, 1e-3); got {slack!r}")
         self._slack = float(slack)
         self._lock = threading.Lock()
-        self._totals = _Totals()
-        self._events: list[PrivacyEvent] = []
-        self._last_id = 0
+        #: (totals, events) of the committed charges last read; assigned in one step
+        self._state: tuple[_Totals, list[PrivacyEvent]] = (_Totals(), [])
         self._path = None if path is None else Path(path)
         self._conn: sqlite3.Connection | None = None
+        self._legacy = False
+        self._pid = os.getpid()
+        rel = None if neighbouring is None else check_neighbouring(neighbouring)
         if self._path is None:
             if total is None:
                 raise InvalidInputError("total must be a budget (PureDP, ApproxDP, ZCDP or GDP); "
                                         "got None (None is only allowed with an existing path)")
             self._total = as_budget(total, "total")
+            self._relation = rel or Neighbouring.REPLACE_ONE
         else:
-            self._total = self._open(total)
+            self._total, self._relation = self._open(total, rel)
 
     # ------------------------------------------------------------------ persistence
-    def _open(self, total: Budget | None) -> Budget:
+    def _file_error(self, exc: BaseException, doing: str, charged: str = "nothing was charged"
+                    ) -> LedgerFileError:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        low = msg.lower()
+        if "readonly" in low or "read-only" in low or isinstance(exc, PermissionError):
+            why = "the file (or its folder) is read-only"
+        elif "locked" in low or "busy" in low:
+            why = f"another process held its write lock for more than {_LOCK_TIMEOUT:g} s"
+        elif "not a database" in low or "malformed" in low or "corrupt" in low:
+            why = "the file is corrupt, truncated or not an SQLite database"
+        elif "unable to open" in low:
+            why = "the file cannot be opened"
+        else:
+            why = "the database reported an error"
+        return LedgerFileError(f"ledger {self._path}: cannot {doing}: {why} ({msg}); {charged}")
+
+    def _not_a_ledger(self, why: str) -> LedgerFileError:
+        return LedgerFileError(f"ledger {self._path} is not a dpreg ledger ({why}); nothing was "
+                               "charged")
+
+    def _open(self, total: Budget | None, rel: Neighbouring | None) -> tuple[Budget, Neighbouring]:
         assert self._path is not None
-        exists = self._path.exists() and self._path.stat().st_size > 0
+        path = self._path
+        try:
+            if path.is_dir():
+                raise LedgerFileError(f"ledger {path} is a directory, not a ledger file; nothing "
+                                      "was charged")
+            exists = path.exists() and path.stat().st_size > 0
+        except OSError as exc:
+            raise self._file_error(exc, "open it") from None
         if not exists and total is None:
             raise InvalidInputError(
-                f"total must be given when creating a new ledger file; {self._path} does not exist"
+                f"total must be given when creating a new ledger file; {path} does not exist"
             )
-        conn = sqlite3.connect(str(self._path), timeout=60.0, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-            "ts REAL NOT NULL, budget TEXT NOT NULL, label TEXT NOT NULL)"
-        )
-        conn.execute("BEGIN IMMEDIATE")
+        if total is not None:
+            total = as_budget(total, "total")
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key='total'").fetchone()
-            if row is None:
-                if total is None:
-                    raise InvalidInputError(f"{self._path} is not a dpreg ledger (no total stored)")
-                stored = as_budget(total, "total")
-                conn.execute("INSERT INTO meta VALUES ('total', ?)", (json.dumps(stored.as_dict()),))
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('created_by', ?)",
-                             (f"dpreg {__version__}",))
-            else:
-                stored = Budget.from_dict(json.loads(row[0]))
-                if total is not None and as_budget(total, "total") != stored:
-                    raise InvalidInputError(
-                        f"total must match the ledger stored in {self._path}: it holds {stored!r}; "
-                        f"got {total!r}"
-                    )
-            conn.execute("COMMIT")
+            conn = sqlite3.connect(str(path), timeout=_LOCK_TIMEOUT, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._file_error(exc, "open it") from None
+        try:
+            tables = self._tables(conn)
+            if not exists or not (tables - {"sqlite_sequence"}) or (
+                    {"meta", "events"} <= tables and not self._has_total(conn)):
+                self._create(conn, total, rel)
+            stored, stored_rel = self._read_meta(conn, total, rel)
+            conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._file_error(exc, "open it") from None
         except BaseException:
-            conn.execute("ROLLBACK")
             conn.close()
             raise
         self._conn = conn
-        self._total = stored
-        self._catch_up()
-        return stored
+        self._total, self._relation = stored, stored_rel
+        try:
+            self._refresh()
+        except BaseException:
+            self._conn = None
+            conn.close()
+            raise
+        return stored, stored_rel
 
-    def _catch_up(self) -> None:
-        """Fold in events written (by this or another process) since the last read."""
+    @staticmethod
+    def _tables(conn: sqlite3.Connection) -> set[str]:
+        return {str(r[0]) for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'").fetchall()}
+
+    @staticmethod
+    def _has_total(conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM meta WHERE key='total'").fetchone() is not None
+
+    def _create(self, conn: sqlite3.Connection, total: Budget | None,
+                rel: Neighbouring | None) -> None:
+        """Write the schema, total and relation of a new ledger (one write transaction; another
+        process creating the same file at the same time finds it complete and compares)."""
+        if total is None:
+            raise self._not_a_ledger("no total stored")
+        if not (self._tables(conn) - {"sqlite_sequence"}):
+            conn.execute("PRAGMA journal_mode=WAL")  # only on an empty file: never convert others
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            tables = self._tables(conn)
+            foreign = tables - {"meta", "events", "sqlite_sequence"}
+            if foreign:
+                raise self._not_a_ledger(f"it holds the tables {sorted(foreign)}")
+            conn.execute(_META_DDL)
+            conn.execute(_EVENTS_DDL)
+            if not self._has_total(conn):
+                if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
+                    raise self._not_a_ledger("events without a total")
+                conn.execute("INSERT INTO meta VALUES ('total', ?)", (json.dumps(total.as_dict()),))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('neighbouring', ?)",
+                             ((rel or Neighbouring.REPLACE_ONE).value,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('created_by', ?)",
+                             (f"dpreg {__version__}",))
+            conn.execute("COMMIT")
+        finally:
+            self._rollback(conn)
+
+    def _read_meta(self, conn: sqlite3.Connection, total: Budget | None,
+                   rel: Neighbouring | None) -> tuple[Budget, Neighbouring]:
+        tables = self._tables(conn)
+        if not {"meta", "events"} <= tables:
+            raise self._not_a_ledger("an SQLite database without dpreg's meta and events tables")
+        cols = self._event_columns(conn)
+        if not _BASE_EVENT_COLUMNS <= cols:
+            raise self._not_a_ledger(f"its events table lacks {sorted(_BASE_EVENT_COLUMNS - cols)}")
+        meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta").fetchall()}
+        if "total" not in meta:
+            raise self._not_a_ledger("no total stored")
+        try:
+            stored = Budget.from_dict(json.loads(meta["total"]))
+        except (ValueError, TypeError, AttributeError):
+            raise self._not_a_ledger("its stored total cannot be read") from None
+        if total is not None and total != stored:
+            raise InvalidInputError(
+                f"total must match the ledger stored in {self._path}: it holds {stored!r}; "
+                f"got {total!r}"
+            )
+        self._legacy = "neighbouring" not in meta
+        if self._legacy:
+            stored_rel = Neighbouring.REPLACE_ONE
+        else:
+            try:
+                stored_rel = check_neighbouring(meta["neighbouring"])
+            except InvalidInputError:
+                raise self._not_a_ledger("its stored neighbouring relation cannot be read") from None
+        if rel is not None and rel is not stored_rel:
+            raise InvalidInputError(
+                f"neighbouring must match the ledger stored in {self._path}: it accounts "
+                f"{stored_rel} neighbours{' (legacy file: no relation stored)' if self._legacy else ''}"
+                f"; got {rel.value!r}")
+        return stored, stored_rel
+
+    @staticmethod
+    def _event_columns(conn: sqlite3.Connection) -> set[str]:
+        return {str(r[1]) for r in conn.execute("PRAGMA table_info(events)").fetchall()}
+
+    def _read_events(self, after: int = 0) -> list[PrivacyEvent]:
+        """The committed events with id > ``after``, parsed (raises sqlite3.Error or
+        LedgerFileError)."""
+        conn = self._conn
+        assert conn is not None
+        has_rel = _RELATION_COLUMNS <= self._event_columns(conn)
+        extra = ", neighbouring, stated" if has_rel else ", NULL, NULL"
+        rows = conn.execute(f"SELECT id, ts, budget, label{extra} FROM events WHERE id > ? "
+                            "ORDER BY id", (after,)).fetchall()
+        events = []
+        for eid, ts, budget_json, label, rel_text, stated_json in rows:
+            try:
+                budget = Budget.from_dict(json.loads(budget_json))
+                rel = self._relation if rel_text is None else check_neighbouring(rel_text)
+                stated = budget if stated_json is None else Budget.from_dict(json.loads(stated_json))
+                events.append(PrivacyEvent(int(eid), budget, str(label), float(ts), rel, stated))
+            except (ValueError, TypeError, AttributeError):
+                raise LedgerFileError(f"ledger {self._path} is corrupt: event {eid!r} cannot be "
+                                      "read; nothing was charged") from None
+        return events
+
+    def _cache_holds(self, events: list[PrivacyEvent]) -> bool:
+        """Whether ``events`` (read earlier) are exactly the committed rows up to the last one:
+        same count and the same last row.  Ids grow in commit order (AUTOINCREMENT under one
+        write lock), so the rows still to read are those with a larger id."""
+        assert self._conn is not None
+        last = events[-1]
+        row = self._conn.execute(
+            "SELECT count(*), (SELECT ts FROM events WHERE id = ?), "
+            "(SELECT budget FROM events WHERE id = ?) FROM events WHERE id <= ?",
+            (last.id, last.id, last.id)).fetchone()
+        try:
+            return (int(row[0]) == len(events) and row[1] == last.timestamp
+                    and json.loads(row[2]) == last.budget.as_dict())
+        except (TypeError, ValueError):
+            return False
+
+    def _sync(self) -> tuple[_Totals, list[PrivacyEvent]]:
+        """Bring the state up to what is committed in the file: check the rows read before
+        against the table and read every newer one (everything again if the check fails).  The
+        state only ever holds rows read from the table or committed by :meth:`spend`, so a
+        failed or interrupted attempt never enters it."""
+        totals, events = self._state
+        if events and not self._cache_holds(events):
+            totals, events = _Totals(), []
+        new = self._read_events(events[-1].id if events else 0)
+        if new:
+            totals = totals.copy()
+            for e in new:
+                totals.add(e.budget)
+            events = [*events, *new]
+        state = (totals, events)
+        self._state = state
+        return state
+
+    def _refresh(self) -> tuple[_Totals, list[PrivacyEvent]]:
+        """Re-read the committed events of a file ledger (no-op in memory or when closed)."""
         if self._conn is None:
-            return
-        rows = self._conn.execute(
-            "SELECT id, ts, budget, label FROM events WHERE id > ? ORDER BY id", (self._last_id,)
-        ).fetchall()
-        for eid, ts, budget_json, label in rows:
-            budget = Budget.from_dict(json.loads(budget_json))
-            self._totals.add(budget)
-            self._events.append(PrivacyEvent(int(eid), budget, label, float(ts)))
-            self._last_id = int(eid)
+            return self._state
+        self._rollback(self._conn)  # a transaction left by an interrupted call
+        try:
+            return self._sync()
+        except sqlite3.Error as exc:
+            raise self._file_error(exc, "read it", "nothing was charged by this read") from None
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection | None) -> None:
+        """End any open transaction of ``conn`` (also when interrupted while doing so)."""
+        pending: BaseException | None = None
+        for _ in range(100):
+            try:
+                if conn is None or not conn.in_transaction:
+                    break
+                conn.execute("ROLLBACK")
+            except KeyboardInterrupt as exc:  # finish the rollback first, then re-raise
+                pending = exc
+            except sqlite3.Error:
+                break
+        if pending is not None:
+            raise pending
+
+    def _held(self) -> threading.Lock:
+        """The object's lock -- after a ``fork`` a fresh lock and a fresh connection to the same
+        file first (SQLite connections must not cross a fork; another thread may have held the
+        lock at the fork)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._lock = threading.Lock()
+            if self._conn is not None:  # the inherited connection is left alone, not closed
+                try:
+                    conn = sqlite3.connect(str(self._path), timeout=_LOCK_TIMEOUT,
+                                           isolation_level=None, check_same_thread=False)
+                    conn.execute("PRAGMA synchronous=FULL")
+                except sqlite3.Error as exc:
+                    self._conn = None
+                    raise self._file_error(exc, "reopen it after a fork") from None
+                self._conn = conn
+        return self._lock
 
     def close(self) -> None:
         """Close the database connection (in-memory ledgers: no-op)."""
-        with self._lock:
+        with self._held():
             if self._conn is not None:
+                self._rollback(self._conn)
                 self._conn.close()
                 self._conn = None
 
@@ -239,6 +568,23 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ sharing
+    def __copy__(self) -> Ledger:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Ledger:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._path is None:
+            raise InvalidInputError(
+                "an in-memory Ledger cannot be pickled: a copy in another process would not see "
+                "the charges made here (and this one would not see its charges), so the total "
+                "could be exceeded; share a file ledger instead, Ledger(total, path), which every "
+                "process reopens (e.g. for n_jobs > 1 in scikit-learn model selection)")
+        return (_reopen, (str(self._path.resolve()), self._total.as_dict(), self._relation.value,
+                          self._slack))
+
     # ------------------------------------------------------------------ accounting
     @property
     def total(self) -> Budget:
@@ -247,6 +593,28 @@ class Ledger:
     @property
     def path(self) -> Path | None:
         return self._path
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The relation this ledger accounts; charges under the other one are converted (from
+        add/remove) or refused (from replace-one)."""
+        return self._relation
+
+    @property
+    def legacy(self) -> bool:
+        """True for a file written before ledgers stored their relation (treated as
+        replace-one)."""
+        return self._legacy
+
+    @property
+    def private(self) -> bool:
+        """False when the total or any recorded charge is infinite (NOT PRIVATE)."""
+        with self._held():
+            try:
+                totals, _ = self._refresh()
+            except LedgerFileError:
+                totals, _ = self._state
+        return not (self._total.is_infinite or totals.infinite)
 
     def _check_kind(self, budget: Budget) -> None:
         t = self._total
@@ -308,63 +676,127 @@ class Ledger:
             cap = Fraction(t.epsilon)
         return Fraction(loss) <= cap * (1 + Fraction(self._slack))
 
-    def _commit_event(self, budget: Budget, label: str) -> PrivacyEvent:
+    def _as_charge(self, budget: Any, neighbouring: Any) -> tuple[Budget, Neighbouring, Budget]:
+        """(stated budget, stated relation, budget to charge) -- validated, nothing charged."""
+        stated = as_budget(budget)
+        rel = self._relation if neighbouring is None else check_neighbouring(neighbouring)
+        try:
+            charged = convert_relation(stated, rel, self._relation)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"this ledger accounts {self._relation} neighbours: {exc}. "
+                                    "Nothing was charged.") from None
+        self._check_kind(charged)
+        return stated, rel, charged
+
+    def _commit_event(self, budget: Budget, label: str, neighbouring: Neighbouring,
+                      stated: Budget, last_id: int) -> PrivacyEvent:
+        """Record the event: an INSERT inside the open write transaction (file ledgers; the
+        COMMIT follows in :meth:`spend`), or just the next id (in memory)."""
         ts = time.time()
         if self._conn is None:
-            eid = self._last_id + 1
+            eid = last_id + 1
         else:
             cur = self._conn.execute(
-                "INSERT INTO events (ts, budget, label) VALUES (?, ?, ?)",
-                (ts, json.dumps(budget.as_dict()), label),
+                "INSERT INTO events (ts, budget, label, neighbouring, stated) VALUES (?, ?, ?, ?, ?)",
+                (ts, json.dumps(budget.as_dict()), label, neighbouring.value,
+                 json.dumps(stated.as_dict())),
             )
             eid = int(cur.lastrowid or 0)
-        self._last_id = eid
-        return PrivacyEvent(eid, budget, label, ts)
+        return PrivacyEvent(eid, budget, label, ts, neighbouring, stated)
 
-    def spend(self, budget: Budget, label: str = "") -> PrivacyEvent:
+    def _refuse(self, charged: Budget, stated: Budget, rel: Neighbouring, label: str,
+                totals: _Totals) -> BudgetExceededError:
+        what = str(charged) if charged == stated else (
+            f"{charged} (stated {stated} under {rel} neighbours, converted to {self._relation})")
+        return BudgetExceededError(
+            f"charging {what} ({label or 'unlabelled'}) would exceed the ledger total "
+            f"{self._total}; already spent {self._describe(totals)}. Nothing was charged.")
+
+    def spend(self, budget: Budget, label: str = "", *,
+              neighbouring: Neighbouring | str | None = None) -> PrivacyEvent:
         """Charge ``budget``; returns the recorded event.
 
+        ``neighbouring`` is the relation the release's guarantee is stated for (``None``: the
+        ledger's own).  A budget stated under add/remove on a replace-one ledger is converted
+        (:func:`~dpreg.privacy.relations.convert_relation`); one stated under replace-one on an
+        add/remove ledger is refused with :class:`InvalidInputError`.
+
         Raises :class:`BudgetExceededError` (recording nothing) if the composed loss of all
-        charges would exceed the total, and :class:`InvalidInputError` for a budget type the
-        ledger cannot account.  The charge is durable before this method returns.
+        charges would exceed the total, :class:`InvalidInputError` for a budget type or
+        relation the ledger cannot account, and :class:`~dpreg.exceptions.LedgerFileError` when
+        the file cannot be written.  The charge is durable before this method returns.
         """
-        budget = as_budget(budget)
+        stated, rel, charged = self._as_charge(budget, neighbouring)
         if not isinstance(label, str):
             raise InvalidInputError(f"label must be a string; got {label!r}")
-        self._check_kind(budget)
-        with self._lock:
-            if self._conn is not None:
-                self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._catch_up()
-                trial = self._totals.copy()
-                trial.add(budget)
-                if not self._fits(trial):
-                    spent = self._describe(self._totals)
-                    raise BudgetExceededError(
-                        f"charging {budget} ({label or 'unlabelled'}) would exceed the ledger total "
-                        f"{self._total}; already spent {spent}. Nothing was charged."
-                    )
-                event = self._commit_event(budget, label)
-                if self._conn is not None:
-                    self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn is not None and self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            self._totals = trial
-            self._events.append(event)
+        with self._held(), _sigint_deferred() as interrupts:
+            if self._path is not None:
+                if self._conn is None:
+                    raise InvalidInputError(f"ledger {self._path} is closed; reopen it with "
+                                            f"Ledger(None, {str(self._path)!r}). Nothing was charged.")
+                return self._spend_file(stated, rel, charged, label, interrupts)
+            totals, events = self._state
+            trial = totals.copy()
+            trial.add(charged)
+            if not self._fits(trial):
+                raise self._refuse(charged, stated, rel, label, totals)
+            event = self._commit_event(charged, label, rel, stated, events[-1].id if events else 0)
+            # totals first: whatever happens between these two lines, nothing is under-counted
+            self._state = (trial, events)
+            events.append(event)
             return event
 
-    def can_spend(self, budget: Budget) -> bool:
+    def _spend_file(self, stated: Budget, rel: Neighbouring, charged: Budget, label: str,
+                    interrupts: _Interrupts) -> PrivacyEvent:
+        conn = self._conn
+        assert conn is not None
+        self._rollback(conn)  # a transaction left by an interrupted call
+        event: PrivacyEvent | None = None
+        commit_sent = False
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            # decide on what is committed in the file now, never on what this object saw
+            totals, events = self._sync()
+            trial = totals.copy()
+            trial.add(charged)
+            if not self._fits(trial):
+                raise self._refuse(charged, stated, rel, label, totals)
+            if not _RELATION_COLUMNS <= self._event_columns(conn):  # a legacy file
+                conn.execute("ALTER TABLE events ADD COLUMN neighbouring TEXT")
+                conn.execute("ALTER TABLE events ADD COLUMN stated TEXT")
+            event = self._commit_event(charged, label, rel, stated, 0)
+            interrupts.check()  # a Ctrl-C so far (e.g. during the lock wait): charge nothing
+            commit_sent = True
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            outcome = "nothing was charged"
+            if commit_sent and self._recorded(event):
+                outcome = "the charge WAS recorded"
+            raise self._file_error(exc, "record the charge", outcome) from None
+        finally:
+            self._rollback(conn)
+        assert event is not None
+        self._state = (trial, [*events, event])
+        return event
+
+    def _recorded(self, event: PrivacyEvent | None) -> bool:
+        """Whether an event whose COMMIT raised is in the file after all."""
+        if event is None or self._conn is None:
+            return False
+        try:
+            return self._conn.execute("SELECT 1 FROM events WHERE id=?",
+                                      (event.id,)).fetchone() is not None
+        except sqlite3.Error:
+            return True  # cannot tell: say it may be recorded (the safe statement)
+
+    def can_spend(self, budget: Budget, *, neighbouring: Neighbouring | str | None = None) -> bool:
         """Whether :meth:`spend` would accept ``budget`` now (no side effects)."""
-        budget = as_budget(budget)
-        self._check_kind(budget)
-        with self._lock:
-            if self._conn is not None:
-                self._catch_up()
-            trial = self._totals.copy()
-            trial.add(budget)
+        _, _, charged = self._as_charge(budget, neighbouring)
+        with self._held():
+            totals, _ = self._refresh()
+            trial = totals.copy()
+            trial.add(charged)
             return self._fits(trial)
 
     def _describe(self, s: _Totals) -> Budget:
@@ -386,10 +818,9 @@ class Ledger:
         For an (ε, δ) ledger holding zCDP/GDP charges, all δ not used by approximate charges is
         assigned to the concentrated part, so the reported δ equals the total δ.
         """
-        with self._lock:
-            if self._conn is not None:
-                self._catch_up()
-            return self._describe(self._totals)
+        with self._held():
+            totals, _ = self._refresh()
+            return self._describe(totals)
 
     def remaining(self) -> Budget:
         """What is left, in the total's definition (rounded down; 0 when exhausted).
@@ -414,14 +845,46 @@ class Ledger:
 
     def events(self) -> list[PrivacyEvent]:
         """All recorded events, oldest first."""
-        with self._lock:
-            if self._conn is not None:
-                self._catch_up()
-            return list(self._events)
+        with self._held():
+            _, events = self._refresh()
+            return list(events)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Total, relation, spending and events (``private`` is False, with a ``note``, when
+        the total or a charge is infinite)."""
+        with self._held():
+            totals, events = self._refresh()
+            spent = self._describe(totals)
+        out: dict[str, Any] = {
+            "path": None if self._path is None else str(self._path),
+            "neighbouring": self._relation.value,
+            "legacy_relation": self._legacy,
+            "total": self._total.as_dict(), "spent": spent.as_dict(),
+            "remaining": self.remaining().as_dict(),
+            "private": not (self._total.is_infinite or totals.infinite),
+            "events": [e.as_dict() for e in events],
+        }
+        if not out["private"]:
+            out["note"] = NOT_PRIVATE
+        return out
 
     def __repr__(self) -> str:
+        totals, events = self._state
         where = f", path={str(self._path)!r}" if self._path else ""
-        return f"Ledger(total={self._total!r}{where}, events={len(self._events)})"
+        text = (f"Ledger(total={self._total!r}{where}, neighbouring={self._relation.value!r}"
+                f"{' (legacy file)' if self._legacy else ''}, events={len(events)})")
+        if self._total.is_infinite or totals.infinite:
+            text += f" -- {NOT_PRIVATE}"
+        return text
+
+
+def _reopen(path: str, total: dict[str, Any], neighbouring: str, slack: float) -> Ledger:
+    """Unpickle a file ledger: reopen the same file (it must still exist: a fresh file would
+    start from zero and under-count)."""
+    if not Path(path).exists():
+        raise LedgerFileError(f"ledger {path} no longer exists; a pickled ledger reopens its "
+                              "file and never creates a new one. Nothing was charged.")
+    return Ledger(Budget.from_dict(total), path, neighbouring=neighbouring, slack=slack)
 
 
 def _as_float_up(x: Fraction | float) -> float:
@@ -439,11 +902,23 @@ def _sub_down(a: float, b: float) -> float:
     return 0.0 if d <= 0 else _round_down(d)
 
 
-def charge(ledger: Ledger | None, budget: Budget, label: str) -> None:
-    """Charge ``budget`` on ``ledger`` if one is given (helper for estimators)."""
+def charge(ledger: Ledger | None, budget: Budget, label: str,
+           neighbouring: Neighbouring | str | Sequence[Neighbouring | str]) -> PrivacyEvent | None:
+    """Charge ``budget`` on ``ledger`` if one is given (helper for the release functions).
+
+    ``neighbouring`` is the relation the release's guarantee is stated for (its
+    :class:`~dpreg.privacy.PrivacyStatement`'s ``neighbouring``), or a sequence of relations
+    when the guarantee holds under each of them (then the ledger's own is used, unconverted).
+    """
     if ledger is None:
-        return
+        return None
     if not isinstance(ledger, Ledger):
         raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
-    ledger.spend(budget, label)
-
+    if neighbouring is None or isinstance(neighbouring, (str, Neighbouring)):
+        rels = [check_neighbouring(neighbouring)]
+    else:
+        rels = [check_neighbouring(r) for r in neighbouring]
+        if not rels:
+            raise InvalidInputError("neighbouring must name at least one relation; got []")
+    rel = ledger.neighbouring if ledger.neighbouring in rels else rels[0]
+    return ledger.spend(budget, label, neighbouring=rel)

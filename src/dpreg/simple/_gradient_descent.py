@@ -194,7 +194,8 @@ def gradient_descent(
     plan = _plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                  x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
     gen = check_rng(rng)
-    charge(ledger, plan.charged, "dpreg.simple.gradient_descent")
+    charge(ledger, plan.charged, "dpreg.simple.gradient_descent",
+           Neighbouring.REPLACE_ONE)
     if plan.charged.is_infinite:
         warn_not_private("gradient_descent")
     p25, p75 = _run(plan, gen)

@@ -165,7 +165,7 @@ def noisy_stats(
     sens = noisy_stats_sensitivities(xb, yb, n)
     if infer:
         sens.update(inference_sensitivities(xb, yb, n))
-    charge(ledger, budget, "dpreg.simple.noisy_stats")
+    charge(ledger, budget, "dpreg.simple.noisy_stats", rel)
     if budget.is_infinite:
         warn_not_private("noisy_stats")
 
@@ -342,7 +342,7 @@ def dp_intercept(
     n = int(ya.size)
     budget = PureDP(eps)
     sens = mean_sensitivity(yb, n)
-    charge(ledger, budget, "dpreg.simple.dp_intercept")
+    charge(ledger, budget, "dpreg.simple.dp_intercept", Neighbouring.REPLACE_ONE)
     if budget.is_infinite:
         warn_not_private("dp_intercept")
     level = float(laplace(float(np.mean(np.clip(ya, *yb))), sensitivity=sens, epsilon=eps,

@@ -238,7 +238,7 @@ def theil_sen(
     gen = check_rng(rng)
     budget = PureDP(eps)
     targets = budget.split([1, 1]) if est == "predictions" else [budget]
-    charge(ledger, budget, "dpreg.simple.theil_sen")
+    charge(ledger, budget, "dpreg.simple.theil_sen", Neighbouring.REPLACE_ONE)
     if budget.is_infinite:
         warn_not_private("theil_sen")
 

@@ -316,7 +316,7 @@ def theil_sen_ci(
     gen = check_rng(rng)
     budget = PureDP(eps)
     parts = budget.split([1, 1, 1] if want_est else [1, 1])
-    charge(ledger, budget, "dpreg.simple.theil_sen_ci")
+    charge(ledger, budget, "dpreg.simple.theil_sen_ci", Neighbouring.REPLACE_ONE)
 
     design = make_design(n, pairs_arg, gen)
     k = design.k
