@@ -43,7 +43,7 @@ bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks studies
 	$(BIN)/mypy
 
 ## paper reproductions (dpreg reproduce --list): full runs resume where they stopped, then the
@@ -55,7 +55,7 @@ SPECS := alabi-fig5 alabi-fig6 alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare
 
 reproduce: $(STAMP)
 	@for s in $(SPECS); do $(BIN)/dpreg reproduce $$s --out $(REPRO_OUT) --resume --workers $(REPRO_WORKERS) || exit 1; done
-	$(BIN)/python -m dpreg.bench.report $(REPRO_OUT)
+	$(BIN)/python -m studies.report $(REPRO_OUT)
 
 ## one reproduction, e.g. make reproduce-alabi-fig5
 reproduce-%: $(STAMP)
@@ -66,7 +66,7 @@ reproduce-quick: $(STAMP)
 	@for s in $(SPECS); do $(BIN)/dpreg reproduce $$s --quick --out $(REPRO_OUT) || exit 1; done
 
 results-page: $(STAMP)
-	$(BIN)/python -m dpreg.bench.report $(REPRO_OUT)
+	$(BIN)/python -m studies.report $(REPRO_OUT)
 
 ## the main job on bundled data
 demo: $(STAMP)

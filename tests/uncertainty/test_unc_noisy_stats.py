@@ -1,5 +1,6 @@
 """NoisyStats inference: the two extra releases (sensitivities, noise, budget), the bootstrap
-world replaying the real mechanism, estimator wiring, and a small coverage check with power."""
+world replaying the real mechanism and estimator wiring (the small coverage check with power runs
+the coverage study: studies/tests/test_dpci_noisy_stats.py)."""
 
 import itertools
 import math
@@ -12,7 +13,6 @@ from _stats import ALPHA, ks_pvalue
 from dpreg import Ledger, PureDP
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.noisy_stats import NoisyStatsModel
-from dpreg.inference.dpci.study import coverage_study, summarise
 from dpreg.inference.results import NoUncertaintyError
 from dpreg.linear_model import NoisyStats
 from dpreg.simple import noisy_stats
@@ -197,20 +197,3 @@ def test_estimator_results_carry_the_dp_interval():
     again = NoisyStats(epsilon=2.0, bounds_X=(0, 1), bounds_y=(0, 1), inference=True,
                        n_boot=500, random_state=0).fit(x[:, None], y)
     assert again.results_.conf_int(0.05).equals(ci)
-
-
-# --------------------------------------------------------------------------------------------
-# coverage with power (small; the full studies are in test_unc_coverage_slow.py)
-# --------------------------------------------------------------------------------------------
-def test_small_coverage_study_covers_and_the_naive_interval_does_not():
-    """Noise-dominated setting (n = 300, ε = 1): the DP-aware interval covers at ≈ 95%
-    (binomial tolerance 4 SE at 200 reps), the plug-in interval that ignores the privacy
-    noise covers far less (≈ 25%) -- the test has the power to catch a forgotten noise term."""
-    df = coverage_study("noisy-stats", "uniform", n=300, epsilon=1.0, reps=200, n_boot=400,
-                        kinds=("percentile",), oracle_draws=200, seed=1)
-    tab = summarise(df)
-    t05 = tab[tab["alpha"] == 0.05]
-    tol = 4 * math.sqrt(0.95 * 0.05 / 200)
-    assert (t05["coverage"] >= 0.95 - tol).all(), t05
-    assert (t05["naive_coverage"] <= 0.5).all(), t05
-    assert (t05["median_ratio"] <= 1.5).all(), t05

@@ -19,7 +19,7 @@ these two: NoisyStats' privacy noise relative to its sampling error falls like
 favours NoisyStats (u, not ε·nvar(x), separates dpreg's measurements); and clipping biases
 every mean-based estimate but leaves the conditional median -- what Theil-Sen estimates --
 alone, so NoisyStats only pays when few rows sit on the bounds.  The constants were derived from
-dpreg's own harness runs (:mod:`dpreg.auto.study`, docs/auto.md §3).
+dpreg's own harness runs (``studies/auto.py`` in the source repository, docs/auto.md §3).
 
 **Several x.**  With n public (replace-one, the relation the whole pipeline is stated for) the rule
 costs nothing: TukeyEM when the propose-test-release step is predicted to pass with probability
@@ -75,7 +75,7 @@ BOUNDS_FRACTION = 0.20
 #: NoisyStats only when u = ε²·nvar̃(x)/w_x² exceeds this ...
 NS_U_THRESHOLD = 1259.0
 #: ... and the noisy share of rows at or beyond the bounds is below this; Theil-Sen-exp
-#: otherwise.  Both derived by :func:`dpreg.auto.study.derive_rule` on 216 cells (Alabi et al.'s
+#: otherwise.  Both derived by ``derive_rule`` of ``studies/auto.py`` on 216 cells (Alabi et al.'s
 #: factorial grid plus the harness's Fig. 5 and Fig. 6 cells, derivation seeds): U = 1258.9 (grid
 #: value) and C = 0.06 minimise the worst ratio to the better finalist over the informative
 #: cells (docs/auto.md §3).

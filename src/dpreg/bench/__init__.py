@@ -5,7 +5,8 @@
   ``results.csv`` (one tidy row per cell × data set × method, each with the spec hash, seed
   entropy, spawn key and dpreg version), ``summary.csv``, figures (PNG + the plotted numbers as
   CSV), ``claims.csv`` (the papers' claims with verdicts) and ``meta.json``.
-* :func:`dpreg.bench.report.write_results_page` builds ``docs/results.md`` from the summaries.
+* ``docs/results.md`` is built from the summaries by ``studies/report.py`` in the source repository
+  (``make results-page``; not part of the installed package).
 
 Command line: ``dpreg reproduce --list``, ``dpreg reproduce NAME [--quick] [--out DIR]
 [--resume] [--workers N] [--json]``.

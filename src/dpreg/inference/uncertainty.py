@@ -25,8 +25,8 @@ dp-intercept           release (TukeyEM's output is an exponential-mechanism dra
 =====================  ===================================================================
 
 The bootstrap engine is :mod:`dpreg.inference.dpci` (Ferrando, Wang & Sheldon 2022); the
-coverage studies that back these claims are :func:`dpreg.inference.dpci.study.coverage_study`
-and ``docs/uncertainty.md``.
+coverage studies that back these claims are ``coverage_study`` of ``studies/dpci.py`` (source
+repository only) and ``docs/uncertainty.md``.
 """
 
 from __future__ import annotations

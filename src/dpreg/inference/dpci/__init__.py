@@ -5,7 +5,9 @@
 * :mod:`~dpreg.inference.dpci.noisy_stats` -- DPSuffStats release (``inference=True``);
 * :mod:`~dpreg.inference.dpci.ssp` -- noisy sufficient statistics (AdaSSP with
   ``inference=True``, the SSCP/covariance release);
-* :mod:`~dpreg.inference.dpci.study` -- seeded coverage studies (designs, oracle widths).
+
+The seeded coverage studies (designs, oracle widths) are not part of the package: ``studies/dpci.py``
+in the source repository (``python -m studies.dpci``).
 
 Source: Ferrando, Wang & Sheldon, *Parametric Bootstrap for Differentially Private Confidence
 Intervals*, AISTATS 2022.

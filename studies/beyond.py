@@ -2,7 +2,7 @@
 from the files those studies committed (docs/auto-data/, docs/uncertainty-data/).
 
 * ``method="auto"`` vs the better of {Theil-Sen-exp 10-match, NoisyStats} on the Figs. 5–6 grids
-  (``docs/auto-data/evaluation.json``, written by ``python -m dpreg.auto.study report``);
+  (``docs/auto-data/evaluation.json``, written by ``python -m studies.auto report``);
 * the cost of bounds-free mode (``docs/auto-data/bounds_free.json``);
 * coverage and width of the DP-aware intervals (``docs/uncertainty-data/*.csv``).
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from dpreg.auto.study import evaluation_table
 from dpreg.bench.claims import fmt_number
+from studies.auto import evaluation_table
 
 __all__ = ["beyond_sections", "find_docs"]
 
@@ -29,7 +29,7 @@ _BOUNDS_LABELS = {"bikeshare": "bikeshare, 144 groups of 41–62 rows (temp → 
 
 def find_docs(dest: Path) -> Path | None:
     """The docs directory holding the study files: next to ``dest`` or in the source tree."""
-    for cand in (Path(dest).parent, Path(__file__).resolve().parents[3] / "docs"):
+    for cand in (Path(dest).parent, Path(__file__).resolve().parents[1] / "docs"):
         if (cand / "auto-data").is_dir() or (cand / "uncertainty-data").is_dir():
             return cand
     return None
@@ -120,7 +120,7 @@ def _uncertainty(docs: Path) -> str | None:
                      f"{df['np_coverage'].min():.3f}–{df['np_coverage'].max():.3f} |")
     pooled = sorted((folder / "pooled").glob("*.csv"))
     if pooled:
-        lines += ["", "Pooled over every run of each cell (`python -m dpreg.inference.dpci.study "
+        lines += ["", "Pooled over every run of each cell (`python -m studies.dpci "
                   "--pool …`; extra seeds were run for designs that had a cell outside the band, "
                   "and every run of a cell, the failing one included, is in its pool):", "",
                   "| method | cells | in band | runs per cell | pooled coverage range | "

@@ -1,11 +1,11 @@
-"""Pooling coverage summaries of independent runs (dpreg.inference.dpci.study.pool_summaries)."""
+"""Pooling coverage summaries of independent runs (studies.dpci.pool_summaries)."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from dpreg.inference.dpci.study import pool_summaries
+from studies.dpci import pool_summaries
 
 
 def _run(cov, reps, ratio=1.0, alpha=0.1):

@@ -17,7 +17,8 @@ grid spanning the axes of their Figures 5–6 (n ∈ [31, 15848], σ_x² ∈ [0.
 Replicates come from :func:`dpreg.simple.replicates.replicate_predictions` (each one a complete
 release), so this module charges no ledger: it is for simulated data only.
 
-Run ``python -m dpreg.auto.study derive OUT.npz`` / ``evaluate OUT.npz`` / ``report D.npz E.npz``.
+A research study, not part of the installed package: run it from the root of a source checkout,
+``python -m studies.auto derive OUT.npz`` / ``evaluate OUT.npz`` / ``report D.npz E.npz``.
 """
 
 from __future__ import annotations
@@ -368,7 +369,7 @@ def _summary(ev: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str]) -> None:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m dpreg.auto.study")
+    ap = argparse.ArgumentParser(prog="python -m studies.auto")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for cmd in ("derive", "evaluate"):
         p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)")

@@ -26,7 +26,8 @@ from 4·10⁶ draws), because a DP release with public bounds estimates the regr
 clipped data.  Every release, bootstrap and oracle stream comes from
 ``numpy.random.SeedSequence(seed)``, so a study is reproducible from its arguments.
 
-Command line: ``python -m dpreg.inference.dpci.study --method noisy-stats --design all``.
+A research study, not part of the installed package.  Command line (from the root of a source
+checkout): ``python -m studies.dpci --method noisy-stats --design all``.
 """
 
 from __future__ import annotations
@@ -460,7 +461,8 @@ def pool_summaries(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description="Coverage studies of dpreg's DP-aware intervals")
+    ap = argparse.ArgumentParser(prog="python -m studies.dpci",
+                                 description="Coverage studies of dpreg's DP-aware intervals")
     ap.add_argument("--pool", nargs="+", default=None, metavar="CSV",
                     help="pool summary CSVs of independent runs instead of running a study")
     ap.add_argument("--method", choices=METHODS)

@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from dpreg.inference.dpci.study import DESIGNS, METHODS, coverage_study, summarise
+from studies.dpci import DESIGNS, METHODS, coverage_study, summarise
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,23 @@
+"""Every reproduction's claims table has the documented columns and verdicts."""
+
+import pandas as pd
+import pytest
+
+from dpreg.bench import reproduce
+from dpreg.bench.claims import CLAIM_COLUMNS, evaluate_claims
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    return {name: reproduce(name, quick=True, out=root)
+            for name in ("alabi-fig5", "alabi-stock", "amin-r2")}
+
+
+def test_claims_have_the_documented_columns(runs):
+    for r in runs.values():
+        claims = pd.read_csv(r.claims_csv)
+        assert list(claims.columns) == list(CLAIM_COLUMNS)
+        assert claims["verdict"].isin(["confirmed", "not confirmed", "partly confirmed",
+                                       "not checked", "reported"]).all()
+    assert evaluate_claims("alabi-fig5", None, pd.DataFrame()).empty
