@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.dpreg-installed
 PYTEST := $(BIN)/python -m pytest
 XDIST  ?= -n 2
 
-.PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit
+.PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
+        api-snapshot pin-notes
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +46,12 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks studies
 	$(BIN)/mypy
+
+## rewrite tests/snapshots/public_api.txt from the live API (after checking that no user-visible
+## name or parameter is lost; commit it with the change) -- docs/architecture.md
+api-snapshot: $(STAMP)
+	DPREG_UPDATE_API_SNAPSHOT=1 $(PYTEST) tests/test_api_snapshot.py -q -p no:randomly
+	@git diff --stat -- tests/snapshots/public_api.txt || true
 
 ## paper reproductions (dpreg reproduce --list): full runs resume where they stopped, then the
 ## results page docs/results.md is regenerated from their summaries (docs/results/)
