@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpreg._json import tagged_jsonable
 from dpreg._validation import fmt
 from dpreg.exceptions import InvalidInputError
 
@@ -121,18 +121,8 @@ def read_json(path: str | Path, *, what: str = "release file",
 
 def finite_or_tag(value: Any) -> Any:
     """Recursively make a value strict-JSON-able: ±inf -> ``"inf"``/``"-inf"``, NaN -> None,
-    NumPy scalars/arrays -> Python."""
-    if isinstance(value, (np.floating, np.integer, np.bool_)):
-        value = value.item()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, Mapping):
-        return {str(k): finite_or_tag(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_or_tag(v) for v in value]
-    return value
+    NumPy scalars/arrays -> Python (:func:`dpreg._json.tagged_jsonable`)."""
+    return tagged_jsonable(value)
 
 
 def strict_json(doc: Any) -> str:
