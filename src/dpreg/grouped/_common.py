@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,8 @@ from dpreg.exceptions import InvalidInputError
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text",
-           "assemble", "Partition", "partition_frame", "group_generator"]
+           "assemble", "Partition", "partition_frame", "key_codes", "group_generator",
+           "group_noise_keys"]
 
 
 def normalise_key(key: Any) -> Any:
@@ -31,8 +33,9 @@ def normalise_key(key: Any) -> Any:
 
 
 def _key_words(key: Any) -> tuple[int, ...]:
+    """The first four little-endian 32-bit words of sha256(repr(key))."""
     digest = hashlib.sha256(repr(normalise_key(key)).encode()).digest()
-    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    return struct.unpack("<4I", digest[:16])
 
 
 def group_seed_sequence(root: np.random.SeedSequence, key: Any) -> np.random.SeedSequence:
@@ -43,10 +46,25 @@ def group_seed_sequence(root: np.random.SeedSequence, key: Any) -> np.random.See
 def group_generator(spec: GroupSpec, key: Any) -> np.random.Generator:
     """Per-key seeded generator, or a fresh secure generator when no seed was given."""
     if spec.seeded:
-        return np.random.default_rng(group_seed_sequence(spec.root, key))
-    from dpreg._validation import check_rng
+        return np.random.Generator(np.random.PCG64(group_seed_sequence(spec.root, key)))
+    from dpreg._random import check_rng
 
     return check_rng(None)
+
+
+def group_noise_keys(spec: GroupSpec, keys: Sequence[Any], calls: int) -> list[list[bytes]] | None:
+    """The noise keys of ``calls`` successive Laplace/Gaussian mechanism calls of every group in
+    ``keys`` (:func:`dpreg._random.noise_keys` of its :func:`group_generator`): exactly the keys
+    the group's own fit draws, in call order, so a batched release of many groups equals the
+    per-group loop.  ``None`` without a seed (secure mode: one os.urandom source for the whole
+    batch)."""
+    if not spec.seeded:
+        return None
+    from dpreg._random import noise_keys
+
+    # group_generator(spec, k) is Generator(PCG64(seed sequence of k)); the keys come from its
+    # bit generator alone, so the Generator object itself is not needed here
+    return [noise_keys(np.random.PCG64(group_seed_sequence(spec.root, k)), calls) for k in keys]
 
 
 @dataclass
@@ -181,21 +199,43 @@ class Partition:
         return np.diff(self.starts)
 
 
+def key_codes(column: Any, keys: Sequence[Any]) -> np.ndarray:
+    """Position in ``keys`` of every row's key (−1 when the key is not listed).  Keys match as
+    Python objects, as a lookup of ``column.astype(object)`` in an object index of ``keys``
+    does, but only the distinct values of the column are converted: the column is factorised
+    in its own dtype first (O(n) hashing), then its few distinct values are looked up."""
+    from dpreg.grouped._segments import int_key_codes
+
+    col = pd.Series(column)
+    if col.dtype.kind in "iu" and col.dtype.itemsize <= 8 and not (
+            col.dtype.kind == "u" and col.dtype.itemsize == 8):
+        # integer keys: a lookup table over the column's range (no hashing of every row)
+        fast = int_key_codes(col.to_numpy(np.int64), list(keys),
+                             max_span=max(1 << 16, 4 * len(col) + 1))
+        if fast is not None:
+            return fast
+    index = pd.Index(pd.array(list(keys), dtype=object) if len(keys) else [], dtype=object)
+    codes, uniques = pd.factorize(col, sort=False)
+    if len(uniques) == 0:
+        return np.full(len(codes), -1, dtype=np.int64)
+    lookup = index.get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
+    lookup = np.append(lookup, -1).astype(np.int64)  # code −1 (missing) -> −1
+    return lookup[codes]
+
+
 def partition_frame(df: pd.DataFrame, spec: GroupSpec) -> Partition:
-    """One stable sort of the table by group; rows whose key is not declared are dropped."""
-    keys = pd.Index(pd.array(spec.keys, dtype=object) if spec.keys else [], dtype=object)
-    col = df[spec.by]
-    codes = keys.get_indexer(pd.Index(col.astype(object)))
-    keep = codes >= 0
-    order = np.argsort(codes[keep], kind="stable")
+    """One stable (counting) sort of the table by group; rows whose key is not declared are
+    dropped."""
+    from dpreg.grouped._segments import group_rows
+
+    codes = key_codes(df[spec.by], spec.keys)
     try:
-        xs = df[spec.x].to_numpy(dtype=np.float64)[keep][order]
-        ys = df[spec.y].to_numpy(dtype=np.float64)[keep][order]
+        x = df[spec.x].to_numpy(dtype=np.float64)
+        y = df[spec.y].to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
         raise InvalidInputError(f"columns {spec.x!r} and {spec.y!r} must be numeric") from None
-    counts = np.bincount(codes[keep], minlength=len(spec.keys))
-    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return Partition(np.ascontiguousarray(xs), np.ascontiguousarray(ys), starts)
+    xs, ys, starts = group_rows(codes, x, y, len(spec.keys))
+    return Partition(xs, ys, starts)
 
 
 def assemble(spec: GroupSpec, n: np.ndarray, intercept: np.ndarray, slope: np.ndarray,
