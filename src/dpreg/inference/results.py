@@ -54,6 +54,18 @@ def _as_series(values: Any, names: Sequence[str]) -> pd.Series:
     return pd.Series(arr, index=list(names), dtype=float)
 
 
+def _defined(v: Any) -> Any:
+    """NaN (an undefined quantity, e.g. s² when the released RSS is <= 0) as None -- null in
+    JSON, which has no NaN -- recursively in lists and mappings."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, list):
+        return [_defined(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _defined(x) for k, x in v.items()}
+    return v
+
+
 class RegressionResults:
     """Results of a DP regression.
 
@@ -245,8 +257,9 @@ class RegressionResults:
         p = self._params
         out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
         out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
-        out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
-        out["extra"] = {k: jsonable(v) for k, v in self.extra.items()}
+        out["bse"] = None if self._bse is None else {k: _defined(float(v))
+                                                     for k, v in self._bse.items()}
+        out["extra"] = {k: _defined(jsonable(v)) for k, v in self.extra.items()}
         return out
 
     def summary(self, alpha: float | None = None) -> Summary:
