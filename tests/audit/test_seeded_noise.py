@@ -270,6 +270,28 @@ class TestLanes:
         assert np.array_equal(S.gaussian_batch(vals, sensitivity=1.0, sigma=sigma, keys=keys),
                               one)
 
+    def test_prepared_calls_equal_successive_calls(self):
+        """laplace_calls/gaussian_calls (DP-GD's T rounds, noise drawn at the first call) give
+        the releases of T successive laplace/gaussian calls, and leave the generator where
+        they leave it."""
+        from dpreg.mechanisms import gaussian_calls, laplace_calls
+
+        vals = np.random.default_rng(0).normal(size=(7, 3))
+        for make, one in (
+                (lambda g: laplace_calls(7, sensitivity=2.0, epsilon=0.3, rng=g),
+                 lambda v, g: laplace(v, sensitivity=2.0, epsilon=0.3, rng=g)),
+                (lambda g: gaussian_calls(7, sensitivity=1.0, budget=ZCDP(0.2), rng=g),
+                 lambda v, g: gaussian(v, sensitivity=1.0, budget=ZCDP(0.2), rng=g))):
+            g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+            call = make(g1)
+            a = np.array([call(v) for v in vals])
+            b = np.array([one(v, g2) for v in vals])
+            assert np.array_equal(a, b) and g1.random() == g2.random()
+            s1, s2 = simulation_generator(4), simulation_generator(4)  # simulations: float
+            sim = make(s1)
+            assert np.array_equal(np.array([sim(v) for v in vals]),
+                                  np.array([one(v, s2) for v in vals]))
+
     def test_a_lane_reads_the_same_bits_alone_or_in_a_batch(self):
         """Branches are per lane: Bernoulli(exp(−a/b)) with b near 2⁵⁵ (the split
         Bernoulli(a/b)·Bernoulli(1/K) path) next to small b, and Laplace lanes whose scales

@@ -264,30 +264,23 @@ def _gd_round_noise(spec: GroupSpec, idx: np.ndarray, plan: Any) -> Callable[[in
         eps_t = plan.per_step.epsilon
         if laplace_scale(plan.sensitivity, eps_t) == 0.0:
             return lambda t, g: g
-        gp = S.laplace_grid(float(plan.sensitivity), float(eps_t), 2)
-        draw = "laplace"
     else:
         sigma = gaussian_sigma(plan.sensitivity, plan.per_step)
         if sigma == 0:
             return lambda t, g: g
         if not math.isfinite(sigma):
             return None
-        gp = S.gaussian_grid(float(plan.sensitivity), sigma, 2)
-        draw = "gaussian"
     keys = group_noise_keys(spec, [spec.keys[k] for k in idx], steps)
-    # lanes: (group j, round t, coordinate c) -> key keys[j][t], coordinate c
+    # calls (group j, round t) -> key keys[j][t]; each call releases 2 coordinates
     flat = None if keys is None else [k for per in keys for k in per]
-    lanes = g_count * steps * 2
-    if draw == "laplace":
-        num, den = gp.noise.numerator, gp.noise.denominator
-        big = num >= S._MAX_DEN or den >= S._MAX_DEN
-        dtype: Any = object if big else np.int64
-        k_all = S._laplace_noise(np.full(lanes, num, dtype=dtype), np.full(lanes, den, dtype=dtype),
-                                 lanes, None, flat, 2)
+    if isinstance(plan.per_step, PureDP):
+        rounds = S.laplace_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
+                                  epsilon=float(eps_t), keys=flat)
     else:
-        k_all = S._gaussian_noise(int(gp.noise), gp.laplace_t, lanes, None, flat, 2)
-    k_all = k_all.reshape(g_count, steps, 2)
-    e = gp.exponent
+        rounds = S.gaussian_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
+                                   sigma=sigma, keys=flat)
+    k_all = rounds.k.reshape(g_count, steps, 2)
+    e = rounds.plan.exponent
     fmax = float(np.finfo(np.float64).max)
 
     def release(t: int, g: np.ndarray) -> np.ndarray:

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dpreg._random import check_rng, is_secure, is_simulation, noise_key
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
 from dpreg._validation import check_positive
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.secure import secure_gaussian
 from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
 
-__all__ = ["gaussian", "gaussian_sigma"]
+__all__ = ["gaussian", "gaussian_sigma", "gaussian_calls"]
 
 _FMAX = float(np.finfo(np.float64).max)
 
@@ -119,3 +120,39 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
         noisy, _ = secure_gaussian(arr, sensitivity=float(sensitivity), sigma=sigma, key=key)
     noisy = np.clip(noisy, -_FMAX, _FMAX)  # post-processing: every release finite
     return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
+                   calibration: str = "analytic", rng: Any = None) -> Callable[[Any], Any]:
+    """``count`` successive :func:`gaussian` calls with one plan, their noise drawn by one
+    batched sampler call at the first (see :func:`dpreg.mechanisms.laplace_calls`; bit for
+    bit in seeded mode).  Guarantee: that of ``count`` Gaussian releases (compose them)."""
+    from dpreg.mechanisms.secure import gaussian_rounds
+
+    sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
+    gen = check_rng(rng)
+    if sigma == 0 or not math.isfinite(sigma) or is_simulation(gen):
+        return lambda value: gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
+                                      calibration=calibration)
+    state: dict[str, Any] = {"t": 0}
+
+    def call(value: Any) -> Any:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidInputError("value must be a real number or an array of real "
+                                    "numbers") from None
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+        if "rounds" not in state:
+            keys = None if is_secure(gen) else noise_keys(gen, count)
+            state["rounds"] = gaussian_rounds(count, arr.size, sensitivity=float(sensitivity),
+                                              sigma=sigma, keys=keys)
+        t = state["t"]
+        if t >= count:
+            raise InvalidInputError(f"gaussian_calls was prepared for {count} calls")
+        state["t"] = t + 1
+        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
+        return float(noisy) if noisy.ndim == 0 else noisy
+
+    return call

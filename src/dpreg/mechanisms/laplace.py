@@ -20,15 +20,16 @@ never releases) adds numpy's floating-point Laplace draw.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dpreg._random import check_rng, is_secure, is_simulation, noise_key
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
 from dpreg._validation import check_epsilon, check_positive
 from dpreg.mechanisms.secure import secure_laplace
 
-__all__ = ["laplace", "laplace_scale"]
+__all__ = ["laplace", "laplace_scale", "laplace_calls"]
 
 _TINY = math.ulp(0.0)
 _FMAX = float(np.finfo(np.float64).max)
@@ -90,3 +91,51 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
     # post-processing and keeps every release finite
     noisy = np.clip(noisy, -_FMAX, _FMAX)
     return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def laplace_calls(count: int, *, sensitivity: float, epsilon: float, rng: Any = None
+                  ) -> Callable[[Any], Any]:
+    """A function to call ``count`` times in a row with values of one shape: call t returns
+    what the t-th of ``count`` successive ``laplace(value, sensitivity=..., epsilon=...,
+    rng=rng)`` calls returns (bit for bit in seeded mode: the same keys, drawn at the first
+    call; the same law in secure mode), but the noise of all calls is drawn by one batched
+    sampler call at the first one -- the grid noise does not depend on the values.  For
+    iterative algorithms (DP gradient descent: one call per round).  A simulation generator
+    (or ε = ∞) makes each call a plain :func:`laplace` call.  Guarantee: that of ``count``
+    Laplace releases (ε each; compose them)."""
+    from dpreg.mechanisms.secure import laplace_rounds
+
+    scale = laplace_scale(sensitivity, epsilon)
+    gen = check_rng(rng)
+    if scale == 0.0 or is_simulation(gen):
+        return lambda value: laplace(value, sensitivity=sensitivity, epsilon=epsilon, rng=gen)
+    state: dict[str, Any] = {"t": 0}
+
+    def call(value: Any) -> Any:
+        arr = _checked(value)
+        if "rounds" not in state:
+            keys = None if is_secure(gen) else noise_keys(gen, count)
+            state["rounds"] = laplace_rounds(count, arr.size, sensitivity=float(sensitivity),
+                                             epsilon=float(epsilon), keys=keys)
+        t = state["t"]
+        if t >= count:
+            from dpreg.exceptions import InvalidInputError
+
+            raise InvalidInputError(f"laplace_calls was prepared for {count} calls")
+        state["t"] = t + 1
+        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
+        return float(noisy) if noisy.ndim == 0 else noisy
+
+    return call
+
+
+def _checked(value: Any) -> np.ndarray:
+    from dpreg.exceptions import InvalidInputError
+
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError("value must be a real number or an array of real numbers") from None
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    return arr

@@ -88,6 +88,7 @@ floating-point samplers driven by a numpy generator).
 from __future__ import annotations
 
 import decimal
+import functools
 import hashlib
 import math
 import os
@@ -115,6 +116,9 @@ __all__ = [
     "secure_gaussian",
     "laplace_batch",
     "gaussian_batch",
+    "NoiseRounds",
+    "laplace_rounds",
+    "gaussian_rounds",
     "laplace_grid",
     "laplace_grid_lanes",
     "gaussian_grid",
@@ -420,8 +424,10 @@ def _geometric_e1(lanes: np.ndarray, bits: Bits) -> np.ndarray:
     idx = np.arange(lanes.size)
     while idx.size:
         w = bits.u64(lanes[idx])
-        below = _EXP_MAX - np.searchsorted(_T_ASC, w, side="right")  # #{v : T_v > w}
-        for i in np.flatnonzero(np.isin(w, _T)):
+        pos = np.searchsorted(_T_ASC, w, side="right")
+        below = _EXP_MAX - pos  # #{v : T_v > w}
+        tie = (pos > 0) & (_T_ASC[np.maximum(pos - 1, 0)] == w)  # w equals a threshold
+        for i in np.flatnonzero(tie):
             j = int(np.flatnonzero(_T == w[i])[0]) + 1  # w equals the threshold of e^{-j}
             below[i] = (j - 1) + int(_py_lt_exp(j, int(w[i]), bits.lane(int(lanes[idx[i]]))))
         v[idx] += below
@@ -886,11 +892,16 @@ def laplace_grid_lanes(sensitivity: Any, epsilon: Any, coords: int
 def laplace_grid(sensitivity: float, epsilon: float, coords: int) -> GridPlan:
     """Grid and discrete-Laplace scale for L1 ``sensitivity``, ``epsilon`` and ``coords``
     coordinates.  The scale num/den >= (Δ/γ + d)/ε (rounded up; see
-    :func:`laplace_grid_lanes`)."""
+    :func:`laplace_grid_lanes`).  Plans are cached (they are functions of public values)."""
     if not (sensitivity > 0 and math.isfinite(sensitivity) and epsilon > 0
             and math.isfinite(epsilon) and coords >= 1):
         raise InvalidInputError("laplace_grid needs finite sensitivity > 0, epsilon > 0 and d >= 1")
-    e_arr, num, den = laplace_grid_lanes(float(sensitivity), float(epsilon), int(coords))
+    return _laplace_plan(float(sensitivity), float(epsilon), int(coords))
+
+
+@functools.lru_cache(maxsize=4096)
+def _laplace_plan(sensitivity: float, epsilon: float, coords: int) -> GridPlan:
+    e_arr, num, den = laplace_grid_lanes(sensitivity, epsilon, coords)
     e = int(e_arr[0])
     step = math.ldexp(1.0, e)
     g_sens = Fraction(sensitivity) / Fraction(step) + coords
@@ -901,10 +912,15 @@ def laplace_grid(sensitivity: float, epsilon: float, coords: int) -> GridPlan:
 def gaussian_grid(sensitivity: float, sigma: float, coords: int) -> GridPlan:
     """Grid and discrete-Gaussian variance for L2 ``sensitivity`` and the continuous σ the
     budget calls for at that sensitivity; σ is scaled up with the inflated sensitivity and the
-    variance S (grid units) is >= (σ'/γ)² + τ²."""
+    variance S (grid units) is >= (σ'/γ)² + τ².  Plans are cached (public values)."""
     if not (sensitivity > 0 and math.isfinite(sensitivity) and sigma > 0 and math.isfinite(sigma)
             and coords >= 1):
         raise InvalidInputError("gaussian_grid needs finite sensitivity > 0, sigma > 0 and d >= 1")
+    return _gaussian_plan(float(sensitivity), float(sigma), int(coords))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_plan(sensitivity: float, sigma: float, coords: int) -> GridPlan:
     root_d = math.sqrt(coords)
     e = _choose_exponent(sigma, sensitivity, root_d, _MAX_STEPS_LOG2)
     step = math.ldexp(1.0, e)
@@ -1152,3 +1168,54 @@ def gaussian_batch(values: Any, *, sensitivity: float, sigma: float,
     r = _to_grid(arr, plan.exponent)
     k = _gaussian_noise(int(plan.noise), plan.laplace_t, m * d, entropy, ks, d)
     return _from_grid(r, k.reshape(m, d), plan.exponent).reshape(np.shape(values))
+
+
+class NoiseRounds:
+    """The grid noise of ``count`` successive releases with one plan, drawn up front by one
+    batched sampler call (the integer noise K does not depend on the released values).
+
+    ``release(t, value)`` is release t: γ·(rint(value/γ) + K_t), exactly what the t-th of
+    ``count`` successive :func:`secure_laplace`/:func:`secure_gaussian` calls with the same
+    plan computes -- with ``keys`` (seeded) the same bits, so bit for bit.  ``k`` holds the
+    (count, d) integers, ``plan`` the :class:`GridPlan`.
+    """
+
+    def __init__(self, plan: GridPlan, k: np.ndarray) -> None:
+        self.plan = plan
+        self.k = k
+
+    def release(self, t: int, value: Any) -> np.ndarray:
+        arr = _finite_values(value)
+        if arr.size != self.k.shape[1]:
+            raise InvalidInputError(f"value must have {self.k.shape[1]} coordinates; got "
+                                    f"{arr.size}")
+        e = self.plan.exponent
+        r = _to_grid(arr.reshape(-1), e)
+        return _from_grid(r, self.k[t], e).reshape(arr.shape)
+
+
+def laplace_rounds(count: int, coords: int, *, sensitivity: float, epsilon: float,
+                   keys: Sequence[bytes] | None = None, entropy: Entropy | None = None
+                   ) -> NoiseRounds:
+    """Noise of ``count`` secure Laplace releases of ``coords`` coordinates each (L1
+    ``sensitivity``, ``epsilon``): release t with key ``keys[t]`` (seeded) or from one CSPRNG
+    source."""
+    plan = laplace_grid(_num(sensitivity, "sensitivity"), _num(epsilon, "epsilon"), int(coords))
+    n = int(count) * int(coords)
+    num, den = plan.noise.numerator, plan.noise.denominator
+    dtype: Any = np.int64 if num < _MAX_DEN and den < _MAX_DEN else object
+    k = _laplace_noise(np.full(n, num, dtype=dtype), np.full(n, den, dtype=dtype), n, entropy,
+                       _batch_keys(keys, int(count)), int(coords))
+    return NoiseRounds(plan, k.reshape(int(count), int(coords)))
+
+
+def gaussian_rounds(count: int, coords: int, *, sensitivity: float, sigma: float,
+                    keys: Sequence[bytes] | None = None, entropy: Entropy | None = None
+                    ) -> NoiseRounds:
+    """Noise of ``count`` secure Gaussian releases of ``coords`` coordinates each (L2
+    ``sensitivity``, continuous ``sigma``), as :func:`laplace_rounds`."""
+    plan = gaussian_grid(_num(sensitivity, "sensitivity"), _num(sigma, "sigma"), int(coords))
+    n = int(count) * int(coords)
+    k = _gaussian_noise(int(plan.noise), plan.laplace_t, n, entropy,
+                        _batch_keys(keys, int(count)), int(coords))
+    return NoiseRounds(plan, k.reshape(int(count), int(coords)))
