@@ -279,13 +279,10 @@ def _gd_round_noise(spec: GroupSpec, idx: np.ndarray, plan: Any) -> Callable[[in
     else:
         rounds = S.gaussian_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
                                    sigma=sigma, keys=flat)
-    k_all = rounds.k.reshape(g_count, steps, 2)
-    e = rounds.plan.exponent
-    fmax = float(np.finfo(np.float64).max)
+    first = np.arange(g_count, dtype=np.int64) * steps  # call of group j, round 0
 
     def release(t: int, g: np.ndarray) -> np.ndarray:
-        r = S._to_grid(g, e)
-        return np.clip(S._from_grid(r, np.ascontiguousarray(k_all[:, t, :]), e), -fmax, fmax)
+        return rounds.release_rows(first + t, g)
 
     return release
 

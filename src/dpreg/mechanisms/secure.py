@@ -1193,6 +1193,18 @@ class NoiseRounds:
         r = _to_grid(arr.reshape(-1), e)
         return _from_grid(r, self.k[t], e).reshape(arr.shape)
 
+    def release_rows(self, calls: Any, values: Any) -> np.ndarray:
+        """Releases ``calls[j]`` of the rows of ``values`` ((m, d)) at once: row j equals
+        ``release(calls[j], values[j])`` (clipped to ±max-float)."""
+        arr = _finite_values(values)
+        rows = np.asarray(calls, dtype=np.int64)
+        if arr.ndim != 2 or arr.shape != (rows.size, self.k.shape[1]):
+            raise InvalidInputError(f"values must have shape ({rows.size}, {self.k.shape[1]}); "
+                                    f"got {arr.shape}")
+        e = self.plan.exponent
+        fmax = float(np.finfo(np.float64).max)
+        return np.clip(_from_grid(_to_grid(arr, e), self.k[rows], e), -fmax, fmax)
+
 
 def laplace_rounds(count: int, coords: int, *, sensitivity: float, epsilon: float,
                    keys: Sequence[bytes] | None = None, entropy: Entropy | None = None
