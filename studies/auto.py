@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._random import simulation_generator
 from dpreg.bench.generators import alabi_true_prediction_sd, alabi_uniform
 from dpreg.bench.metrics import c_hat, c_hat_rows
 from dpreg.simple.baselines import ols, ols_prediction_se
@@ -118,7 +119,7 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
     clipped = np.empty((len(cells), datasets))
     sigma = np.empty(len(cells))
     for ci, (n, sx, eps, se) in enumerate(cells):
-        gen = np.random.default_rng([seed, ci])
+        gen = simulation_generator([seed, ci])
         sigma[ci] = alabi_true_prediction_sd(n, sigma_x2=sx, sigma_e2=se)
         eps_method = split_selection(eps, f)[1].epsilon
         for di in range(datasets):
@@ -179,8 +180,8 @@ def _choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, u_threshold:
     from dpreg.auto import choose_simple_array
 
     f = float(raw["fraction"])
-    gen = np.random.default_rng([seed, 1])
-    shares = _boundary_shares(raw, np.random.default_rng([seed, 2]))
+    gen = simulation_generator([seed, 1])
+    shares = _boundary_shares(raw, simulation_generator([seed, 2]))
     cells = raw["cells"]
     mask = np.empty((cells.shape[0], *shape), dtype=bool)
     for ci in range(cells.shape[0]):
@@ -317,7 +318,7 @@ def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = Non
         "median_ratio": float(np.median(ratio)), "cells_over_1.10": fail,
         "ratio": ratio.tolist(), "auto": r["auto"].tolist(), "ts": r["ts"].tolist(),
         "ns": r["ns"].tolist(), "chose_ns": chose_ns.tolist(), "grid": cells.tolist(),
-        "boundary_share": _boundary_shares(raw, np.random.default_rng([seed, 2])).mean(axis=1).tolist(),
+        "boundary_share": _boundary_shares(raw, simulation_generator([seed, 2])).mean(axis=1).tolist(),
         "selection_skipped": skip.tolist(), "datasets": int(shape[0]), "trials": int(shape[1]),
     }
 
@@ -492,7 +493,7 @@ def multivariate_cost(name: str, *, epsilon: float, delta: float, seeds: int) ->
             vals, chosen = [], []
             for s in range(seeds):
                 res = fit_auto(X, y, epsilon=epsilon, delta=delta, x_names=list(ds.x), y_name=ds.y,
-                               random_state=np.random.default_rng([EVALUATION_SEED, s]), **kw)  # type: ignore[arg-type]
+                               random_state=simulation_generator([EVALUATION_SEED, s]), **kw)  # type: ignore[arg-type]
                 chosen.append(res.extra["auto"]["method"])
                 vals.append(-np.inf if res.failed else r2(res._params.to_numpy()))
             out[v] = float(np.median(vals))
@@ -514,7 +515,7 @@ def bounds_free_study(*, epsilons: tuple[float, ...] = (1.0, 4.0, 16.0), trials:
     bs = load_dataset("bikeshare")
     groups = list(bs.frame.groupby(bs.groups))
     for eps in epsilons:
-        gen = np.random.default_rng([EVALUATION_SEED, 7, int(eps * 10)])
+        gen = simulation_generator([EVALUATION_SEED, 7, int(eps * 10)])
         rows = [simple_cost(g["temp"].to_numpy(float), g["bikers"].to_numpy(float), epsilon=eps,
                             x_bounds=bs.bounds["temp"], y_bounds=bs.bounds["bikers"], trials=trials,
                             rng=gen) for _, g in groups]
@@ -522,7 +523,7 @@ def bounds_free_study(*, epsilons: tuple[float, ...] = (1.0, 4.0, 16.0), trials:
         print("bikeshare", eps, res["bikeshare"][eps], flush=True)
     ny = load_dataset("nyse")
     for eps in epsilons:
-        gen = np.random.default_rng([EVALUATION_SEED, 8, int(eps * 10)])
+        gen = simulation_generator([EVALUATION_SEED, 8, int(eps * 10)])
         res["nyse"][eps] = simple_cost(ny.frame["DJ_return"].to_numpy(float),
                                        ny.frame["log_volume"].to_numpy(float), epsilon=eps,
                                        x_bounds=ny.bounds["DJ_return"], y_bounds=ny.bounds["log_volume"],

@@ -32,7 +32,10 @@ _MULTI_FEATURE_CHECKS = [
 ]
 
 CHECKED = [
-    NoisyStats(epsilon=1.0, bounds_X=B, bounds_y=B, random_state=0),
+    # ε = 1e4: scikit-learn fits 10 rows in [-10, 10] with random_state=1 forced; at ε = 1 the
+    # noisy nvar(x) (nvar ≈ 2.3, Laplace scale 1080) is <= 0 (⊥) for about half the seeds; the
+    # contract checks are about the API, not the privacy level
+    NoisyStats(epsilon=1e4, bounds_X=B, bounds_y=B, random_state=0),
     DPTheilSen(epsilon=1.0, bounds_X=B, bounds_y=B, random_state=0),
     DPGradientDescent(epsilon=1.0, delta=1e-6, bounds_X=B, bounds_y=B, random_state=0),
 ]

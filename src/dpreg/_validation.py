@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._random import check_rng, is_seeded  # re-exported (the modes live in dpreg._random)
 from dpreg.exceptions import InvalidInputError
 
 __all__ = [
@@ -81,45 +82,6 @@ def _fail_data(name: str, expected: str, value: Any) -> InvalidInputError:
     """Rejection of a data argument: names the argument and the kind of problem, never values
     or counts."""
     return InvalidInputError(f"{name} must be {expected}; got {describe_data(value)}")
-
-
-def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
-    """Normalise ``rng``/``random_state`` to a :class:`numpy.random.Generator`.
-
-    * ``None`` -> a :class:`~dpreg.mechanisms.secure.SecureGenerator` seeded from the OS CSPRNG
-      (the right choice for releases: Laplace/Gaussian noise drawn with it uses the exact
-      discrete samplers on a grid -- "secure mode"),
-    * a non-negative ``int`` or a :class:`numpy.random.SeedSequence` -> a new seeded generator
-      (reproducible; for experiments and tests),
-    * a :class:`numpy.random.Generator` -> returned unchanged (its state advances),
-    * a legacy :class:`numpy.random.RandomState` -> a generator seeded by one draw from it
-      (accepted for scikit-learn compatibility).
-    """
-    if rng is None:
-        from dpreg.mechanisms.secure import secure_generator
-
-        return secure_generator()
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, (bool, np.bool_)):
-        raise _fail(name, "None, a non-negative int, a SeedSequence or a Generator", rng)
-    if isinstance(rng, numbers.Integral):
-        if int(rng) < 0:
-            raise _fail(name, "a non-negative integer seed", rng)
-        return np.random.default_rng(int(rng))
-    if isinstance(rng, np.random.RandomState):
-        return np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
-    raise _fail(name, "None, a non-negative int, a SeedSequence or a Generator", rng)
-
-
-def is_seeded(rng: Any) -> bool:
-    """True when ``rng`` selects the seeded (reproducible, float-noise) mode: anything but
-    ``None`` or a :class:`~dpreg.mechanisms.secure.SecureGenerator`.  Results record it."""
-    from dpreg.mechanisms.secure import is_secure
-
-    return not is_secure(rng)
 
 
 def _as_real(value: Any, name: str, expected: str) -> float:

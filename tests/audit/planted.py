@@ -23,6 +23,7 @@ from unittest import mock
 import numpy as np
 
 from _densities import reference_code_widened
+from dpreg._random import simulation_generator
 from dpreg.audit import Claim, loop_sampler
 from dpreg.audit.neighbours import (
     NeighbourPair,
@@ -31,6 +32,7 @@ from dpreg.audit.neighbours import (
     grouped_pairs,
     matching_pair,
     quantile_pairs,
+    reachability_pairs,
     scalar_pairs,
     simple_pairs,
 )
@@ -316,6 +318,16 @@ def _group_tables(data, n, rng, *, twice):
                           y_bounds=(0.0, 1.0), copies={"A": 2} if twice else None)
 
 
+# ----------------------------------------------------------------------------- 16. seeded float noise
+def _seeded_laplace_reach(data, n, rng, *, float_noise):
+    """Issue 15 item 7: a seeded Laplace release drawn with numpy's float sampler (the bug)
+    vs the float-safe seeded release, audited with Mironov's reachability event."""
+    from dpreg.audit.registry import _s_laplace_reachability
+
+    return _s_laplace_reachability(data, n, rng, epsilon=1.0,
+                                   mode="simulation" if float_noise else "seeded")
+
+
 # ----------------------------------------------------------------------------- registry
 def _mech(fn: Callable[..., Any], **kw: Any) -> Sampler:
     return partial(fn, **kw)
@@ -399,6 +411,12 @@ def planted_bugs() -> list[Planted]:
                 "rows are clipped to norm 10", "google-research private_kendall/boosted_adassp.py "
                 "(algorithms.md §4.3)", _loop(_boosted, bug="sensitivity-1", x_norm_bound=10.0),
                 _loop(_boosted, bug=None, x_norm_bound=10.0), big, gdp, samples=10_000),
+        Planted("seeded-float-laplace", "seeded Laplace release with numpy's floating-point "
+                "noise: the set of reachable outputs depends on the value", "Mironov 2012; "
+                "dpreg before issue 15 (seeded mode)",
+                _mech(_seeded_laplace_reach, float_noise=True),
+                _mech(_seeded_laplace_reach, float_noise=False), reachability_pairs(1.0)[0],
+                Claim.from_budget(PureDP(1.0)), names=("reachable from D only",)),
         Planted("noisy-stats-ru-squared", "DPSuffStats sensitivity (1 − 1/n)·r_u² with r_l < 0 "
                 "(bounds [−1, 1])", "Alabi et al. Alg. 1 / Lemma 18 (algorithms.md §1.4)",
                 _mech(_ns_ru_squared, buggy=True), _mech(_ns_ru_squared, buggy=False),
@@ -418,7 +436,8 @@ def by_name() -> dict[str, Planted]:
 def draw(sampler: Sampler, data: dict[str, Any], n: int, seed: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.asarray(sampler(data, n, np.random.default_rng(seed)), dtype=float)
+        # the audit simulations' generator (float noise where the bug is in the arithmetic)
+        return np.asarray(sampler(data, n, simulation_generator(seed)), dtype=float)
 
 
 __all__ = ["Planted", "planted_bugs", "by_name", "draw"]

@@ -17,7 +17,7 @@ from dpreg.simple.replicates import replicate_predictions
 
 ALPHA = 1e-6
 FAST = ["sum-bound-twice", "bottom-from-unnoised", "bounds-from-data", "clip-unused",
-        "nan-through-clip", "noise-x0.8", "group-key-twice"]
+        "nan-through-clip", "noise-x0.8", "group-key-twice", "seeded-float-laplace"]
 
 
 def run(p, sampler, n, seed):

@@ -30,7 +30,8 @@ def test_every_method_and_estimator_has_a_target():
               "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "adassp", "boosted-adassp",
               "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
-              "gaussian-secure", "fit-by-group", "fit-by-group-adassp"):
+              "gaussian-secure", "fit-by-group", "fit-by-group-adassp", "laplace-seeded",
+              "gaussian-seeded", "laplace-seeded-reachability"):
         assert m in names
     assert {t.kind for t in TARGETS.values()} == KINDS
     assert all(len(t.pairs()) >= 3 for t in TARGETS.values())

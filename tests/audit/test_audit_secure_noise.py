@@ -1,6 +1,7 @@
 """Float-safe secure noise: exact discrete samplers (against exact pmfs and OpenDP as an
 oracle, each with a power check), the grid and its rounding accounting, routing of the release
-path (secure when no seed is given, seeded behaviour unchanged) and what results record."""
+path (secure when no seed is given; seeded releases on the grid too) and what results
+record."""
 
 from __future__ import annotations
 
@@ -269,14 +270,20 @@ class TestRouting:
             out = laplace(0.123, sensitivity=1.0, epsilon=1.0)
             assert (out / plan.step) == round(out / plan.step)
 
-    def test_seeded_behaviour_is_unchanged(self):
+    def test_seeded_releases_are_float_safe_too(self):
+        """Issue 15 item 7: a seed no longer selects numpy's float noise (it used to equal
+        value + default_rng(seed).laplace(...)); the release is on the grid and only the
+        explicit SimulationGenerator keeps the float draw (tests/audit/test_seeded_noise.py)."""
         got = laplace(np.array([1.0, 2.0]), sensitivity=2.0, epsilon=0.5, rng=7)
-        want = np.array([1.0, 2.0]) + np.random.default_rng(7).laplace(0.0, 4.0, size=2)
-        assert np.array_equal(got, want)
+        old = np.array([1.0, 2.0]) + np.random.default_rng(7).laplace(0.0, 4.0, size=2)
+        assert not np.array_equal(got, old)
+        plan = S.laplace_grid(2.0, 0.5, 2)
+        assert np.array_equal(got / plan.step, np.round(got / plan.step))
         budget = ZCDP(0.5)
         got = gaussian(0.5, sensitivity=1.0, budget=budget, rng=8)
-        want = 0.5 + np.random.default_rng(8).normal(0.0, gaussian_sigma(1.0, budget))
-        assert got == want
+        assert got != 0.5 + np.random.default_rng(8).normal(0.0, gaussian_sigma(1.0, budget))
+        plan = S.gaussian_grid(1.0, gaussian_sigma(1.0, budget), 1)
+        assert got / plan.step == round(got / plan.step)
 
     def test_infinite_budget_and_zero_sensitivity_add_nothing(self):
         assert laplace(0.3, sensitivity=1.0, epsilon=math.inf) == 0.3

@@ -88,10 +88,19 @@ def test_simple_rule_follows_epsilon_squared_nvar_and_the_boundary_share():
     nv = float(np.sum((x - x.mean()) ** 2))
     big = math.sqrt(4 * NS_U_THRESHOLD / nv)  # u = 4·U at this ε
     picks = {}
+    from dpreg.preprocess import nvar_sensitivity_for
+
     for eps in (big, big / 3.0):  # ε·nvar differs by 3x, u by 9x: 4U vs 0.44U
         r = fit_auto(x, y, epsilon=eps, x_bounds=[(0, 1)], y_bounds=(0, 1), random_state=1)
-        picks[eps] = r.extra["auto"]["method"]
-        assert r.extra["auto"]["u"] == pytest.approx(eps * eps * nv, rel=0.05)
+        info = r.extra["auto"]
+        picks[eps] = info["method"]
+        # u = ε²·(nvar + Lap(b)), b = Δ/ε_nv with ε_nv half the selection budget: within
+        # ln(1e6)·ε²·b of ε²·nvar except with probability 1e-6 (a fixed 5 % held only for the
+        # seed's old float draw; the noise alone is ~9 % at the smaller ε)
+        b = nvar_sensitivity_for((0.0, 1.0), x.size, "replace-one") / (
+            info["selection_epsilon"] / 2)
+        assert abs(info["u"] - eps * eps * nv) <= math.log(1e6) * eps * eps * b
+        assert info["u"] == eps * info["statistic"]
     assert picks == {big: "noisy-stats", big / 3.0: "theil-sen-exp"}
     # the same data with 20% of y on the bounds: Theil-Sen (medians ignore the clipping)
     y2 = y.copy()

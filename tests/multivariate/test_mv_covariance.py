@@ -299,9 +299,11 @@ def simulated(n=20_000, seed=11):
 
 
 def test_undefined_standard_errors_are_flagged():
-    """51 rows cannot carry ε = 1: the noisy RSS is negative, so no SE exists (NaN + flag)."""
+    """51 rows barely carry ε = 1: in about 1 release in 20 the noisy RSS is negative, so no
+    SE exists (NaN + flag).  The seed picks such a release (seed 3 of the float-safe seeded
+    noise; seed 8 did with the old float noise)."""
     rel = release_sscp(STATECRIME, columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6,
-                       rng=8)
+                       rng=3)
     res = rel.regress("murder ~ poverty + single", se="plugin")
     assert res.extra["se_defined"] is False
     assert res.uncertainty.startswith("undefined")

@@ -116,14 +116,23 @@ def test_affine_equivariance_of_the_normalisation():
 
 
 class Recorder:
+    """Wraps ``laplace_calls``/``gaussian_calls`` (the T mechanism calls of one run, their
+    noise drawn together): records each call's parameters and noise."""
+
     def __init__(self, fn):
         self.fn, self.calls, self.noise = fn, [], []
 
-    def __call__(self, value, **kw):
-        out = self.fn(value, **kw)
-        self.calls.append(kw)
-        self.noise.append(np.asarray(out) - np.asarray(value))
-        return out
+    def __call__(self, count, **kw):
+        inner = self.fn(count, **kw)
+        params = {k: v for k, v in kw.items() if k != "rng"}
+
+        def call(value):
+            out = inner(value)
+            self.calls.append(params)
+            self.noise.append(np.asarray(out) - np.asarray(value))
+            return out
+
+        return call
 
 
 @pytest.mark.parametrize("variant", ["pure", "zcdp", "approx"])
@@ -133,7 +142,7 @@ def test_noise_calibration(monkeypatch, variant):
     g = np.random.default_rng(5)
     x, y = make_data(50, g)
     tau, steps = 0.5, 40
-    name = "laplace" if variant == "pure" else "gaussian"
+    name = "laplace_calls" if variant == "pure" else "gaussian_calls"
     rec = Recorder(getattr(mod, name))
     monkeypatch.setattr(mod, name, rec)
     kw = {"pure": {"epsilon": 2.0}, "zcdp": {"rho": 0.3},

@@ -26,6 +26,7 @@ import numpy as np
 __all__ = [
     "NeighbourPair",
     "scalar_pairs",
+    "reachability_pairs",
     "vector_pairs",
     "quantile_pairs",
     "distance_pairs",
@@ -59,6 +60,18 @@ def scalar_pairs(sensitivity: float = 1.0) -> list[NeighbourPair]:
         NeighbourPair("shift-far", "values far from 0 (grid/rounding behaviour): 1e6 and 1e6 − Δ",
                       {"value": 1e6}, {"value": 1e6 - s}),
     ]
+
+
+def reachability_pairs(sensitivity: float = 1.0) -> list[NeighbourPair]:
+    """:func:`scalar_pairs` with both values recorded in each side's data (``"refs"``: the
+    event "reachable from f(D) by float noise, not from f(D′)" is one fixed function of the
+    output, the same under D and D′)."""
+    out = []
+    for p in scalar_pairs(sensitivity):
+        refs = (float(p.d["value"]), float(p.d_prime["value"]))
+        out.append(NeighbourPair(p.name, p.description, {**p.d, "refs": refs},
+                                 {**p.d_prime, "refs": refs}, p.relation))
+    return out
 
 
 def vector_pairs(sensitivity: float = 1.0, norm: str = "l1") -> list[NeighbourPair]:

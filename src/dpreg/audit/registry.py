@@ -10,9 +10,14 @@ estimator is called n times (``loop`` targets, which :func:`audit_target` can sp
 worker processes).  Samplers are module-level functions bound with :func:`functools.partial`
 so that they can be sent to worker processes.
 
-Randomness: the audited releases use seeded numpy generators (the mechanism as designed, fast);
-the ``laplace-secure`` and ``gaussian-secure`` targets audit the float-safe release path of
-:mod:`dpreg.mechanisms.secure` with the OS CSPRNG.
+Randomness: the audited releases are drawn with a
+:class:`~dpreg._random.SimulationGenerator` (numpy's floating-point Laplace/Gaussian noise: the
+mechanism as designed, fast); the ``*-secure`` targets audit the float-safe release path of
+:mod:`dpreg.mechanisms.secure` with the OS CSPRNG, the ``*-seeded`` targets the same path with
+bits from a seeded generator (what a seeded release uses), and ``laplace-seeded-reachability``
+audits seeded Laplace releases with Mironov's event "the output is reachable by floating-point
+noise from f(D) but not from f(D′)" (:mod:`dpreg.audit.reachability`), which floating-point
+noise fails with ε_LCB ≈ 7.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_int, check_rng
+from dpreg._random import check_rng, noise_key, simulation_generator
+from dpreg._validation import check_int
 from dpreg.audit.estimate import (
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
@@ -43,6 +49,7 @@ from dpreg.audit.neighbours import (
     grouped_pairs,
     matching_pair,
     quantile_pairs,
+    reachability_pairs,
     scalar_pairs,
     simple_pairs,
     tukey_pairs,
@@ -113,7 +120,8 @@ def loop_sampler(release: Callable[[dict[str, Any], np.random.Generator], Any],
 
 def _chunk(args: tuple[Sampler, dict[str, Any], int, np.random.SeedSequence]) -> np.ndarray:
     sampler, data, n, seed = args
-    return np.asarray(sampler(data, n, np.random.default_rng(seed)), dtype=np.float64)
+    # a simulation generator: float noise where a target audits the idealised mechanism
+    return np.asarray(sampler(data, n, simulation_generator(seed)), dtype=np.float64)
 
 
 def run_sampler(sampler: Sampler, data: dict[str, Any], n: int, seed: np.random.SeedSequence,
@@ -139,33 +147,62 @@ def _estimator_row(est: Any) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- mechanism samplers
+def _seeded_keys(rng: np.random.Generator, n: int) -> list[bytes]:
+    """The noise keys of n seeded calls ``laplace(..., rng=g)`` with g the plain (seeded-mode)
+    generator on ``rng``'s stream (what n seeded releases draw, one key each)."""
+    plain = np.random.Generator(rng.bit_generator)
+    return [noise_key(plain) for _ in range(n)]
+
+
 def _s_laplace(data: dict[str, Any], n: int, rng: np.random.Generator, *, sensitivity: float,
-               epsilon: float, secure: bool = False) -> np.ndarray:
+               epsilon: float, mode: str = "simulation") -> np.ndarray:
+    """n Laplace releases: ``mode`` "simulation" (float noise), "secure" (os.urandom) or
+    "seeded" (n seeded calls, each with its own key from the generator)."""
     from dpreg.mechanisms import laplace
-    from dpreg.mechanisms.secure import secure_laplace
+    from dpreg.mechanisms.secure import laplace_batch, secure_laplace
 
     v = np.atleast_1d(np.asarray(data["value"], dtype=np.float64))
     base = np.broadcast_to(v, (n, v.size)).copy()
-    if secure:
+    if mode == "secure":
         out, _ = secure_laplace(base, sensitivity=sensitivity, epsilon=epsilon, coords=v.size)
+    elif mode == "seeded":
+        out = laplace_batch(base, sensitivity=sensitivity, epsilon=epsilon,
+                            keys=_seeded_keys(rng, n))
     else:
-        out = np.asarray(laplace(base, sensitivity=sensitivity, epsilon=epsilon, rng=rng))
+        out = np.asarray(laplace(base, sensitivity=sensitivity, epsilon=epsilon,
+                                 rng=simulation_generator(rng)))
     return out.reshape(n, v.size)
 
 
 def _s_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, sensitivity: float,
-                mu: float, secure: bool = False) -> np.ndarray:
+                mu: float, mode: str = "simulation") -> np.ndarray:
     from dpreg.mechanisms import gaussian, gaussian_sigma
-    from dpreg.mechanisms.secure import secure_gaussian
+    from dpreg.mechanisms.secure import gaussian_batch, secure_gaussian
 
     v = np.atleast_1d(np.asarray(data["value"], dtype=np.float64))
     base = np.broadcast_to(v, (n, v.size)).copy()
-    if secure:
-        sigma = gaussian_sigma(sensitivity, GDP(mu))
+    sigma = gaussian_sigma(sensitivity, GDP(mu))
+    if mode == "secure":
         out, _ = secure_gaussian(base, sensitivity=sensitivity, sigma=sigma, coords=v.size)
+    elif mode == "seeded":
+        out = gaussian_batch(base, sensitivity=sensitivity, sigma=sigma,
+                             keys=_seeded_keys(rng, n))
     else:
-        out = np.asarray(gaussian(base, sensitivity=sensitivity, budget=GDP(mu), rng=rng))
+        out = np.asarray(gaussian(base, sensitivity=sensitivity, budget=GDP(mu),
+                                  rng=simulation_generator(rng)))
     return out.reshape(n, v.size)
+
+
+def _s_laplace_reachability(data: dict[str, Any], n: int, rng: np.random.Generator, *,
+                            epsilon: float, mode: str = "seeded") -> np.ndarray:
+    """Indicator of Mironov's event for n Laplace releases (Δ = 1) of ``data["value"]``:
+    reachable by floating-point noise from f(D) but not from f(D′) (``data["refs"]``)."""
+    from dpreg.audit.reachability import reachability_event
+    from dpreg.mechanisms import laplace_scale
+
+    out = _s_laplace(data, n, rng, sensitivity=1.0, epsilon=epsilon, mode=mode)
+    ref_d, ref_dp = data["refs"]
+    return reachability_event(out[:, 0], ref_d, ref_dp, laplace_scale(1.0, epsilon))[:, None]
 
 
 def _s_exp_quantile(data: dict[str, Any], n: int, rng: np.random.Generator, *, epsilon: float,
@@ -393,7 +430,7 @@ def _build() -> dict[str, AuditTarget]:
     two = ("p25", "p75")
     # ---- mechanisms
     t.append(AuditTarget(
-        "laplace", "mechanism", "Laplace mechanism, Δ₁ = 1, ε = 1 (seeded float noise)",
+        "laplace", "mechanism", "Laplace mechanism, Δ₁ = 1, ε = 1 (simulation: float noise)",
         Claim.from_budget(PureDP(EPS_MECH)),
         partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH),
         lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l1")[:1]))
@@ -401,16 +438,35 @@ def _build() -> dict[str, AuditTarget]:
         "laplace-secure", "mechanism",
         "secure Laplace (grid + exact discrete Laplace from os.urandom), Δ₁ = 1, ε = 1",
         Claim.from_budget(PureDP(EPS_MECH)),
-        partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH, secure=True),
+        partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH, mode="secure"),
         lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l1")[:1]))
     t.append(AuditTarget(
-        "gaussian", "mechanism", "Gaussian mechanism, Δ₂ = 1, μ = 1 GDP (seeded float noise)",
+        "laplace-seeded", "mechanism",
+        "seeded Laplace (grid + exact discrete Laplace from a seeded SHAKE256 stream per call), "
+        "Δ₁ = 1, ε = 1", Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_laplace, sensitivity=1.0, epsilon=EPS_MECH, mode="seeded"),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l1")[:1]))
+    t.append(AuditTarget(
+        "laplace-seeded-reachability", "mechanism",
+        "seeded Laplace, Δ₁ = 1, ε = 1, audited with Mironov's event: output reachable by "
+        "float noise from f(D) but not from f(D′)", Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_laplace_reachability, epsilon=EPS_MECH, mode="seeded"),
+        partial(reachability_pairs, 1.0), output_names=("reachable from D only",)))
+    t.append(AuditTarget(
+        "gaussian", "mechanism", "Gaussian mechanism, Δ₂ = 1, μ = 1 GDP (simulation: float noise)",
         Claim.from_budget(GDP(1.0)), partial(_s_gaussian, sensitivity=1.0, mu=1.0),
         lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l2")[:1]))
     t.append(AuditTarget(
         "gaussian-secure", "mechanism",
         "secure Gaussian (grid + exact discrete Gaussian from os.urandom), Δ₂ = 1, μ = 1",
-        Claim.from_budget(GDP(1.0)), partial(_s_gaussian, sensitivity=1.0, mu=1.0, secure=True),
+        Claim.from_budget(GDP(1.0)),
+        partial(_s_gaussian, sensitivity=1.0, mu=1.0, mode="secure"),
+        lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l2")[:1]))
+    t.append(AuditTarget(
+        "gaussian-seeded", "mechanism",
+        "seeded Gaussian (grid + exact discrete Gaussian from a seeded SHAKE256 stream per "
+        "call), Δ₂ = 1, μ = 1", Claim.from_budget(GDP(1.0)),
+        partial(_s_gaussian, sensitivity=1.0, mu=1.0, mode="seeded"),
         lambda: scalar_pairs(1.0) + vector_pairs(1.0, "l2")[:1]))
     t.append(AuditTarget(
         "exp-quantile", "mechanism", "exponential-mechanism median on [0, 1], ε = 1",

@@ -15,7 +15,8 @@ import numpy as np
 
 from dpreg.simple.fast._kernels import HAVE_NUMBA
 
-__all__ = ["segment_sums", "segment_sums_numpy", "median_smooth_bound", "smooth_bound_numpy"]
+__all__ = ["segment_sums", "segment_sums_numpy", "median_smooth_bound", "smooth_bound_numpy",
+           "clipped_means", "clipped_centred"]
 
 
 def _pairwise(a: np.ndarray, s: int, n: int) -> float:  # pragma: no cover - compiled by numba
@@ -55,6 +56,58 @@ def _pairwise(a: np.ndarray, s: int, n: int) -> float:  # pragma: no cover - com
     return _pairwise(a, s, n2) + _pairwise(a, s + n2, n - n2)
 
 
+def _pairwise_clip(a: np.ndarray, s: int, n: int, lo: float, hi: float
+                   ) -> float:  # pragma: no cover - compiled by numba
+    """:func:`_pairwise` of ``clip(a[s:s+n], lo, hi)`` (clipping each value as it is read:
+    ``min(max(v, lo), hi)``, NumPy's clip for finite values)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += min(max(a[s + i], lo), hi)
+        return res
+    if n <= 128:
+        r0 = min(max(a[s], lo), hi)
+        r1 = min(max(a[s + 1], lo), hi)
+        r2 = min(max(a[s + 2], lo), hi)
+        r3 = min(max(a[s + 3], lo), hi)
+        r4 = min(max(a[s + 4], lo), hi)
+        r5 = min(max(a[s + 5], lo), hi)
+        r6 = min(max(a[s + 6], lo), hi)
+        r7 = min(max(a[s + 7], lo), hi)
+        i = 8
+        stop = n - (n % 8)
+        while i < stop:
+            r0 += min(max(a[s + i], lo), hi)
+            r1 += min(max(a[s + i + 1], lo), hi)
+            r2 += min(max(a[s + i + 2], lo), hi)
+            r3 += min(max(a[s + i + 3], lo), hi)
+            r4 += min(max(a[s + i + 4], lo), hi)
+            r5 += min(max(a[s + i + 5], lo), hi)
+            r6 += min(max(a[s + i + 6], lo), hi)
+            r7 += min(max(a[s + i + 7], lo), hi)
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += min(max(a[s + i], lo), hi)
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_clip(a, s, n2, lo, hi) + _pairwise_clip(a, s + n2, n - n2, lo, hi)
+
+
+def _clip_centre_loop(values: np.ndarray, starts: np.ndarray, lo: float, hi: float,
+                      means: np.ndarray, out: np.ndarray,
+                      centre: bool) -> None:  # pragma: no cover - compiled by numba
+    for k in range(starts.size - 1):
+        s, e = starts[k], starts[k + 1]
+        m = _pairwise_clip(values, s, e - s, lo, hi) / (e - s)
+        means[k] = m
+        if centre:
+            for i in range(s, e):
+                out[i] = min(max(values[i], lo), hi) - m
+
+
 def _segment_loop(values: np.ndarray, starts: np.ndarray) -> np.ndarray:  # pragma: no cover
     g = starts.size - 1
     out = np.zeros(g)
@@ -67,9 +120,12 @@ if HAVE_NUMBA:
     import numba
 
     _pairwise = numba.njit(cache=True, nogil=True)(_pairwise)  # recursive: jitted in place
+    _pairwise_clip = numba.njit(cache=True, nogil=True)(_pairwise_clip)
     _segment_nb = numba.njit(cache=True, nogil=True)(_segment_loop)
+    _clip_centre_nb = numba.njit(cache=True, nogil=True)(_clip_centre_loop)
 else:  # pragma: no cover
     _segment_nb = None  # type: ignore[assignment]
+    _clip_centre_nb = None  # type: ignore[assignment]
 
 
 def segment_sums_numpy(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -139,3 +195,37 @@ def median_smooth_bound(sorted_bookended: np.ndarray, k: int, t: float) -> float
     mids = [mm // 2, mm // 2 + 1] if mm % 2 == 0 else [(mm + 1) // 2]
     fn = _smooth_bound_nb if HAVE_NUMBA else smooth_bound_numpy
     return max(float(fn(zb, int(m), int(k), float(t))) for m in mids)
+
+
+def _clip_centre(values: np.ndarray, starts: np.ndarray, lo: float, hi: float, centre: bool
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    g = starts.size - 1
+    if HAVE_NUMBA and not np.any(np.diff(starts) == 0):
+        means = np.empty(g)
+        out = np.empty(values.size if centre else 0)
+        _clip_centre_nb(values, starts, float(lo), float(hi), means, out, centre)
+        return means, (out if centre else None)
+    clipped = np.clip(values, lo, hi)  # the definition (and empty segments)
+    counts = np.diff(starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = segment_sums(clipped, starts) / counts
+    if not centre:
+        return means, None
+    return means, clipped - np.repeat(means, counts)
+
+
+def clipped_means(values: np.ndarray, starts: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``[np.mean(np.clip(values[s:e], lo, hi)) for each segment]``, bit-identical, one pass."""
+    return _clip_centre(values, starts, lo, hi, False)[0]
+
+
+def clipped_centred(values: np.ndarray, starts: np.ndarray, lo: float, hi: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Segment means of the clipped values and the clipped values minus their segment's mean
+    (``c - c.mean()`` per segment, ``c = np.clip(values, lo, hi)``), bit-identical to NumPy,
+    without the temporaries."""
+    means, centred = _clip_centre(values, starts, lo, hi, True)
+    assert centred is not None
+    return means, centred

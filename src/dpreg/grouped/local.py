@@ -1,27 +1,36 @@
 """LocalBackend: per-group releases vectorised over groups.
 
 One stable sort puts every group's rows in a contiguous segment; the deterministic part of
-each method is then computed for all groups at once with segment operations, and only the
-random draws are made group by group from each group's own stream (a ``SeedSequence``
-derived from the key), in exactly the order the reference loop draws them.  With a seed the
-releases are therefore **identical** (bit for bit) to :func:`dpreg.grouped.reference.
-fit_reference` -- the tests check it method by method:
+each method is then computed for all groups at once with segment operations, and the noise of
+all groups is drawn by one batched call of the exact samplers (:mod:`dpreg.mechanisms.secure`,
+``laplace_batch``/``gaussian_batch``: vectorised lanes with per-group grid plans).
+
+* **seeded** (``random_state`` given): every group's noise still comes from its own stream --
+  the keys its own fit would take from its per-key generator (a ``SeedSequence`` derived from
+  the key), one 32-byte key per mechanism call, each expanded by SHAKE256 into one byte stream
+  per coordinate that only that lane reads.  The releases are therefore **identical** (bit for
+  bit) to :func:`dpreg.grouped.reference.fit_reference` and do not depend on partitioning,
+  ordering or backend -- the tests check it method by method;
+* **secure** (no seed): the same batched samplers read one os.urandom source for the whole
+  batch (the per-group loop is not needed: secure noise is not reproducible anyway).
+
+Kernels:
 
 * ``noisy-stats`` / ``dp-intercept``: clipped means by segment pairwise sums (NumPy's own
-  summation order), nvar/ncov per segment, then the noise-and-divide step for all groups as
-  array arithmetic;
-* ``dp-gd``: the T rounds run for all groups together (per-round gradient sums by segment,
-  each group's 2T noise values drawn up front from its stream in the reference's order);
+  summation order), nvar/ncov per segment, then the noise-and-divide step for all groups
+  (three batched Laplace releases: ncov, nvar, then the intercept of the groups whose slope is
+  usable, each with its own sensitivity);
+* ``dp-gd``: the T rounds run for all groups together (per-round gradient sums by segment);
+  the integer grid noise of all T rounds is drawn up front (it does not depend on the
+  gradients) and each round releases γ·(rint(g/γ) + K), as the per-group mechanism call does;
 * ``theil-sen-*``: the median step per group (its cost is the median itself: sorting and
   sampling the doubled multiset, or the O(n log n) exact-fast path for groups with
   n >= 2000), run on ``workers`` threads -- NumPy releases the GIL in the heavy parts.  With
   a seed, the options are validated once (the first group goes through the core) and the
   other groups skip the core's per-call bookkeeping (``_lean_exp``/``_lean_smooth``: the
-  same arithmetic and draws; the smooth-sensitivity bound compiled with numba).
+  same arithmetic and draws; the smooth-sensitivity bound compiled with numba).  Without a
+  seed every group is fitted by the functional core with a fresh CSPRNG generator.
 
-Without a seed (``random_state=None``, a real release) every group is fitted in secure mode
-by calling the functional core with a fresh CSPRNG generator, exactly like the reference
-loop (secure noise is not bit-reproducible, so there is nothing to vectorise against).
 Methods or options the vectorised kernels do not cover (the multivariate methods, ``ci_alpha``,
 ``inference=True``, ...) are delegated to the reference loop.
 """
@@ -37,8 +46,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg.grouped._common import GroupSpec, Partition, assemble, group_generator
-from dpreg.grouped._segments import segment_sums
+from dpreg.grouped._common import (
+    GroupSpec,
+    Partition,
+    assemble,
+    group_generator,
+    group_noise_keys,
+)
+from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
 
 __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
            "supported"]
@@ -79,70 +94,80 @@ class _Frame:
         self.failed = np.ones(g, dtype=bool)
         self.reason = ["" for _ in range(g)]
         self.preds: dict[float, np.ndarray] = {}
-        for k in range(g):
+        for k in np.flatnonzero(self.n < max(spec.min_rows, 1)):
             if self.n[k] == 0:
                 self.reason[k] = "no rows in this group"
-            elif self.n[k] < spec.min_rows:  # n is public (replace-one)
+            else:  # n is public (replace-one)
                 self.reason[k] = f"{self.n[k]} rows; {spec.method} needs at least {spec.min_rows}"
         self.active = np.flatnonzero(self.n >= max(spec.min_rows, 1))
 
     def set_line(self, idx: np.ndarray, slope: np.ndarray, intercept: np.ndarray,
                  preds: dict[float, np.ndarray], ok: np.ndarray, reasons: list[str]) -> None:
+        idx = np.asarray(idx, dtype=np.int64)
+        ok = np.asarray(ok, dtype=bool)
         for xv in preds:
             self.preds.setdefault(xv, np.full(self.n.size, np.nan))
-        for j, k in enumerate(idx):
-            if ok[j]:
-                self.slope[k] = float(slope[j])
-                self.intercept[k] = float(intercept[j])
-                self.failed[k] = False
-                self.reason[k] = ""
-                for xv, vals in preds.items():
-                    self.preds[xv][k] = float(vals[j])
-            else:
-                self.failed[k] = True
-                self.reason[k] = reasons[j]
+        good, bad = idx[ok], idx[~ok]
+        self.slope[good] = np.asarray(slope, dtype=np.float64)[ok]
+        self.intercept[good] = np.asarray(intercept, dtype=np.float64)[ok]
+        self.failed[good] = False
+        self.failed[bad] = True
+        for xv, vals in preds.items():
+            self.preds[xv][good] = np.asarray(vals, dtype=np.float64)[ok]
+        for j, k in enumerate(idx.tolist()):
+            self.reason[k] = "" if ok[j] else reasons[j]
 
     def table(self, spec: GroupSpec) -> pd.DataFrame:
         return assemble(spec, self.n, self.intercept, self.slope, self.failed, self.reason,
                         self.preds)
 
 
-# ---------------------------------------------------------------------- seeded kernels
-def _segment_means(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    counts = np.diff(starts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return segment_sums(values, starts) / counts
-
-
+# ---------------------------------------------------------------------- batched kernels
 def _active_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y and segment starts restricted to the active groups ``idx`` (in that order)."""
-    s, e = part.starts[idx], part.starts[idx + 1]
-    sel = np.concatenate([np.arange(a, b) for a, b in zip(s, e)]) if idx.size else np.zeros(
-        0, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(e - s))).astype(np.int64)
-    return part.x[sel], part.y[sel], starts
+    """x, y and segment starts restricted to the active groups ``idx`` (ascending, as the
+    partition is in key order)."""
+    counts = part.counts
+    active = np.zeros(counts.size, dtype=bool)
+    active[idx] = True
+    starts = np.concatenate(([0], np.cumsum(counts[idx]))).astype(np.int64)
+    if np.all(active | (counts == 0)):  # every row belongs to an active group
+        return part.x, part.y, starts
+    rows = np.repeat(active, counts)
+    return part.x[rows], part.y[rows], starts
 
 
-def _noisy_stats_seeded(spec: GroupSpec, part: Partition, out: _Frame) -> None:
+def _laplace_groups(values: np.ndarray, sens: np.ndarray, epsilon: float,
+                    keys: list[bytes] | None) -> np.ndarray:
+    """``laplace(values[j], sensitivity=sens[j], epsilon=epsilon, rng=...)`` for every group j
+    at once (one coordinate each): seeded with key ``keys[j]`` (the group's own mechanism call),
+    or from one os.urandom source.  ε = ∞ adds nothing, as :func:`~dpreg.mechanisms.laplace`."""
+    from dpreg.mechanisms.secure import laplace_batch
+
+    if math.isinf(epsilon) or values.size == 0:
+        return np.asarray(values, dtype=np.float64).copy()
+    return laplace_batch(values, sensitivity=sens, epsilon=epsilon, keys=keys)
+
+
+def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
         return
     xb, yb = spec.x_bounds, spec.y_bounds
     xs, ys, starts = _active_segments(part, idx)
     n = np.diff(starts)
-    xc = np.clip(xs, *xb)
-    yc = np.clip(ys, *yb)
-    xbar = _segment_means(xc, starts)
-    ybar = _segment_means(yc, starts)
-    seg = np.repeat(np.arange(idx.size), n)
-    dx = xc - xbar[seg]
-    dy = yc - ybar[seg]
+    # x̄, ȳ of the clipped data and the centred clipped values (the reference's np.mean and
+    # subtraction, bit for bit, in one pass per column)
+    xbar, dx = clipped_centred(xs, starts, *xb)
+    ybar, dy = clipped_centred(ys, starts, *yb)
     nvar = np.empty(idx.size)
     ncov = np.empty(idx.size)
+    dot = np.dot
+    bounds = starts.tolist()
     for j in range(idx.size):  # BLAS dot products, as the reference computes them
-        a, b = starts[j], starts[j + 1]
-        nvar[j] = float(np.dot(dx[a:b], dx[a:b]))
-        ncov[j] = float(np.dot(dx[a:b], dy[a:b]))
+        a, b = bounds[j], bounds[j + 1]
+        da = dx[a:b]
+        nvar[j] = dot(da, da)
+        ncov[j] = dot(da, dy[a:b])
     release_noisy_stats(spec, out, idx, n, xbar, ybar, nvar, ncov)
 
 
@@ -150,10 +175,10 @@ def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nda
                         xbar: np.ndarray, ybar: np.ndarray, nvar: np.ndarray,
                         ncov: np.ndarray) -> None:
     """DPSuffStats' noise-and-divide step for many groups from their clipped statistics
-    (x̄, ȳ, nvar, ncov): the same arithmetic and draws as :func:`dpreg.simple.noisy_stats`
-    (seeded: per-key streams in the reference's order; secure: the same mechanism calls)."""
+    (x̄, ȳ, nvar, ncov): the same arithmetic and mechanism calls as
+    :func:`dpreg.simple.noisy_stats` (Laplace on ncov, on nvar, then on the intercept's centre
+    where the noisy slope is usable), batched over groups (seeded: each group's own keys)."""
     from dpreg._validation import check_epsilon
-    from dpreg.mechanisms import laplace, laplace_scale
     from dpreg.privacy import PureDP
     from dpreg.simple import _noisy_stats as ns
     from dpreg.simple._common import default_x_eval
@@ -165,38 +190,24 @@ def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nda
     parts = PureDP(eps).split([1, 1, 1])
     sens_cov = np.empty(idx.size)
     sens_var = np.empty(idx.size)
-    cache: dict[int, dict[str, float]] = {}
-    for j, nj in enumerate(n):
-        if int(nj) not in cache:
-            cache[int(nj)] = ns.noisy_stats_sensitivities(xb, yb, int(nj))
-        sens_cov[j], sens_var[j] = cache[int(nj)]["ncov"], cache[int(nj)]["nvar"]
-    gens = [group_generator(spec, spec.keys[k]) for k in idx]
-    noisy_ncov = np.empty(idx.size)
-    noisy_nvar = np.empty(idx.size)
-    unit = np.empty(idx.size)
-    for j, gen in enumerate(gens):
-        if spec.seeded:  # draws of laplace(..., rng=gen) without its per-call overhead
-            s1 = laplace_scale(sens_cov[j], parts[0].epsilon)
-            s2 = laplace_scale(sens_var[j], parts[1].epsilon)
-            noisy_ncov[j] = ncov[j] + gen.laplace(0.0, s1) if s1 else ncov[j]
-            noisy_nvar[j] = nvar[j] + gen.laplace(0.0, s2) if s2 else nvar[j]
-            s3 = laplace_scale(1.0, parts[2].epsilon)
-            unit[j] = gen.laplace(0.0, s3) if s3 else 0.0
-        else:
-            noisy_ncov[j] = float(laplace(np.zeros(1) + ncov[j], sensitivity=sens_cov[j],
-                                          epsilon=parts[0].epsilon, rng=gen)[0])
-            noisy_nvar[j] = float(laplace(np.zeros(1) + nvar[j], sensitivity=sens_var[j],
-                                          epsilon=parts[1].epsilon, rng=gen)[0])
+    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
+    for u, nj in enumerate(sizes.tolist()):  # sensitivities depend on the public n only
+        sens = ns.noisy_stats_sensitivities(xb, yb, int(nj))
+        sens_cov[inverse == u], sens_var[inverse == u] = sens["ncov"], sens["nvar"]
+    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 3)
+    call = (lambda c: None) if keys is None else (lambda c: [k[c] for k in keys])
+    noisy_ncov = _laplace_groups(np.asarray(ncov, dtype=np.float64), sens_cov,
+                                 parts[0].epsilon, call(0))
+    noisy_nvar = _laplace_groups(np.asarray(nvar, dtype=np.float64), sens_var,
+                                 parts[1].epsilon, call(1))
     ok, slope, d3, slope_ok = ns._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
-    with np.errstate(invalid="ignore", over="ignore"):
-        centre = ybar - slope * xbar
-        if spec.seeded:
-            intercept = np.where(slope_ok, centre + unit * d3, np.nan)
-        else:  # secure mode: grid noise on the centre itself, as the core does
-            intercept = np.full(idx.size, np.nan)
-            for jj in np.flatnonzero(slope_ok):
-                intercept[jj] = laplace(np.array([centre[jj]]), sensitivity=float(d3[jj]),
-                                        epsilon=parts[2].epsilon, rng=gens[jj])[0]
+    intercept = np.full(idx.size, np.nan)
+    sel = np.flatnonzero(slope_ok)
+    if sel.size:
+        with np.errstate(invalid="ignore", over="ignore"):
+            centre = ybar[sel] - slope[sel] * xbar[sel]
+        third = None if keys is None else [keys[j][2] for j in sel.tolist()]
+        intercept[sel] = _laplace_groups(centre, d3[sel], parts[2].epsilon, third)
     line_ok = ns._line_ok(slope, intercept, slope_ok, xb)
     reasons = [ns._FAIL_DENOMINATOR if not ok[j] else ns._FAIL_SLOPE if not slope_ok[j]
                else ns._FAIL_INTERCEPT if not line_ok[j] else "" for j in range(idx.size)]
@@ -205,20 +216,20 @@ def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nda
     out.set_line(idx, slope, intercept, preds, line_ok, reasons)
 
 
-def _dp_intercept_seeded(spec: GroupSpec, part: Partition, out: _Frame) -> None:
+def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
         return
     _, ys, starts = _active_segments(part, idx)
     release_dp_intercept(spec, out, idx, np.diff(starts),
-                         _segment_means(np.clip(ys, *spec.y_bounds), starts))
+                         clipped_means(ys, starts, *spec.y_bounds))
 
 
 def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
                          mean: np.ndarray) -> None:
-    """DPIntercept for many groups from the means of the clipped y (as the core draws)."""
+    """DPIntercept for many groups from the means of the clipped y (as the core releases them:
+    one Laplace call per group, batched)."""
     from dpreg._validation import check_epsilon
-    from dpreg.mechanisms import laplace, laplace_scale
     from dpreg.mechanisms.sensitivity import mean_sensitivity
     from dpreg.simple._common import default_x_eval
 
@@ -226,23 +237,57 @@ def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nd
         return
     eps = check_epsilon(spec.epsilon)
     yb = spec.y_bounds
-    level = np.empty(idx.size)
-    for j, k in enumerate(idx):
-        sens = mean_sensitivity(yb, int(n[j]))
-        gen = group_generator(spec, spec.keys[k])
-        if spec.seeded:
-            scale = laplace_scale(sens, eps)
-            level[j] = mean[j] + gen.laplace(0.0, scale) if scale else mean[j]
-        else:
-            level[j] = float(laplace(float(mean[j]), sensitivity=sens, epsilon=eps, rng=gen))
+    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
+    sens = np.array([mean_sensitivity(yb, int(nj)) for nj in sizes.tolist()])[inverse]
+    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 1)
+    level = _laplace_groups(np.asarray(mean, dtype=np.float64), sens, eps,
+                            None if keys is None else [k[0] for k in keys])
     preds = {float(v): level for v in default_x_eval(spec.x_bounds)}
     out.set_line(idx, np.zeros(idx.size), level, preds, np.ones(idx.size, dtype=bool),
                  [""] * idx.size)
 
 
-def _dp_gd_seeded(spec: GroupSpec, part: Partition, out: _Frame) -> None:
+def _gd_round_noise(spec: GroupSpec, idx: np.ndarray, plan: Any) -> Callable[[int, np.ndarray],
+                                                                            np.ndarray] | None:
+    """The per-round release of DP-GD's noisy gradient sums for all groups: returns
+    ``release(t, g)`` mapping the (G, 2) exact sums of round t to what the core's mechanism
+    call of round t releases for each group (``laplace``/``gaussian`` on 2 coordinates).  The
+    grid noise K of every round is drawn up front (it does not depend on the gradients): seeded
+    from key t of each group, secure from os.urandom.  None when the core would use another
+    path (infinite noise)."""
     from dpreg.mechanisms import gaussian_sigma, laplace_scale
+    from dpreg.mechanisms import secure as S
     from dpreg.privacy import PureDP
+
+    steps, g_count = plan.steps, idx.size
+    if isinstance(plan.per_step, PureDP):
+        eps_t = plan.per_step.epsilon
+        if laplace_scale(plan.sensitivity, eps_t) == 0.0:
+            return lambda t, g: g
+    else:
+        sigma = gaussian_sigma(plan.sensitivity, plan.per_step)
+        if sigma == 0:
+            return lambda t, g: g
+        if not math.isfinite(sigma):
+            return None
+    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], steps)
+    # calls (group j, round t) -> key keys[j][t]; each call releases 2 coordinates
+    flat = None if keys is None else [k for per in keys for k in per]
+    if isinstance(plan.per_step, PureDP):
+        rounds = S.laplace_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
+                                  epsilon=float(eps_t), keys=flat)
+    else:
+        rounds = S.gaussian_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
+                                   sigma=sigma, keys=flat)
+    first = np.arange(g_count, dtype=np.int64) * steps  # call of group j, round 0
+
+    def release(t: int, g: np.ndarray) -> np.ndarray:
+        return rounds.release_rows(first + t, g)
+
+    return release
+
+
+def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
     from dpreg.simple import _gradient_descent as gd
 
     idx = out.active
@@ -258,23 +303,16 @@ def _dp_gd_seeded(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     plan = gd._plan(probe, probe, variant=variant, epsilon=eps, rho=rho, delta=delta,
                     x_bounds=spec.x_bounds, y_bounds=spec.y_bounds, tau=opts.get("tau", 1.0),
                     steps=opts.get("steps", 80), x_eval=None)
+    release = _gd_round_noise(spec, idx, plan)
+    if release is None:
+        _per_group(spec, part, out, workers)
+        return
     xs, ys, starts = _active_segments(part, idx)
     (xlo, xhi), (ylo, yhi) = plan.x_bounds, plan.y_bounds
     u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
     steps, tau = plan.steps, plan.tau
     g_count = idx.size
-    noise = np.empty((g_count, steps, 2))
-    if isinstance(plan.per_step, PureDP):
-        scale = laplace_scale(plan.sensitivity, plan.per_step.epsilon)
-        for j, k in enumerate(idx):
-            gen = group_generator(spec, spec.keys[k])
-            noise[j] = gen.laplace(0.0, scale, size=(steps, 2)) if scale else 0.0
-    else:
-        sigma = gaussian_sigma(plan.sensitivity, plan.per_step)
-        for j, k in enumerate(idx):
-            gen = group_generator(spec, spec.keys[k])
-            noise[j] = gen.normal(0.0, sigma, size=(steps, 2)) if sigma else 0.0
     seg = np.repeat(np.arange(g_count), np.diff(starts))
     a = 0.75 - u
     b = u - 0.25
@@ -285,8 +323,10 @@ def _dp_gd_seeded(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     kept = np.empty((steps + 1 - keep_from, g_count, 2))
     for t in range(steps):
         resid = 1.0 * (2.0 * (p25[seg] * a + p75[seg] * b) - v)
-        g0 = segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts) + noise[:, t, 0]
-        g1 = segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts) + noise[:, t, 1]
+        grad = np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
+                                segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
+        noisy = release(t, grad)
+        g0, g1 = noisy[:, 0], noisy[:, 1]
         sq_sum += g0 * g0 + g1 * g1
         with np.errstate(divide="ignore"):
             step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
@@ -465,12 +505,12 @@ def fit_local(spec: GroupSpec, part: Partition, *, workers: int | None = None) -
     """Vectorised per-group releases (see the module doc); ``spec`` must be :func:`supported`."""
     out = _Frame(spec, part)
     nw = _workers(workers)
-    if spec.seeded and spec.method == "noisy-stats":
-        _noisy_stats_seeded(spec, part, out)
-    elif spec.seeded and spec.method == "dp-intercept":
-        _dp_intercept_seeded(spec, part, out)
-    elif spec.seeded and spec.method == "dp-gd":
-        _dp_gd_seeded(spec, part, out)
+    if spec.method == "noisy-stats":
+        _noisy_stats_kernel(spec, part, out)
+    elif spec.method == "dp-intercept":
+        _dp_intercept_kernel(spec, part, out)
+    elif spec.method == "dp-gd":
+        _dp_gd_kernel(spec, part, out, nw)
     else:
         _per_group(spec, part, out, nw)
     return out.table(spec)

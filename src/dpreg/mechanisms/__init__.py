@@ -17,16 +17,18 @@ from dpreg.mechanisms.exponential import (
     quantile_em_probabilities,
     sample_piecewise_constant,
 )
-from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
-from dpreg.mechanisms.laplace import laplace, laplace_scale
+from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
+from dpreg.mechanisms.laplace import laplace, laplace_calls, laplace_scale
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
 from dpreg.mechanisms.smooth import median_smooth_sensitivity, smooth_median, student_t_scale
 
 __all__ = [
     "laplace",
     "laplace_scale",
+    "laplace_calls",
     "gaussian",
     "gaussian_sigma",
+    "gaussian_calls",
     "exp_quantile",
     "exact_quantile",
     "quantile_em_intervals",

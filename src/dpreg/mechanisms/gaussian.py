@@ -10,28 +10,33 @@ releasing f(D) + N(0, σ² I):
 * with the *classical* calibration σ = Δ√(2 ln(1.25/δ))/ε is (ε, δ)-DP for ε < 1 only
   (Dwork & Roth 2014, Thm A.1).
 
-Two modes.  With ``rng=None`` (or a :class:`~dpreg.mechanisms.secure.SecureGenerator`) the noise
-is **secure**: the value is rounded to a public power-of-two grid and exact discrete Gaussian
-noise from the OS CSPRNG is added (:func:`~dpreg.mechanisms.secure.secure_gaussian`; σ is
-recomputed for the sensitivity inflated by the rounding, Δ + √d·γ ≈ (1 + 2⁻¹⁰)Δ).  With a
-seed or an ordinary numpy Generator the noise is the seeded floating-point normal draw
-(reproducible; for experiments and tests).
+Three randomness modes (:mod:`dpreg._random`).  With ``rng=None`` (or a
+:class:`~dpreg._random.SecureGenerator`) the noise is **secure**: the value is rounded to a
+public power-of-two grid and exact discrete Gaussian noise from the OS CSPRNG is added
+(:func:`~dpreg.mechanisms.secure.secure_gaussian`; σ is recomputed for the sensitivity inflated
+by the rounding, Δ + √d·γ ≈ (1 + 2⁻¹⁰)Δ).  With a seed or an ordinary numpy Generator
+(**seeded** mode) the release is computed the same way from a SHAKE256 stream keyed by 32 bytes
+of the generator (reproducible and float-safe; secret only if the seed is).  Only a
+:class:`~dpreg._random.SimulationGenerator` (simulations, never releases) adds numpy's
+floating-point normal draw.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_positive, check_rng
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
+from dpreg._validation import check_positive
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms.secure import is_secure, secure_gaussian
+from dpreg.mechanisms.secure import secure_gaussian
 from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
 
-__all__ = ["gaussian", "gaussian_sigma"]
+__all__ = ["gaussian", "gaussian_sigma", "gaussian_calls"]
 
 _FMAX = float(np.finfo(np.float64).max)
 
@@ -87,7 +92,9 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
 
     Guarantee: the budget given (ρ-zCDP, μ-GDP or (ε, δ)-DP) for the neighbouring relation the
     L2 ``sensitivity`` was computed for.  ``rng=None`` selects secure mode (exact discrete
-    Gaussian on a grid, see the module doc); a seed or Generator the seeded float mode.
+    Gaussian on a grid, see the module doc); a seed or Generator seeded mode (the same exact
+    noise from a stream keyed by the generator); a
+    :class:`~dpreg._random.SimulationGenerator` floating-point noise (simulations only).
     """
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
     try:
@@ -105,10 +112,47 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
         signs = np.frombuffer(os.urandom(arr.size), dtype=np.uint8) & 1 if is_secure(gen) \
             else gen.integers(0, 2, size=arr.size)
         noisy = np.where(np.asarray(signs).reshape(arr.shape) == 1, _FMAX, -_FMAX)
-    elif is_secure(gen):
-        noisy, _ = secure_gaussian(arr, sensitivity=float(sensitivity), sigma=sigma)
-    else:
+    elif is_simulation(gen):  # floating-point noise: simulations only (not float-safe)
         with np.errstate(over="ignore", invalid="ignore"):
             noisy = arr + gen.normal(0.0, sigma, size=arr.shape)
+    else:
+        key = None if is_secure(gen) else noise_key(gen)
+        noisy, _ = secure_gaussian(arr, sensitivity=float(sensitivity), sigma=sigma, key=key)
     noisy = np.clip(noisy, -_FMAX, _FMAX)  # post-processing: every release finite
     return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
+                   calibration: str = "analytic", rng: Any = None) -> Callable[[Any], Any]:
+    """``count`` successive :func:`gaussian` calls with one plan, their noise drawn by one
+    batched sampler call at the first (see :func:`dpreg.mechanisms.laplace_calls`; bit for
+    bit in seeded mode).  Guarantee: that of ``count`` Gaussian releases (compose them)."""
+    from dpreg.mechanisms.secure import gaussian_rounds
+
+    sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
+    gen = check_rng(rng)
+    if sigma == 0 or not math.isfinite(sigma) or is_simulation(gen):
+        return lambda value: gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
+                                      calibration=calibration)
+    state: dict[str, Any] = {"t": 0}
+
+    def call(value: Any) -> Any:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidInputError("value must be a real number or an array of real "
+                                    "numbers") from None
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+        if "rounds" not in state:
+            keys = None if is_secure(gen) else noise_keys(gen, count)
+            state["rounds"] = gaussian_rounds(count, arr.size, sensitivity=float(sensitivity),
+                                              sigma=sigma, keys=keys)
+        t = state["t"]
+        if t >= count:
+            raise InvalidInputError(f"gaussian_calls was prepared for {count} calls")
+        state["t"] = t + 1
+        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
+        return float(noisy) if noisy.ndim == 0 else noisy
+
+    return call

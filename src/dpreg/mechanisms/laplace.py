@@ -5,26 +5,31 @@ releasing f(D) + Lap(Δ/ε) (independently per coordinate) is ε-DP (pure).  The
 relation enters only through Δ -- see :mod:`dpreg.mechanisms.sensitivity`.  Source: Dwork,
 McSherry, Nissim & Smith 2006.
 
-Two modes.  With ``rng=None`` (or a :class:`~dpreg.mechanisms.secure.SecureGenerator`, which is
-what every dpreg function passes down when no seed was given) the noise is **secure**: the
-value is rounded to a public power-of-two grid and exact discrete Laplace noise drawn from the
-OS CSPRNG is added (:func:`~dpreg.mechanisms.secure.secure_laplace`; the rounding is accounted
-by inflating the sensitivity by at most one grid step per coordinate, ≈ 2⁻¹⁰·Δ).  With a seed
-or an ordinary numpy Generator the noise is the seeded floating-point Laplace draw
-(reproducible; for experiments and tests).
+Three randomness modes (:mod:`dpreg._random`).  With ``rng=None`` (or a
+:class:`~dpreg._random.SecureGenerator`, which is what every dpreg function passes down when no
+seed was given) the noise is **secure**: the value is rounded to a public power-of-two grid and
+exact discrete Laplace noise drawn from the OS CSPRNG is added
+(:func:`~dpreg.mechanisms.secure.secure_laplace`; the rounding is accounted by inflating the
+sensitivity by at most one grid step per coordinate, ≈ 2⁻¹⁰·Δ).  With a seed or an ordinary
+numpy Generator (**seeded** mode) the release is computed the same way, with the sampler's bits
+taken from a SHAKE256 stream keyed by 32 bytes of the generator (reproducible and float-safe;
+secret only if the seed is).  Only a :class:`~dpreg._random.SimulationGenerator` (simulations,
+never releases) adds numpy's floating-point Laplace draw.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_epsilon, check_positive, check_rng
-from dpreg.mechanisms.secure import is_secure, secure_laplace
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
+from dpreg._validation import check_epsilon, check_positive
+from dpreg.mechanisms.secure import secure_laplace
 
-__all__ = ["laplace", "laplace_scale"]
+__all__ = ["laplace", "laplace_scale", "laplace_calls"]
 
 _TINY = math.ulp(0.0)
 _FMAX = float(np.finfo(np.float64).max)
@@ -53,10 +58,13 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
         Privacy parameter ε > 0 (``inf`` adds no noise: not private).
     rng:
         ``None`` (secure mode: exact discrete noise on a grid from the OS CSPRNG), a seed, a
-        ``SeedSequence`` or a ``Generator`` (seeded floating-point mode).
+        ``SeedSequence`` or a ``Generator`` (seeded mode: the same exact noise from a stream
+        keyed by ``rng``; the generator advances by 32 bytes per call whatever the value), or
+        a :class:`~dpreg._random.SimulationGenerator` (floating-point noise, simulations only).
 
-    Guarantee: ε-DP (pure) for the relation Δ was computed for (in secure mode exactly, for
-    the released floating-point numbers themselves).
+    Guarantee: ε-DP (pure) for the relation Δ was computed for -- exactly, for the released
+    floating-point numbers themselves, in secure and seeded mode (seeded: against anyone who
+    does not know the seed).
     """
     scale = laplace_scale(sensitivity, epsilon)
     try:
@@ -72,12 +80,62 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
     gen = check_rng(rng)
     if scale == 0.0:
         noisy = arr.copy()
-    elif is_secure(gen):
-        noisy, _ = secure_laplace(arr, sensitivity=float(sensitivity), epsilon=float(epsilon))
-    else:
+    elif is_simulation(gen):  # floating-point noise: simulations only (not float-safe)
         with np.errstate(over="ignore", invalid="ignore"):
             noisy = arr + gen.laplace(0.0, scale, size=arr.shape)
+    else:
+        key = None if is_secure(gen) else noise_key(gen)
+        noisy, _ = secure_laplace(arr, sensitivity=float(sensitivity), epsilon=float(epsilon),
+                                  key=key)
     # an overflowing draw (astronomical scales) is reported as the largest float: clipping is
     # post-processing and keeps every release finite
     noisy = np.clip(noisy, -_FMAX, _FMAX)
     return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def laplace_calls(count: int, *, sensitivity: float, epsilon: float, rng: Any = None
+                  ) -> Callable[[Any], Any]:
+    """A function to call ``count`` times in a row with values of one shape: call t returns
+    what the t-th of ``count`` successive ``laplace(value, sensitivity=..., epsilon=...,
+    rng=rng)`` calls returns (bit for bit in seeded mode: the same keys, drawn at the first
+    call; the same law in secure mode), but the noise of all calls is drawn by one batched
+    sampler call at the first one -- the grid noise does not depend on the values.  For
+    iterative algorithms (DP gradient descent: one call per round).  A simulation generator
+    (or ε = ∞) makes each call a plain :func:`laplace` call.  Guarantee: that of ``count``
+    Laplace releases (ε each; compose them)."""
+    from dpreg.mechanisms.secure import laplace_rounds
+
+    scale = laplace_scale(sensitivity, epsilon)
+    gen = check_rng(rng)
+    if scale == 0.0 or is_simulation(gen):
+        return lambda value: laplace(value, sensitivity=sensitivity, epsilon=epsilon, rng=gen)
+    state: dict[str, Any] = {"t": 0}
+
+    def call(value: Any) -> Any:
+        arr = _checked(value)
+        if "rounds" not in state:
+            keys = None if is_secure(gen) else noise_keys(gen, count)
+            state["rounds"] = laplace_rounds(count, arr.size, sensitivity=float(sensitivity),
+                                             epsilon=float(epsilon), keys=keys)
+        t = state["t"]
+        if t >= count:
+            from dpreg.exceptions import InvalidInputError
+
+            raise InvalidInputError(f"laplace_calls was prepared for {count} calls")
+        state["t"] = t + 1
+        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
+        return float(noisy) if noisy.ndim == 0 else noisy
+
+    return call
+
+
+def _checked(value: Any) -> np.ndarray:
+    from dpreg.exceptions import InvalidInputError
+
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError("value must be a real number or an array of real numbers") from None
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    return arr

@@ -88,9 +88,12 @@ class PrivacyStatement:
 
     @property
     def randomness(self) -> str:
-        """``"seeded"`` (reproducible float noise: experiments only) or ``"secure"`` (no seed:
-        OS CSPRNG, Laplace/Gaussian noise exact and discrete on a public grid; see
-        :mod:`dpreg.mechanisms.secure`)."""
+        """``"secure"`` (no seed: bits from the OS CSPRNG) or ``"seeded"`` (bits from a SHAKE256
+        stream keyed by the seeded generator: reproducible, and private only while the seed is
+        secret).  In both modes Laplace/Gaussian noise is exact and discrete on a public grid
+        (:mod:`dpreg.mechanisms.secure`).  A :class:`~dpreg._random.SimulationGenerator`
+        (harness and audit simulations, float noise, nothing released) is also recorded as
+        ``"seeded"``."""
         return "seeded" if self.seeded else "secure"
 
     @property

@@ -42,7 +42,7 @@ from dpreg._validation import (
     is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms import gaussian, gaussian_sigma, laplace, laplace_scale
+from dpreg.mechanisms import gaussian_calls, gaussian_sigma, laplace_calls, laplace_scale
 from dpreg.mechanisms.sensitivity import clipped_box_sum_sensitivity
 from dpreg.privacy import (
     ZCDP,
@@ -271,16 +271,18 @@ def _plan(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any, rho: An
 
 def _step_noise(plan: _Plan, gen: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
     """The per-step gradient noise of ``plan``: Laplace at the per-step ε (pure variant) or
-    Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity."""
+    Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity --
+    T successive mechanism calls, their grid noise drawn by one batched call at the first
+    (:func:`~dpreg.mechanisms.laplace_calls`: the same releases as T calls of ``laplace``)."""
     per_step, sens = plan.per_step, plan.sensitivity
     if isinstance(per_step, PureDP):
-        eps_t = per_step.epsilon
-
-        def noise(g: np.ndarray) -> np.ndarray:
-            return np.asarray(laplace(g, sensitivity=sens, epsilon=eps_t, rng=gen))
+        call = laplace_calls(plan.steps, sensitivity=sens, epsilon=per_step.epsilon, rng=gen)
     else:
-        def noise(g: np.ndarray) -> np.ndarray:
-            return np.asarray(gaussian(g, sensitivity=sens, budget=per_step, rng=gen))
+        call = gaussian_calls(plan.steps, sensitivity=sens, budget=per_step, rng=gen)
+
+    def noise(g: np.ndarray) -> np.ndarray:
+        return np.asarray(call(g))
+
     return noise
 
 

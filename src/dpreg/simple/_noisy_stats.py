@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._random import is_simulation
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import laplace, laplace_scale
-from dpreg.mechanisms.secure import is_secure
 from dpreg.mechanisms.sensitivity import mean_sensitivity, ncov_sensitivity, nvar_sensitivity
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.privacy.neighbours import check_neighbouring
@@ -295,9 +295,9 @@ def _release_line(stats: tuple[float, float, float, float], sens: dict[str, floa
     intercept = np.full(size, np.nan)
     if slope_ok.any():
         centre = ybar - slope[slope_ok] * xbar
-        if size == 1 and is_secure(gen):
-            # a release in secure mode: grid noise added to the centre itself (scaling unit
-            # noise by Δ₃ in floating point would undo the float-safety of the grid)
+        if size == 1 and not is_simulation(gen):
+            # a release (secure or seeded mode): grid noise added to the centre itself (scaling
+            # unit noise by Δ₃ in floating point would undo the float-safety of the grid)
             intercept[slope_ok] = laplace(centre, sensitivity=float(d3[slope_ok][0]),
                                           epsilon=parts[2].epsilon, rng=gen)
         else:

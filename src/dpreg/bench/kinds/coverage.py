@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
 from dpreg.bench.kinds import Kind, register, require
 from dpreg.exceptions import InvalidInputError
@@ -102,14 +103,14 @@ class CICoverage(Kind):
             data_seq, *mseqs = dseq.spawn(1 + len(methods))
             x, y = G.sv_data(design, n, slope=slope, sigma_e=float(cov.get("sigma_e", 0.1)),
                              delta_x=float(cov.get("delta_x", 1.0)),
-                             rng=np.random.default_rng(data_seq))
+                             rng=simulation_generator(data_seq))
             base = {"dataset": d, "family": "ci", "design": design, "n": n, "epsilon": eps,
                     "truth": slope}
             for meth, mseq in zip(methods, mseqs):
                 t0 = time.perf_counter()
                 ci = theil_sen_ci(x, y, epsilon=eps, alpha=alpha, output_range=(lo, hi),
                                   method=meth, pairs=pairs, theta=th,
-                                  rng=np.random.default_rng(mseq))
+                                  rng=simulation_generator(mseq))
                 rows.append({**base, "method": f"dp-{meth}", "theta": th,
                              "lower": ci.low, "upper": ci.high, "width": ci.high - ci.low,
                              "covered": bool(ci.low <= slope <= ci.high),
@@ -141,7 +142,7 @@ class CICoverage(Kind):
         n, design = cell["n"], cell["design"]
         reps = int(var["reps"])
         slope = float(var.get("slope", 0.5))
-        gen = np.random.default_rng(seq)
+        gen = simulation_generator(seq)
         t0 = time.perf_counter()
         # the design's x are fixed (Var(U₀) is conditional on x); errors re-drawn per rep
         x = G.sv_design(design, n, rng=gen)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
 from dpreg.bench.kinds import Kind, register, require
 from dpreg.bench.metrics import mse, r2
@@ -48,7 +49,7 @@ def _dataset(spec: Any, name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[f
                                          n_features=int(syn.get("n_features", 10)),
                                          noise=float(syn.get("noise", 10.0)),
                                          bias=float(syn.get("bias", 0.0)),
-                                         rng=np.random.default_rng(seq))
+                                         rng=simulation_generator(seq))
         xb = float(syn.get("x_bound", 4.5))
         sd_y = math.sqrt(float(w @ w) + float(syn.get("noise", 10.0)) ** 2)
         yb = float(syn.get("bias", 0.0)), 5.0 * sd_y
@@ -63,7 +64,7 @@ def _dataset(spec: Any, name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[f
 
 
 def _split(n: int, frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    perm = np.random.default_rng(seed).permutation(n)
+    perm = simulation_generator(seed).permutation(n)
     n_test = max(1, int(round(frac * n)))
     return perm[n_test:], perm[:n_test]
 
@@ -82,7 +83,7 @@ def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[fl
     kind = m["estimator"]
     params: dict[str, Any] = dict(m.get("params", {}))
     dl = float(m.get("delta", delta))
-    rs = np.random.default_rng(seed)
+    rs = simulation_generator(seed)
     common: dict[str, Any] = {"epsilon": eps, "delta": dl, "random_state": rs}
     if kind == "adassp":
         return AdaSSP(bounds_X=bx, bounds_y=by, **common, **params)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._random import simulation_generator
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
 from dpreg.bench.kinds import Kind, register, require
@@ -86,7 +87,7 @@ class _Designs:
                                                        x_eval=xe)
             else:
                 k = min(int(pairs), max_matchings(self.x.size))
-                gen = np.random.default_rng(self.seqs[key])
+                gen = simulation_generator(self.seqs[key])
                 self.cache[key] = E.kmatch_multisets(self.x, self.y, k, self.trials, gen,
                                                      estimands=((self.estimand, xe),))[0]
         return self.cache[key]
@@ -194,7 +195,7 @@ def _release_rows(methods: list[dict[str, Any]], x: np.ndarray, y: np.ndarray, *
     for m, mseq in zip(methods, method_seqs):
         t0 = time.perf_counter()
         rel = simple_releases(m, x, y, epsilon=epsilon, estimand=estimand, x_new=x_new,
-                              trials=trials, rng=np.random.default_rng(mseq), designs=designs,
+                              trials=trials, rng=simulation_generator(mseq), designs=designs,
                               x_bounds=x_bounds, y_bounds=y_bounds, theta=theta)
         secs = time.perf_counter() - t0
         c_h = c_hat(rel - ols_est, q)
@@ -295,7 +296,7 @@ class SimpleSynthetic(Kind):
         rows: list[dict[str, Any]] = []
         for d, dseq in enumerate(seq.spawn(datasets)):
             data_seq, rel_seq = dseq.spawn(2)
-            g = np.random.default_rng(data_seq)
+            g = simulation_generator(data_seq)
             if gen_name == "alabi-uniform":
                 x, y = G.alabi_uniform(n, sigma_x2=float(pr["sigma_x2"]),
                                        sigma_e2=float(pr["sigma_e2"]), alpha=alpha, beta=beta,

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
 from dpreg.bench.kinds import Kind, register, require
 from dpreg.exceptions import PrivacyLeakWarning
@@ -111,11 +112,11 @@ class SSCPSim(Kind):
             t0 = time.perf_counter()
             data = G.bain_simulated(int(sim["n"]), d=d, coefficient=cell["coefficient"],
                                     noise_sd=float(sim.get("noise_sd", 1.0)),
-                                    rng=np.random.default_rng(data_seq))
+                                    rng=simulation_generator(data_seq))
             arr = np.column_stack([data.X, data.y])
             bounds = data.bounds(width)
             beta_ols, _ = _ols(data.X, data.y)
-            gen = np.random.default_rng(rel_seq)
+            gen = simulation_generator(rel_seq)
             dist, sdist, cdist = [], [], []
             fails = 0
             for _ in range(int(sim["trials"])):
@@ -149,7 +150,7 @@ class SSCPSim(Kind):
         sim, norms = spec["sim"], spec["norms"]
         data_seq, rel_seq = seq.spawn(2)
         data = G.bain_simulated(cell["n"], d=int(sim["d"]), coefficient=1.0,
-                                rng=np.random.default_rng(data_seq))
+                                rng=simulation_generator(data_seq))
         arr = np.column_stack([data.X, data.y])
         bounds = data.bounds(width)
         blist = [bounds[c] for c in cols]
@@ -157,7 +158,7 @@ class SSCPSim(Kind):
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             exact = release_sscp(arr, columns=cols, bounds=blist, epsilon=math.inf,
                                  delta=delta, rng=0).noisy_scaled
-        gen = np.random.default_rng(rel_seq)
+        gen = simulation_generator(rel_seq)
         t0 = time.perf_counter()
         fro, spe = [], []
         for _ in range(int(norms["reps"])):
@@ -258,7 +259,7 @@ class SSCPReal(Kind):
         beta_ols, se_ols = _ols(data.X, data.y)
         terms = ["intercept"] + data.features
         formula = "y ~ " + " + ".join(data.features)
-        gen = np.random.default_rng(seq)
+        gen = simulation_generator(seq)
         rows = []
         for t in range(int(real["trials"])):
             t0 = time.perf_counter()
