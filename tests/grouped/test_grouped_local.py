@@ -303,7 +303,8 @@ def test_secure_grouped_releases_are_on_the_grid_with_the_discrete_laplace_law()
     groups, m = 40_000, 5
     y = np.tile(np.linspace(0.1, 0.9, m), groups)
     df = pd.DataFrame({"k": np.repeat(np.arange(groups), m), "x": 0.5, "y": y})
-    out = fit_by_group(df, "k", "x", "y", method="dp-intercept", epsilon=1.0, bounds=BOUNDS)
+    out = fit_by_group(df, "k", "x", "y", method="dp-intercept", epsilon=1.0, bounds=BOUNDS,
+                       groups=list(range(groups)))
     plan = S.laplace_grid(mean_sensitivity((0.0, 1.0), m), 1.0, 1)
     centre = S._to_grid(np.array([np.mean(y[:m])]), plan.exponent)[0]
     k = out["intercept"].to_numpy() / plan.step - centre
