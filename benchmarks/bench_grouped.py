@@ -154,7 +154,8 @@ def polars_baseline(df: pd.DataFrame, epsilon: float = 1.0, seed: int = 0) -> pd
 def modes(groups: int, per: int = 200, repeat: int = 2) -> dict[str, float]:
     """Secure vs seeded vs the polars baseline on ``groups`` x ``per`` rows (one run)."""
     big = tracts(groups, groups * per, seed=1, equal=True)
-    kw = dict(method="noisy-stats", epsilon=1.0, bounds=BOUNDS)
+    kw = dict(method="noisy-stats", epsilon=1.0, bounds=BOUNDS,
+              groups=sorted(big["tract"].unique().tolist()))
     warm = big[big["tract"] < 200]
     polars_baseline(warm)
     fit_by_group(warm, "tract", "x", "y", **kw)  # numba kernels compiled / loaded from cache

@@ -399,3 +399,39 @@ def test_group_order_is_the_stable_argsort(compiled):
         kept = np.flatnonzero(codes >= 0)
         want = kept[np.argsort(codes[kept], kind="stable")]
         assert np.array_equal(group_order(codes, starts, compiled=compiled), want)
+
+
+def test_fused_partition_equals_the_general_path():
+    """partition_frame's one-pass numba scatter (plain numeric columns) gives the rows, order
+    and checks of the general path (group_order + declared_values)."""
+    from dpreg.grouped._common import (
+        _compiled_scatter,
+        declared_values,
+        group_order,
+        make_spec,
+        partition_frame,
+    )
+    from dpreg.grouped._keys import row_codes
+
+    if _compiled_scatter() is None:
+        pytest.skip("numba not installed: partition_frame takes the general path")
+    g = np.random.default_rng(9)
+    n = 4000
+    df = pd.DataFrame({"k": g.integers(-3, 60, n), "x": g.uniform(0, 1, n),
+                       "y": g.integers(0, 5, n).astype(np.int32)})
+    keys = list(range(0, 50, 2))
+    df.loc[df["k"] == 1, "x"] = np.nan  # undeclared group: ignored
+    spec = make_spec(df.columns, None, "k", "x", "y", method="noisy-stats", epsilon=1.0,
+                     bounds={"x": (0, 1), "y": (0, 5)}, delta=None, groups=keys,
+                     random_state=0, options={}, key_kind="number")
+    part = partition_frame(df, spec)
+    codes = row_codes(df["k"], spec.keys, spec.key_kind)
+    rows = group_order(codes, part.starts)
+    assert np.array_equal(part.x, declared_values(df["x"], rows, "x"))
+    assert np.array_equal(part.y, declared_values(df["y"], rows, "y"))
+    for col in ("x", "y"):
+        bad = df.copy()
+        bad[col] = bad[col].astype(float)
+        bad.loc[bad.index[bad["k"] == 4][0], col] = np.inf  # a declared group
+        with pytest.raises(InvalidInputError, match=f"column '{col}' has a missing or non-finite"):
+            partition_frame(bad, spec)

@@ -368,6 +368,53 @@ def group_order(codes: np.ndarray, starts: np.ndarray, *, compiled: bool = True)
     return kept[np.argsort(codes[kept], kind="stable")]
 
 
+def _scatter_loop(codes: np.ndarray, x: np.ndarray, y: np.ndarray, starts: np.ndarray,
+                  xs: np.ndarray, ys: np.ndarray) -> int:  # pragma: no cover - numba
+    """The counting sort of :func:`_group_order_loop` moving x and y directly, and checking
+    them in the declared rows only: returns 0, or 1/2 when x/y holds NaN or inf there."""
+    pos = starts[:-1].copy()
+    bad = 0
+    for i in range(codes.size):
+        c = codes[i]
+        if c >= 0:
+            p = pos[c]
+            xi = x[i]
+            yi = y[i]
+            if not (abs(xi) < np.inf):
+                bad = 1
+            elif not (abs(yi) < np.inf) and bad == 0:
+                bad = 2
+            xs[p] = xi
+            ys[p] = yi
+            pos[c] = p + 1
+    return bad
+
+
+_SCATTER_KERNEL: list[Any] = []
+
+
+def _compiled_scatter() -> Any:
+    if not _SCATTER_KERNEL:
+        from dpreg.simple.fast._kernels import HAVE_NUMBA
+
+        if HAVE_NUMBA:
+            import numba
+
+            _SCATTER_KERNEL.append(numba.njit(cache=True, nogil=True)(_scatter_loop))
+        else:  # pragma: no cover - depends on the environment
+            _SCATTER_KERNEL.append(None)
+    return _SCATTER_KERNEL[0]
+
+
+def _plain_float(series: pd.Series) -> np.ndarray | None:
+    """The column as float64 without a copy or an NA mask when it is a plain NumPy numeric or
+    bool column (None otherwise: the general path of :func:`declared_values`)."""
+    dt = series.dtype
+    if isinstance(dt, np.dtype) and dt.kind in "fiub" and dt.kind != "c":
+        return series.to_numpy(dtype=np.float64, copy=False)
+    return None
+
+
 def partition_frame(df: pd.DataFrame, spec: GroupSpec) -> Partition:
     """One stable grouping of the table's rows by key; rows whose key is not declared (or
     missing) are dropped.  Rows are assigned to keys by :func:`dpreg.grouped._keys.row_codes`
@@ -376,6 +423,18 @@ def partition_frame(df: pd.DataFrame, spec: GroupSpec) -> Partition:
     codes = row_codes(df[spec.by], spec.keys, spec.key_kind)
     counts = np.bincount(codes + 1, minlength=len(spec.keys) + 1)[1:]
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    xv, yv = _plain_float(df[spec.x]), _plain_float(df[spec.y])
+    kernel = _compiled_scatter() if xv is not None and yv is not None else None
+    if kernel is not None:  # one pass: group, move and check the declared rows (numba)
+        xs, ys = np.empty(int(starts[-1])), np.empty(int(starts[-1]))
+        bad = kernel(np.ascontiguousarray(codes, dtype=np.int64), np.ascontiguousarray(xv),
+                     np.ascontiguousarray(yv), starts, xs, ys)
+        if bad:
+            column = spec.x if bad == 1 else spec.y
+            raise InvalidInputError(
+                f"column {column!r} has a missing or non-finite value (NaN or inf) in a row of "
+                "a declared group; drop or impute such rows first")
+        return Partition(xs, ys, starts)
     rows = group_order(codes, starts)
     xs = declared_values(df[spec.x], rows, spec.x)
     ys = declared_values(df[spec.y], rows, spec.y)

@@ -131,6 +131,19 @@ def column_kind(dtype: Any, column: str = "") -> str:
         "(convert the column, e.g. to str, and list the keys the same way)")
 
 
+def _homogeneous_keys(raw: list[Any]) -> str | None:
+    """``"number"`` when every key is a Python/NumPy integer (not bool), ``"str"`` when every
+    key is a str: their canonical forms are the keys themselves, so the per-key rule can be
+    skipped (a long public key list is checked in O(n)); None otherwise."""
+    types = {type(k) for k in raw}
+    if types and all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
+                     for t in types):
+        return "number"
+    if types and all(issubclass(t, (str, np.str_)) for t in types):
+        return "str"
+    return None
+
+
 def check_declared_keys(groups: Any, kind: str, column: str = "") -> list[Any]:
     """Validate the public key list and return the canonical keys, in the listed order.
 
@@ -143,6 +156,12 @@ def check_declared_keys(groups: Any, kind: str, column: str = "") -> list[Any]:
         raise InvalidInputError("groups must be a list of public group keys (or 'from-data'); "
                                 f"got {type(groups).__name__}")
     raw = list(groups)
+    fast = _homogeneous_keys(raw)
+    if fast is not None and len(set(raw)) == len(raw):  # the common case, checked in O(n)
+        if raw and kind != "any" and fast != kind:
+            pass  # fall through: the full check below words the refusal
+        else:
+            return [int(k) for k in raw] if fast == "number" else [str(k) for k in raw]
     canon: list[tuple[str, Any]] = []
     for i, key in enumerate(raw):
         try:
@@ -263,16 +282,68 @@ def row_codes(column: pd.Series, keys: list[Any], kind: str) -> np.ndarray:
         info = np.iinfo(np_dtype)
         vals = column.to_numpy(dtype=np_dtype, na_value=0) if extension else \
             column.to_numpy(dtype=np_dtype)
-        pos, table = [], []
+        ipos: list[int] = []
+        itable: list[int] = []
         for i, k in enumerate(keys):
             if isinstance(k, int) and info.min <= k <= info.max:
-                pos.append(i)
-                table.append(k)
-        out = _remap(pd.Index(np.asarray(table, dtype=np_dtype)).get_indexer(vals), pos)
+                ipos.append(i)
+                itable.append(k)
+        out = _int_lookup(vals, itable, ipos)
+        if out is None:
+            out = _remap(pd.Index(np.asarray(itable, dtype=np_dtype)).get_indexer(vals), ipos)
     out = np.asarray(out, dtype=np.int64)
     if extension:
         out[column.isna().to_numpy(dtype=bool)] = -1
     return out
+
+
+def _int_lookup(vals: np.ndarray, table: list[int], pos: list[int]) -> np.ndarray | None:
+    """Codes of an integer column by a lookup array over the declared keys' range (O(n), no
+    hashing of every row): row value v gets ``pos[j]`` where ``table[j] == v``, else −1.  None
+    when the keys span more than max(2**16, 4 * rows) values (then a hash lookup is cheaper)."""
+    if not table or vals.size == 0:
+        return None
+    lo, hi = min(table), max(table)
+    if hi - lo + 1 > max(1 << 16, 4 * vals.size):
+        return None
+    if vals.dtype == np.uint64:  # values beyond the int64 range: use the hash lookup
+        return None
+    lut = np.full(hi - lo + 2, -1, dtype=np.int64)  # slot 0: values outside [lo, hi]
+    lut[np.asarray(table, dtype=np.int64) - lo + 1] = np.asarray(pos, dtype=np.int64)
+    v = np.ascontiguousarray(vals, dtype=np.int64)
+    kernel = _compiled_lookup()
+    if kernel is not None:
+        out = np.empty(v.size, dtype=np.int64)
+        kernel(v, np.int64(lo), np.int64(hi), lut, out)
+        return out
+    inside = (v >= lo) & (v <= hi)  # pragma: no cover - without numba
+    with np.errstate(over="ignore"):
+        idx = np.where(inside, (v - np.int64(lo)) + 1, 0)
+    return lut[idx]
+
+
+def _lookup_loop(v: np.ndarray, lo: int, hi: int, lut: np.ndarray,
+                 out: np.ndarray) -> None:  # pragma: no cover - compiled by numba
+    for i in range(v.size):
+        x = v[i]
+        out[i] = lut[x - lo + 1] if lo <= x <= hi else -1
+
+
+_LOOKUP_KERNEL: list[Any] = []
+
+
+def _compiled_lookup() -> Any:
+    """The numba-compiled :func:`_lookup_loop` (None without numba; compiled on first use)."""
+    if not _LOOKUP_KERNEL:
+        from dpreg.simple.fast._kernels import HAVE_NUMBA
+
+        if HAVE_NUMBA:
+            import numba
+
+            _LOOKUP_KERNEL.append(numba.njit(cache=True, nogil=True)(_lookup_loop))
+        else:  # pragma: no cover - depends on the environment
+            _LOOKUP_KERNEL.append(None)
+    return _LOOKUP_KERNEL[0]
 
 
 def _remap(idx: np.ndarray, pos: list[int]) -> np.ndarray:
