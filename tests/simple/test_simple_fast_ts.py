@@ -1,9 +1,14 @@
 """The O(n log n) exact all-pairs Theil-Sen machinery (dpreg.simple.fast) against the
-materialising reference: exact rank counts, the exact target density on every interval of
-the reference's piecewise-constant distribution, samples (χ² against the exact interval
-probabilities, with a power check) and the wiring into theil_sen / replicate_predictions."""
+materialising reference in exact arithmetic (dpreg.simple.fast._reference: all pairs, their
+exact rational values): exact rank counts, the exact target density on every interval of the
+reference's piecewise-constant distribution, samples (χ² against the exact interval
+probabilities, with a power check; two-sample KS against the float materialising sampler) and
+the wiring into theil_sen / replicate_predictions.  Degenerate data (ties, collinear and
+constant columns, duplicated points; running time) are in test_simple_fast_degenerate.py."""
 
+import bisect
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,7 +18,7 @@ from scipy import stats
 
 from _stats import ALPHA, chi2_pvalue
 from dpreg import InvalidInputError
-from dpreg.mechanisms import exp_quantile, quantile_em_intervals, quantile_em_probabilities
+from dpreg.mechanisms import exp_quantile
 from dpreg.simple import theil_sen
 from dpreg.simple.fast import (
     HAVE_NUMBA,
@@ -23,7 +28,9 @@ from dpreg.simple.fast import (
     pair_counter,
     pair_order_statistic,
 )
+from dpreg.simple.fast._grid import floor_grid
 from dpreg.simple.fast._kernels import cross_run_inversions, cross_run_inversions_numpy
+from dpreg.simple.fast._reference import exact_doubled, exact_em_intervals, exact_release_cdf
 from dpreg.simple.pairs import all_pairs, doubled_pair_values
 from dpreg.simple.replicates import replicate_predictions
 
@@ -40,7 +47,40 @@ def data(n, seed=0, *, ties=False):
 
 
 def doubled(x, y, est, x_eval):
+    """The materialising code's (float) doubled multiset."""
     return doubled_pair_values(x, y, all_pairs(x.size), estimand=est, x_eval=x_eval)
+
+
+def exact(x, y, est, x_eval):
+    """The sorted doubled multiset of exact pair values (Fractions; ±inf for tied pairs)."""
+    return exact_doubled(x, y, estimand=est, x_eval=x_eval)
+
+
+def below(d, t, inclusive=False):
+    """#{entries of the sorted exact multiset < t} (<= t with ``inclusive``)."""
+    t = Fraction(t) if not isinstance(t, Fraction) else t
+    return (bisect.bisect_right if inclusive else bisect.bisect_left)(d, t)
+
+
+def rounded(d):
+    """The doubled multiset with each exact value rounded to the nearest double."""
+    return np.array([float(v) for v in d])
+
+
+def probes_near(d, k=50):
+    """Thresholds at (when a value is a sum of doubles, as the sampler's thresholds are),
+    just below and just above (in doubles and at 2^-200 relative) the exact values, plus a
+    few fixed ones."""
+    fin = sorted({v for v in d if not isinstance(v, float)})
+    fin = fin[:: max(1, len(fin) // k)]
+    out = [-1e9, 0.0, 0.25, 1e9]
+    for v in fin:
+        f = float(v)
+        dd = Fraction(f) + Fraction(float(v - Fraction(f)))  # within 2^-106 of v
+        tiny = abs(dd) * Fraction(1, 2 ** 200) or Fraction(1, 2 ** 1000)
+        out += [f, math.nextafter(f, math.inf), math.nextafter(f, -math.inf), dd, dd + tiny,
+                dd - tiny]
+    return out
 
 
 TARGETS = [("slope", None), ("predictions", 0.25), ("predictions", 0.3)]
@@ -50,40 +90,41 @@ TARGETS = [("slope", None), ("predictions", 0.25), ("predictions", 0.3)]
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("est,x_eval", TARGETS)
 @pytest.mark.parametrize("ties", [False, True])
-def test_counts_equal_the_materialised_multiset(backend, est, x_eval, ties):
+def test_counts_equal_the_exact_multiset(backend, est, x_eval, ties):
     x, y = data(120, seed=3, ties=ties)
-    v = doubled(x, y, est, x_eval)
+    d = exact(x, y, est, x_eval)
     pc = pair_counter(x, y, estimand=est, x_eval=x_eval, backend=backend)
-    assert pc.n_pairs == v.size // 2
-    assert pc.n_tied == int(np.sum(np.isinf(v))) // 2
-    finite = np.unique(v[np.isfinite(v)])
-    probes = np.concatenate((finite[::7], finite[::11] + 1e-9, [-1e9, 0.0, 0.25, 1e9]))
-    for r in probes:
-        assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r)), r
+    assert pc.n_pairs == len(d) // 2
+    assert pc.n_tied == sum(isinstance(v, float) for v in d) // 2
+    for r in probes_near(d):
+        assert 2 * pc.count(r) + pc.n_tied == below(d, r), r
+        assert 2 * pc.count(r, inclusive=True) + pc.n_tied == below(d, r, inclusive=True), r
 
 
 @given(st.lists(st.tuples(st.integers(-4, 4), st.integers(-4, 4)), min_size=2, max_size=25),
-       st.sampled_from([None, 0.0, 1.0, 0.5]), st.integers(-9, 9))
+       st.sampled_from([None, 0.0, 1.0, 0.5, 0.3]), st.integers(-9, 9))
 def test_counts_on_small_integer_grids(points, x_eval, r2):
     """Heavy ties everywhere (x, y, pair values, points on x = x_eval): exact counts."""
     x = np.array([p[0] for p in points], dtype=float)
     y = np.array([p[1] for p in points], dtype=float)
     est = "slope" if x_eval is None else "predictions"
-    v = doubled(x, y, est, x_eval)
+    d = exact(x, y, est, x_eval)
     for backend in BACKENDS:
         pc = pair_counter(x, y, estimand=est, x_eval=x_eval, backend=backend)
-        for r in (r2 / 2, r2 / 3, np.nextafter(r2 / 2, np.inf)):
-            assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r))
+        for r in (Fraction(r2, 2), Fraction(r2, 3), r2 / 3, np.nextafter(r2 / 2, np.inf)):
+            assert 2 * pc.count(r) + pc.n_tied == below(d, r)
+            assert 2 * pc.count(r, inclusive=True) + pc.n_tied == below(d, r, inclusive=True)
 
 
 def test_counts_with_extreme_magnitudes():
     x, y = data(40, seed=5)
-    x[3], y[7], x[9] = 1e200, -1e180, 0.25 + 1e-130  # special points (brute-forced pairs)
+    x[3], y[7], x[9] = 1e200, -1e180, 0.25 + 1e-130  # outside the exact range: pair by pair
+    x[11], y[12], x[13] = 1e-300, 1e-310, -5e-324
     for est, xe in TARGETS:
-        v = doubled(x, y, est, xe)
+        d = exact(x, y, est, xe)
         pc = pair_counter(x, y, estimand=est, x_eval=xe)
-        for r in np.concatenate((np.unique(v[np.isfinite(v)])[::5], [-1e300, 1e300])):
-            assert 2 * pc.count(r) + pc.n_tied == int(np.sum(v < r))
+        for r in probes_near(d, k=25) + [-1e300, 1e300, 5e-324, -1e-310]:
+            assert 2 * pc.count(r) + pc.n_tied == below(d, r), r
 
 
 def test_numba_and_numpy_inversion_kernels_agree():
@@ -103,8 +144,11 @@ def test_numba_and_numpy_inversion_kernels_agree():
 # ---------------------------------------------------------------------------- non-private
 @pytest.mark.parametrize("est,x_eval", TARGETS)
 def test_exact_median_and_order_statistics(est, x_eval):
+    """Order statistics are the exact values rounded to the nearest double; the median is
+    numpy's median of those (clipped) values."""
     x, y = data(150, seed=2, ties=True)
-    v = doubled(x, y, est, x_eval)
+    d = exact(x, y, est, x_eval)
+    v = rounded(d)
     fin = np.sort(v[np.isfinite(v)])[::2]  # one copy per untied pair
     assert all_pairs_median(x, y, estimand=est, x_eval=x_eval, lo=-3, hi=3) == float(
         np.median(np.clip(v, -3, 3)))
@@ -116,10 +160,13 @@ def test_exact_median_and_order_statistics(est, x_eval):
 
 
 def test_large_n_median_against_sorted_pairs():
+    """n = 2500 (3.1 million pairs): the exact median agrees with the float formula's median
+    to rounding of the pair values (exactness itself is tested on smaller data)."""
     x, y = data(2500, seed=4)
     i, j = np.triu_indices(x.size, 1)
     fin = np.sort((y[j] - y[i]) / (x[j] - x[i]))
-    assert all_pairs_median(x, y) == float(np.median(fin))
+    ref = float(np.median(fin))
+    assert all_pairs_median(x, y) == pytest.approx(ref, rel=1e-14, abs=0)
 
 
 # ---------------------------------------------------------------------------- the mechanism
@@ -132,35 +179,47 @@ def _em(x, y, est, x_eval, eps, lo, hi, theta, seed=0):
 @pytest.mark.parametrize("theta", [0.0, 0.05])
 @pytest.mark.parametrize("n,ties", [(60, True), (300, False), (200, True)])
 def test_target_density_equals_the_reference_on_every_interval(est, x_eval, theta, n, ties):
-    """The fast sampler's target rung c_θ(r) equals the reference's interval index on every
-    interval of positive length of the materialised (clipped, shifted) multiset: the two
+    """The fast sampler's target rung c_θ(φ) equals the exact reference's interval index on
+    every interval of positive length of the materialised (clipped, shifted) multiset: the two
     piecewise-constant densities, hence all interval probabilities, are exactly equal."""
     x, y = data(n, seed=n, ties=ties)
     lo, hi = -0.5, 1.5
-    v = doubled(x, y, est, x_eval)
+    d = exact(x, y, est, x_eval)
     eps = 2.0 / (2 * (n - 1))
-    breaks, scores = quantile_em_intervals(v, epsilon=eps, lo=lo, hi=hi, theta=theta)
+    breaks, scores = exact_em_intervals(d, epsilon=eps, lo=lo, hi=hi, theta=theta)
     em = _em(x, y, est, x_eval, eps, lo, hi, theta)
-    P = v.size // 2
-    pos = np.flatnonzero(np.diff(breaks) > 0)
-    pick = pos if pos.size <= 400 else np.random.default_rng(0).choice(pos, 400, replace=False)
+    P = len(d) // 2
+    pos = [j for j in range(len(breaks) - 1) if breaks[j + 1] > breaks[j]]
+    pick = pos if len(pos) <= 400 else np.random.default_rng(0).choice(pos, 400, replace=False)
+    checked = 0
     for j in pick:
-        mid = breaks[j] + 0.5 * (breaks[j + 1] - breaks[j])
-        if not breaks[j] < mid < breaks[j + 1]:
+        phi = floor_grid((breaks[j] + breaks[j + 1]) / 2)  # a point of the sampler's grid
+        if not breaks[j] < phi < breaks[j + 1]:
             continue
-        c = em.c_theta(mid)
+        c = em.c_theta(phi)
         assert c == j, (j, c)
         assert -(eps / 2) * abs(c - P) == pytest.approx(scores[j], abs=1e-12)
+        checked += 1
+    assert checked >= min(len(pick), 50)
 
 
-def _bins(breaks, p, nbins=25):
-    """Cells of about equal reference probability.  The density is constant on each interval,
-    so the reference CDF is exactly piecewise linear between the breaks."""
-    cum = np.concatenate(([0.0], np.cumsum(p)))
-    cum /= cum[-1]
-    edges = np.unique(np.interp(np.linspace(0, 1, nbins + 1), cum, breaks))
-    edges[0], edges[-1] = breaks[0], breaks[-1]
-    return edges, np.diff(np.interp(edges, breaks, cum))
+def _bins(breaks, scores, nbins=25):
+    """Cells (a, b] with double edges of about equal probability under the exact reference
+    (the release is the continuous draw rounded up to a double, so P(release <= b) is the
+    reference CDF at b)."""
+    lo, hi = float(breaks[0]), float(breaks[-1])
+    grid = np.unique(np.concatenate((np.linspace(lo, hi, 4001),
+                                     [float(b) for b in breaks[:: max(1, len(breaks) // 4000)]])))
+    cdf = exact_release_cdf(breaks, scores, grid)
+    cdf[0], cdf[-1] = 0.0, 1.0
+    idx = np.unique(np.searchsorted(cdf, np.linspace(0, 1, nbins + 1)[1:-1]))
+    edges = np.unique(np.concatenate(([lo], grid[idx], [hi])))
+    return edges, np.diff(exact_release_cdf(breaks, scores, edges))
+
+
+def _counts(draws, edges):
+    """Draws per cell (a, b] (releases are doubles; the lowest cell excludes lo)."""
+    return np.diff(np.searchsorted(np.sort(draws), edges, side="right"))
 
 
 @pytest.mark.parametrize("est,x_eval,theta", [("slope", None, 0.0), ("predictions", 0.25, 0.0),
@@ -171,20 +230,20 @@ def test_samples_follow_the_exact_reference_distribution_with_power(est, x_eval,
     lo, hi = -0.5, 1.5
     eps = 3.0 / (2 * (n - 1))
     v = doubled(x, y, est, x_eval)
-    breaks, p = quantile_em_probabilities(v, epsilon=eps, lo=lo, hi=hi, theta=theta)
-    edges, probs = _bins(breaks, p)
+    breaks, scores = exact_em_intervals(exact(x, y, est, x_eval), epsilon=eps, lo=lo, hi=hi,
+                                        theta=theta)
+    edges, probs = _bins(breaks, scores)
     fast = dp_median_all_pairs(x, y, epsilon=eps, lo=lo, hi=hi, estimand=est, x_eval=x_eval,
                                theta=theta, rng=1, size=m)
     assert np.all((fast > lo) & (fast <= hi))
-    counts = np.histogram(fast, bins=edges)[0]
-    assert chi2_pvalue(counts, probs) > ALPHA
+    assert chi2_pvalue(_counts(fast, edges), probs) > ALPHA
     ref = exp_quantile(v, epsilon=eps, lo=lo, hi=hi, theta=theta, rng=2, size=m)
     assert stats.ks_2samp(fast, ref).pvalue > ALPHA  # two-sample, against the materialising
     # power: the same tests reject a sampler with 0.7x or 1.3x the privacy parameter
     for f in (0.7, 1.3):
         wrong = dp_median_all_pairs(x, y, epsilon=f * eps, lo=lo, hi=hi, estimand=est,
                                     x_eval=x_eval, theta=theta, rng=3, size=m)
-        assert chi2_pvalue(np.histogram(wrong, bins=edges)[0], probs) < ALPHA
+        assert chi2_pvalue(_counts(wrong, edges), probs) < ALPHA
         if theta == 0.0:  # (the widened top is flat: the KS distance is too small there)
             assert stats.ks_2samp(wrong, ref).pvalue < 1e-3
 
@@ -194,12 +253,11 @@ def test_single_draws_are_rejection_sampled_from_a_valid_envelope():
     n = 40
     x, y = data(n, seed=8)
     eps = 2.0 / (2 * (n - 1))
-    v = doubled(x, y, "slope", None)
-    breaks, p = quantile_em_probabilities(v, epsilon=eps, lo=-0.5, hi=1.5)
-    edges, probs = _bins(breaks, p, nbins=12)
+    breaks, scores = exact_em_intervals(exact(x, y, "slope", None), epsilon=eps, lo=-0.5, hi=1.5)
+    edges, probs = _bins(breaks, scores, nbins=12)
     draws = np.array([dp_median_all_pairs(x, y, epsilon=eps, lo=-0.5, hi=1.5, rng=s)
                       for s in range(300)])
-    assert chi2_pvalue(np.histogram(draws, bins=edges)[0], probs) > ALPHA
+    assert chi2_pvalue(_counts(draws, edges), probs) > ALPHA
 
 
 def test_all_tied_and_infinite_epsilon():
@@ -210,7 +268,7 @@ def test_all_tied_and_infinite_epsilon():
     assert stats.kstest(out, stats.uniform(-1, 2).cdf).pvalue > ALPHA
     x, y = data(50)
     val = dp_median_all_pairs(x, y, epsilon=math.inf, lo=-5, hi=5, rng=0)
-    assert val == float(np.median(np.clip(doubled(x, y, "slope", None), -5, 5)))
+    assert val == float(np.median(np.clip(rounded(exact(x, y, "slope", None)), -5, 5)))
 
 
 def test_validation():

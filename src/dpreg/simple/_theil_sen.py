@@ -58,9 +58,10 @@ __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGOR
            "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
-#: estimates (O(n²) memory); ``"exact-fast"`` samples exactly the same output distribution from
-#: O(n log n) rank counts (:mod:`dpreg.simple.fast`; all pairs, exp/wide medians only);
-#: ``"auto"`` uses exact-fast when it applies and n >= :data:`AUTO_FAST_MIN_N`.
+#: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
+#: O(n log n) rank counts, with the pairwise values computed exactly instead of by the float
+#: formula (:mod:`dpreg.simple.fast`; all pairs, exp/wide medians only; time bounded in n on
+#: any data); ``"auto"`` uses exact-fast when it applies and n >= :data:`AUTO_FAST_MIN_N`.
 ALGORITHMS = ("auto", "exact-fast", "materialise")
 #: smallest n for which ``algorithm="auto"`` picks the O(n log n) path (below it materialising
 #: all pairs is fast and keeps the long-standing seeded streams unchanged)
@@ -116,7 +117,8 @@ def dp_median_all_pairs_target(
     k: int, lo: float, hi: float, theta: float, rng: Any, size: int | None = None,
 ) -> Any:
     """The exp/wide DP median of all pairs for one target via :mod:`dpreg.simple.fast` --
-    the same distribution as :func:`dp_median_of_doubled` on ``doubled_pair_values``."""
+    the mechanism of :func:`dp_median_of_doubled` on the doubled multiset of the exact pair
+    values (``doubled_pair_values`` up to rounding of each value)."""
     from dpreg.simple.fast import dp_median_all_pairs
 
     est = "slope" if estimand == "slope" else "predictions"
@@ -204,9 +206,12 @@ def theil_sen(
     algorithm:
         ``"auto"`` (default), ``"exact-fast"`` or ``"materialise"``: how the all-pairs
         exp/wide median is computed.  ``"exact-fast"`` never builds the n(n−1)/2 estimates
-        (O(n log n) time, O(n) memory, :mod:`dpreg.simple.fast`) and has exactly the same
-        output distribution; ``"auto"`` uses it for pairs="all", median exp/wide and
-        n >= 2000.  Seeded streams differ between the two (same law, different draws).
+        (O(n log n) time, O(n) memory, :mod:`dpreg.simple.fast`; running time bounded in n
+        also on degenerate data) and samples the same mechanism exactly, with each pairwise
+        value computed exactly rather than by the float formula: on ordinary data the laws
+        agree up to rounding of the pair values; where many pair values coincide (collinear
+        or constant y) they can differ (docs/simple.md).  ``"auto"`` uses it for pairs="all",
+        median exp/wide and n >= 2000.  Seeded streams differ between the two.
 
     Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
     changes at most 2k entries of each doubled multiset (k-Lipschitz pair transformation);

@@ -1,26 +1,42 @@
-"""Exact all-pairs DP Theil-Sen in O(n log n) time and O(n) memory.
+"""Exact all-pairs DP Theil-Sen in O(n log n) time and O(n) memory, whatever the data.
 
 The materialising implementation builds all n(n−1)/2 pairwise estimates (slopes, or
 predictions at ``x_eval``), doubles them with the ±∞ tie convention and runs the
 exponential-mechanism median on the 2·n_pairs entries: O(n²) memory and O(n² log n) time.
-This package produces **exactly the same output distribution** from rank counts alone:
+This package samples the same mechanism on the same multiset -- with each pairwise value
+computed *exactly* (rational arithmetic on the float inputs) instead of by the floating-point
+formula -- from rank counts alone:
 
-* :class:`PairCounter` -- ``count(r) = #{untied pairs with estimate < r}`` in O(n log n)
-  (inversion counting; predictions reduce to slopes by a projective transform), exact with
-  respect to the floating-point pair values of the materialising code;
+* :class:`PairCounter` -- ``count(t) = #{untied pairs with exact value < t}`` in O(n log n)
+  (inversion counting of exact keys; predictions reduce to slopes by a projective
+  transform), for any threshold t that is a short sum of doubles;
 * :func:`dp_median_all_pairs` -- the exponential-mechanism (θ = 0) or widened (θ > 0)
   median of the doubled, clipped multiset, sampled exactly by rejection from a provable
-  piecewise-constant envelope whose blocks are found by rank bisection;
+  piecewise-constant envelope whose blocks are found by rank bisection; the uniform draw is
+  resolved on a 106-bit grid and the release is the draw rounded up to a double;
 * :func:`all_pairs_median` / :func:`pair_order_statistic` -- the exact non-private
-  all-pairs median (Theil-Sen) and any order statistic (slope selection).
+  all-pairs median (Theil-Sen) and any order statistic (slope selection), rounded to doubles.
+
+Exact values rather than the float formula's: the rounding of ``((x_b − x₀)·y_a + (x₀ −
+x_a)·y_b)/(x_b − x_a)`` depends on the low-order bits of both points, so for degenerate data
+(y an exact linear function of x, constant y, duplicated points) whether a pair falls below a
+threshold cannot be decided without evaluating every pair -- the exact-fast path used to
+take O(n²) per count there and never finished.  Exact values are decided for all pairs at once
+and keep the sub-ulp spread of nearly collinear data that the mechanism needs.  They differ
+from the float formula's by rounding only, so on ordinary data the two paths' laws agree up to
+rounding of the pair values; where many pair values coincide the two can differ (docs/
+simple.md, "Degenerate data").  The running time is bounded by a function of n: O(n log n)
+per rank count, and the number of counts is bounded by the grid's resolution (the sampler cuts
+every block down to single grid cells after a bounded number of steps).
 
 Privacy: identical to :func:`dpreg.simple.theil_sen` (the same mechanism, sampled exactly):
-ε-DP (pure) under replace-one neighbours with n public; one record changes at most 2(n − 1)
-entries of the doubled multiset, the rank utility has sensitivity 1 per entry, and the
-mechanism runs at ε_t/(2(n − 1)).  Sources: Alabi et al. 2022 (§6.2, Alg. 3); Sarathy &
-Vadhan 2025 (Alg. 3.1-3.2); rank counting by inversions as in exact slope selection (Cole,
-Salowe, Steiger & Szemerédi 1989; Matoušek 1991).  See docs/scale.md for the reductions and
-the exactness argument.
+ε-DP (pure) under replace-one neighbours with n public; the pair value is a fixed function of
+the pair's two points, so one record changes at most 2(n − 1) entries of the doubled multiset,
+the rank utility has sensitivity 1 per entry, and the mechanism runs at ε_t/(2(n − 1)).
+Sources: Alabi et al. 2022 (§6.2, Alg. 3); Sarathy & Vadhan 2025 (Alg. 3.1-3.2); rank
+counting by inversions as in exact slope selection (Cole, Salowe, Steiger & Szemerédi 1989;
+Matoušek 1991); error-free transformations (Dekker 1971; Shewchuk 1997; Ogita, Rump & Oishi
+2005).  See docs/scale.md for the reductions and the exactness argument.
 
 The counting kernel uses numba when it is installed (``pip install 'dpreg[fast]'``) and a
 pure-NumPy implementation otherwise (``backend="numpy"``); both give identical counts.
@@ -72,11 +88,13 @@ def dp_median_all_pairs(
 ) -> Any:
     """Exponential-mechanism median of all pairwise estimates, without materialising them.
 
-    Exactly the output distribution of ``exp_quantile(doubled, epsilon=epsilon, lo=lo,
-    hi=hi, theta=theta)`` on the doubled multiset of all pairs (``dpreg.simple.pairs.
-    doubled_pair_values``).  ``epsilon`` is the mechanism's ε on that multiset (DP Theil-Sen
-    uses ε_t/(2(n − 1))); ``size`` draws i.i.d. values.  ``counter`` reuses a prepared
-    :class:`PairCounter` for the same data.
+    An exact sample of ``exp_quantile(doubled, epsilon=epsilon, lo=lo, hi=hi, theta=theta)``
+    on the doubled multiset of all pairs with their *exact* values
+    (:func:`dpreg.simple.fast._reference.exact_doubled`; the uniform draw resolved on a
+    106-bit grid and rounded up to a double).  ``epsilon`` is the mechanism's ε on that
+    multiset (DP Theil-Sen uses ε_t/(2(n − 1))); ``size`` draws i.i.d. values.  ``counter``
+    reuses a prepared :class:`PairCounter` for the same data.  Time: O(n log n) per rank
+    count, bounded in n whatever the data (ties, collinear or constant columns).
 
     Guarantee: ε-DP for the multiset under change-one of an entry; as a Theil-Sen release at
     ε_t/(2(n − 1)) it is ε_t-DP under replace-one neighbours of the records (n public).
@@ -104,9 +122,9 @@ def dp_median_all_pairs(
 def pair_order_statistic(x: Any = None, y: Any = None, k: int = 1, *, estimand: str = "slope",
                          x_eval: float | None = None, backend: str = "auto",
                          counter: PairCounter | None = None) -> float:
-    """The k-th smallest (1-based) pairwise estimate among pairs with distinct x, computed
-    with the materialising code's floating-point formula (slope selection in O(n log n)
-    per search step).  Not private."""
+    """The k-th smallest (1-based) exact pairwise estimate among pairs with distinct x,
+    rounded to the nearest double (slope selection in O(n log n) per search step).  Not
+    private."""
     pc = counter if counter is not None else pair_counter(x, y, estimand=estimand,
                                                           x_eval=x_eval, backend=backend)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= pc.n_untied:
@@ -121,9 +139,10 @@ def all_pairs_median(x: Any = None, y: Any = None, *, estimand: str = "slope",
                      counter: PairCounter | None = None) -> float:
     """The exact (non-private) Theil-Sen median of all pairwise estimates.
 
-    Equals ``numpy.median`` of the doubled multiset (clipped to [lo, hi] when given), i.e.
-    the median of the estimates of the pairs with distinct x -- computed in O(n log n) per
-    search step without materialising the pairs.  NOT private.
+    Equals ``numpy.median`` of the doubled multiset of the exact pair values rounded to
+    doubles (clipped to [lo, hi] when given), i.e. the median of the estimates of the pairs
+    with distinct x -- computed in O(n log n) per search step without materialising the
+    pairs.  NOT private.
     """
     pc = counter if counter is not None else pair_counter(x, y, estimand=estimand,
                                                           x_eval=x_eval, backend=backend)

@@ -1,110 +1,85 @@
 """Exact sampling of the (widened) exponential-mechanism median of all pairwise estimates, and
-exact order statistics, from the rank counts of :class:`~dpreg.simple.fast._oracle.PairCounter`.
+order statistics, from the rank counts of :class:`~dpreg.simple.fast._oracle.PairCounter`.
 
-Target.  The materialising implementation runs :func:`dpreg.mechanisms.exp_quantile` on the
-doubled multiset (2·n_pairs entries: each untied value twice, −∞/+∞ for each tied pair),
-clipped to [lo, hi].  Its output density on (lo, hi) is proportional to
+Target.  The exponential-mechanism median of the doubled multiset (2·n_pairs entries: each
+untied pair's exact value V twice, −∞/+∞ for each tied pair), clipped to [lo, hi] -- the
+mechanism :func:`dpreg.mechanisms.exp_quantile` runs on the materialised multiset.  Its density
+on (lo, hi) is proportional to
 
     f(r) = exp(−(ε/2) · |c_θ(r) − P|),     P = n_pairs = N/2,
 
-where c(s) = #{clipped entries < s} = 2·count(s) + n_tied for lo < s <= hi (0 below lo, N above
-hi) and, for the widened mechanism (θ > 0), the shifted count is
-c_θ(r) = min(P, c(s*(r))) + max(0, c(s**(r)) − P) with s*(r) the smallest float s with
-fl(s − θ) >= r and s**(r) the smallest float s with fl(s + θ) >= r (exactly the reference's
-float shift of the sorted list by ∓θ).  c_θ is non-decreasing in r.
+where c(s) = #{clipped entries < s} = 2·count(s) + n_tied for lo < s <= hi (0 at or below lo,
+N above hi) and, for the widened mechanism (θ > 0; the lower P entries of the sorted list
+shifted down by θ and the upper P up by θ, then clipped), the shifted count is
+c_θ(r) = min(P, c(r + θ)) + max(0, c(r − θ) − P).  c_θ is non-decreasing in r.
 
-Sampler (rejection from a piecewise-constant envelope).  Cut [lo, hi] into blocks at points
-where c is known exactly.  On a block [r₀, r₁], monotonicity gives c_θ(r₀) <= c_θ(r) <=
-c_θ(r₁), so g_min = dist(P, [c_θ(r₀), c_θ(r₁)]) satisfies f(r) <= exp(−(ε/2)·g_min) there: the
-envelope h = Σ_blocks exp(−(ε/2)·g_min)·1[block] is a *provable* upper bound of f.  Propose a
-block with probability ∝ length·exp(−(ε/2)·g_min) and a uniform point r in it, compute c_θ(r)
-exactly and accept with probability exp(−(ε/2)·(|c_θ(r) − P| − g_min)) <= 1.  An accepted r has
-density exactly ∝ f (standard rejection sampling); rejected points only add exact knowledge
-(adaptive rejection sampling), which keeps the envelope valid, so the output law is exactly
-the mechanism's.  Block boundaries are chosen by *rank bisection*: a block is split at a point
-predicted (from exact counts at its ends, a random sample of pair values, or plain
-bisection) to halve its rank range or to cut it one e-fold (2/ε ranks) from its heavy end,
-until the envelope's mass is within a factor ``slack`` of a lower bound of f's mass.
+Resolution.  The uniform draw is resolved on the 106-bit grid of :mod:`._grid`: the sampler
+draws a grid cell (prev(φ), φ] with probability ∝ length × f(φ) -- the density at the cell's
+right end -- and releases the smallest double >= φ.  (The continuous density and this one
+differ only on cells containing a breakpoint, i.e. at a relative scale of 2^-106; every
+threshold the sampler evaluates is an exact rational, and every count is exact.)
 
-Exactness is relative to the reference's continuous density (the breakpoints are the
-reference's float pair values); as in the reference, the final uniform draw inside an
-interval is a floating-point draw.
+Sampler (rejection from a piecewise-constant envelope).  Cut (lo, hi] into blocks (r₀, r₁] of
+whole cells at grid points.  The proposals in a block are its cells' right ends
+φ ∈ [next(r₀), r₁], so monotonicity gives c_θ(next(r₀)) <= c_θ(φ) <= c_θ(r₁) and
+g_min = dist(P, [c_θ(next(r₀)), c_θ(r₁)]) bounds f on the block: the envelope
+h = Σ_blocks exp(−(ε/2)·g_min)·1[block] is a *provable* upper bound of f, exact on a block of
+one cell.  Propose a block with probability ∝ length·exp(−(ε/2)·g_min) and a cell in it with
+probability ∝ its length (integer arithmetic), compute c_θ(φ) exactly and accept with
+probability exp(−(ε/2)·(|c_θ(φ) − P| − g_min)) <= 1.  An accepted φ has probability exactly ∝
+length·f(φ) (standard rejection sampling); rejected points only add exact knowledge (adaptive
+rejection sampling), which keeps the envelope valid.  Block boundaries are chosen by *rank
+bisection*: a block is split at a point predicted (from exact counts at its ends, a random
+sample of pair values, or plain bisection) to halve its rank range, to cut it one e-fold
+(2/ε ranks) from its heavy end, or to isolate an atom of equal pair values in one cell, until
+the envelope's mass is within a factor ``slack`` of a lower bound of f's mass.  Whatever the
+data, every block is down to single cells after a bounded number of cuts (the grid-ordinal
+midpoint is used every third cut), and a single-cell block has an exact envelope, so no
+proposal loop can stall (the cause of the former hang on duplicated points: a one-ulp block
+straddling an atom at P had an envelope e^125 times its density).
+
+As in the reference, the weights and acceptance probabilities are evaluated in floating
+point; nothing else is approximated.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from dpreg.simple.fast._oracle import PairCounter
+from dpreg.simple.fast._grid import (
+    draw_cell,
+    float_up,
+    floor_grid,
+    from_ordinal,
+    next_up,
+    ordinal,
+)
+from dpreg.simple.fast._oracle import PairCounter, exact_pair_value
 
 __all__ = ["AllPairsEM", "order_statistic"]
 
-
-def _next_up(v: float) -> float:
-    return math.nextafter(v, math.inf)
+_EXACT_SAMPLE = 256  # pairs of the guidance sample whose exact values are computed (atoms)
 
 
-def _next_down(v: float) -> float:
-    return math.nextafter(v, -math.inf)
+def _log(v: Fraction) -> float:
+    return math.log(v.numerator) - math.log(v.denominator)
 
 
-def _ord(v: np.ndarray) -> np.ndarray:
-    """Monotone map of floats to integers (adjacent floats -> adjacent integers; ±0 -> 0)."""
-    i = np.asarray(v, dtype=np.float64).view(np.int64)
-    return np.where(i >= 0, i, -(i & np.int64(0x7FFFFFFFFFFFFFFF)))
+class _Point:
+    """A block boundary with cached lookup keys and the log-length of the block to its right."""
 
+    __slots__ = ("r", "lkeys", "rkeys", "loglen")
 
-def _unord(k: np.ndarray) -> np.ndarray:
-    k = np.asarray(k, dtype=np.int64)
-    pos = np.abs(k).view(np.float64)
-    return np.where(k >= 0, pos, -pos)
-
-
-def _min_s_vec(r: np.ndarray, theta: float, sign: float) -> np.ndarray:
-    """Smallest float s with fl(s + sign·θ) >= r, elementwise and exactly: fl(s + sign·θ) is
-    non-decreasing in s, so bracket the answer around r − sign·θ and bisect on the float
-    ordinals (at most 64 halvings)."""
-    r = np.asarray(r, dtype=np.float64)
-    th = sign * theta
-    s0 = r - th
-    # usual case: the answer is r − sign·θ or its upper neighbour
-    nxt = np.nextafter(s0, np.inf)
-    prv = np.nextafter(s0, -np.inf)
-    at0 = ((s0 + th) >= r) & ((prv + th) < r)
-    at1 = ((nxt + th) >= r) & ((s0 + th) < r)
-    if np.all(at0 | at1):
-        return np.where(at0, s0, nxt)
-    delta = 4.0 * (np.spacing(np.abs(r)) + np.spacing(abs(theta)) + np.spacing(np.abs(s0)))
-    lo = s0 - delta
-    hi = s0 + delta
-    for _ in range(64):  # widen until lo fails and hi satisfies the predicate
-        bad_lo = (lo + th) >= r
-        bad_hi = (hi + th) < r
-        if not (bad_lo.any() or bad_hi.any()):
-            break
-        delta = 2.0 * delta
-        lo = np.where(bad_lo, s0 - delta, lo)
-        hi = np.where(bad_hi, s0 + delta, hi)
-    klo, khi = _ord(lo), _ord(hi)
-    while True:
-        gap = khi - klo
-        act = gap > 1
-        if not act.any():
-            break
-        mid = klo + gap // 2
-        ok = (_unord(mid) + th) >= r
-        khi = np.where(act & ok, mid, khi)
-        klo = np.where(act & ~ok, mid, klo)
-    return _unord(khi)
-
-
-def _min_s(r: float, theta: float, sign: float) -> float:
-    """Scalar :func:`_min_s_vec`."""
-    return float(_min_s_vec(np.array([r]), theta, sign)[0])
+    def __init__(self, r: Fraction) -> None:
+        self.r = r
+        self.lkeys: tuple[tuple[float, Fraction], ...] | None = None
+        self.rkeys: tuple[tuple[float, Fraction], ...] | None = None
+        self.loglen: float | None = None
 
 
 class AllPairsEM:
@@ -117,140 +92,167 @@ class AllPairsEM:
     def __init__(self, counter: PairCounter, *, epsilon: float, lo: float, hi: float,
                  theta: float = 0.0, rng: np.random.Generator, sample_size: int = 2048) -> None:
         self.counter = counter
-        self.lo, self.hi = float(lo), float(hi)
-        self.theta = float(theta)
+        self.lo, self.hi = Fraction(float(lo)), Fraction(float(hi))
+        self.theta = Fraction(float(theta))
         self.a = float(epsilon) / 2.0
         self.P = counter.n_pairs
         self.N = 2 * counter.n_pairs
         self.T = counter.n_tied
         self.rng = rng
-        # exact knowledge of c at thresholds (sorted); c(lo) = 0, c(next_up(hi)) = N
-        self._kt: list[float] = [self.lo, _next_up(self.hi)]
+        # exact knowledge of c at thresholds (sorted): c(lo) = 0, c(s) = N above hi; a
+        # threshold s is kept as the key (float(s), s) (float() is monotone, so tuples sort
+        # like the thresholds and most comparisons are float ones)
+        top = next_up(self.hi)
+        self._kt: list[tuple[float, Fraction]] = [(float(self.lo), self.lo), (float(top), top)]
         self._kc: list[int] = [0, self.N]
-        self._rb: list[float] = [self.lo, self.hi]  # block boundaries in r
-        self._depth: dict[float, int] = {self.lo: 0, self.hi: 0}
-        self._blocked: set[tuple[float, float]] = set()
-        self._sample = self._pair_sample(sample_size)
+        self._lo_key, self._hi_key = (float(self.lo), self.lo), (float(self.hi), self.hi)
+        # block boundaries (grid points), as sorted keys, with cached per-boundary data
+        self._rb: list[tuple[float, Fraction]] = [self._lo_key, self._hi_key]
+        self._pts: list[_Point] = [_Point(self.lo), _Point(self.hi)]
+        self._depth: dict[Fraction, int] = {}
+        self._blocked: set[tuple[Fraction, Fraction]] = set()
+        self._sample, self._atoms = self._pair_sample(sample_size)
+        self._ends_known = False
         self.refinements = 0
         self.trials = 0
 
     # ------------------------------------------------------------------ exact counts
-    def _c_exact(self, s: float) -> int:
+    def _c_exact(self, s: Fraction) -> int:
         if s <= self.lo:
             return 0
         if s > self.hi:
             return self.N
-        i = bisect.bisect_left(self._kt, s)
-        if i < len(self._kt) and self._kt[i] == s:
+        key = (float(s), s)
+        i = bisect.bisect_left(self._kt, key)
+        if self._kt[i] == key:
             return self._kc[i]
         lo_c, hi_c = self._kc[i - 1], self._kc[i]
         if lo_c == hi_c:
             return lo_c
         c = 2 * self.counter.count(s) + self.T
-        self._learn(s, c)
+        self._learn(s, c, i)
         return c
 
-    def _c_bounds(self, s: float) -> tuple[int, int]:
+    def _lower(self, s: Fraction) -> int:
+        """The largest known c at a threshold <= s (a lower bound of c(s))."""
         if s <= self.lo:
-            return 0, 0
+            return 0
         if s > self.hi:
-            return self.N, self.N
-        i = bisect.bisect_left(self._kt, s)
-        if i < len(self._kt) and self._kt[i] == s:
-            return self._kc[i], self._kc[i]
-        return self._kc[i - 1], self._kc[i]
+            return self.N
+        return self._kc[bisect.bisect_right(self._kt, (float(s), s)) - 1]
 
-    def _learn(self, s: float, c: int) -> None:
-        i = bisect.bisect_left(self._kt, s)
-        if i < len(self._kt) and self._kt[i] == s:
-            return
-        self._kt.insert(i, s)
+    def _upper(self, s: Fraction) -> int:
+        """The smallest known c at a threshold >= s (an upper bound of c(s))."""
+        if s <= self.lo:
+            return 0
+        if s > self.hi:
+            return self.N
+        return self._kc[bisect.bisect_left(self._kt, (float(s), s))]
+
+    def _learn(self, s: Fraction, c: int, i: int) -> None:
+        self._kt.insert(i, (float(s), s))
         self._kc.insert(i, c)
         th = self.theta
-        if th == 0.0:
-            pts = [s]
-        else:  # r-points where s*(r) or s**(r) crosses s (both sides of the crossing)
-            pts = [s + th, _next_up(_next_down(s) + th), s - th, _next_up(_next_down(s) - th)]
-        for r in pts:
-            if self.lo < r < self.hi:
-                j = bisect.bisect_left(self._rb, r)
-                if self._rb[j] != r:
-                    self._rb.insert(j, r)
+        if th:  # block boundaries where φ + θ or φ − θ crosses s
+            for r in (floor_grid(s - th), floor_grid(s + th)):
+                self._add_boundary(r)
 
-    def _shift(self, r: float) -> tuple[float, float]:
-        if self.theta == 0.0:
-            return r, r
-        return _min_s(r, self.theta, -1.0), _min_s(r, self.theta, 1.0)
+    def _add_boundary(self, r: Fraction) -> bool:
+        """Cut the block containing r at r (False if r is already a boundary or outside)."""
+        if self.lo < r < self.hi:
+            key = (float(r), r)
+            j = bisect.bisect_left(self._rb, key)
+            if self._rb[j] != key:
+                self._rb.insert(j, key)
+                self._pts.insert(j, _Point(r))
+                self._pts[j - 1].loglen = None  # the block to its left was cut
+                return True
+        return False
 
     def _combine(self, c1: int, c2: int) -> int:
-        if self.theta == 0.0:
-            return c1
         return min(self.P, c1) + max(0, c2 - self.P)
 
-    def c_theta(self, r: float) -> int:
+    def c_theta(self, r: Fraction) -> int:
         """Exact shifted count c_θ(r) (evaluates the counter only where needed)."""
-        s1, s2 = self._shift(r)
-        if self.theta == 0.0:
-            return self._c_exact(s1)
-        lo1, hi1 = self._c_bounds(s1)
-        first = min(self.P, lo1) if min(self.P, lo1) == min(self.P, hi1) else min(
-            self.P, self._c_exact(s1))
-        lo2, hi2 = self._c_bounds(s2)
-        if max(0, lo2 - self.P) == max(0, hi2 - self.P):
-            second = max(0, lo2 - self.P)
-        else:
-            second = max(0, self._c_exact(s2) - self.P)
+        th = self.theta
+        if not th:
+            return self._c_exact(r)
+        P = self.P
+        s1, s2 = r + th, r - th
+        lo1, hi1 = min(P, self._lower(s1)), min(P, self._upper(s1))
+        first = lo1 if lo1 == hi1 else min(P, self._c_exact(s1))
+        lo2, hi2 = max(0, self._lower(s2) - P), max(0, self._upper(s2) - P)
+        second = lo2 if lo2 == hi2 else max(0, self._c_exact(s2) - P)
         return first + second
 
     # ------------------------------------------------------------------ envelope
-    def _shift_vec(self, r: np.ndarray, sign: float) -> np.ndarray:
-        """Vectorised :meth:`_shift` component (sign −1: s*, +1: s**)."""
-        return _min_s_vec(r, self.theta, sign)
+    def _next(self, r: Fraction) -> Fraction:
+        return next_up(r)
 
-    def _bounds_vec(self, s: np.ndarray, upper: bool) -> np.ndarray:
-        kt = np.asarray(self._kt)
-        kc = np.asarray(self._kc, dtype=np.int64)
-        i = np.searchsorted(kt, s, side="left")
-        i_c = np.minimum(i, kt.size - 1)
-        exact = kt[i_c] == s
-        if upper:
-            out = kc[i_c]
-        else:
-            out = np.where(exact, kc[i_c], kc[np.maximum(i - 1, 0)])
-        out = np.where(s <= self.lo, 0, out)
-        return np.where(s > self.hi, self.N, out)
+    def _keys(self, pt: _Point, left: bool) -> tuple[tuple[float, Fraction], ...]:
+        """Lookup keys of the thresholds that bound c_θ at a block end: next(r) for a left
+        end, r for a right end (shifted by ±θ for the widened mechanism); cached."""
+        out = pt.lkeys if left else pt.rkeys
+        if out is None:
+            f = next_up(pt.r) if left else pt.r
+            ps = (f,) if not self.theta else (f + self.theta, f - self.theta)
+            out = tuple((float(p), p) for p in ps)
+            if left:
+                pt.lkeys = out
+            else:
+                pt.rkeys = out
+        return out
 
-    def _combine_vec(self, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
-        if self.theta == 0.0:
-            return c1
-        return np.minimum(self.P, c1) + np.maximum(0, c2 - self.P)
+    def _lower_key(self, key: tuple[float, Fraction]) -> int:
+        if key <= self._lo_key:
+            return 0
+        if key > self._hi_key:
+            return self.N
+        return self._kc[bisect.bisect_right(self._kt, key) - 1]
 
-    def _blocks(self) -> tuple[np.ndarray, ...]:
-        rb = np.asarray(self._rb)
-        r0, r1 = rb[:-1], rb[1:]
-        # the density lives on the open interval (lo, hi): at the left end use the limit from
-        # the right (entries clipped to lo count as below every r > lo); proposals r = lo are
-        # discarded in :meth:`sample`
-        r0b = np.maximum(r0, _next_up(self.lo))
-        if self.theta == 0.0:
-            lows = self._bounds_vec(r0b, upper=False)
-            highs = self._bounds_vec(r1, upper=True)
-        else:
-            lows = self._combine_vec(self._bounds_vec(self._shift_vec(r0b, -1.0), upper=False),
-                                     self._bounds_vec(self._shift_vec(r0b, 1.0), upper=False))
-            highs = self._combine_vec(self._bounds_vec(self._shift_vec(r1, -1.0), upper=True),
-                                      self._bounds_vec(self._shift_vec(r1, 1.0), upper=True))
+    def _upper_key(self, key: tuple[float, Fraction]) -> int:
+        if key <= self._lo_key:
+            return 0
+        if key > self._hi_key:
+            return self.N
+        return self._kc[bisect.bisect_left(self._kt, key)]
+
+    def _bounds(self, p0: _Point, p1: _Point) -> tuple[int, int]:
+        """c_θ bounds over the proposals φ ∈ [next(r₀), r₁] of block (r₀, r₁]."""
+        lk, rk = self._keys(p0, True), self._keys(p1, False)
+        if not self.theta:
+            return self._lower_key(lk[0]), self._upper_key(rk[0])
+        return (self._combine(self._lower_key(lk[0]), self._lower_key(lk[1])),
+                self._combine(self._upper_key(rk[0]), self._upper_key(rk[1])))
+
+    def _blocks(self) -> tuple[Any, ...]:
+        pts = self._pts
+        k = len(pts) - 1
+        r0 = [p.r for p in pts[:-1]]
+        r1 = [p.r for p in pts[1:]]
+        lows = np.empty(k, dtype=np.int64)
+        highs = np.empty(k, dtype=np.int64)
+        loglen = np.empty(k)
+        for m in range(k):
+            p0 = pts[m]
+            lows[m], highs[m] = self._bounds(p0, pts[m + 1])
+            if p0.loglen is None:
+                p0.loglen = _log(pts[m + 1].r - p0.r)
+            loglen[m] = p0.loglen
         P = self.P
         gmin = np.where(highs < P, P - highs, np.where(lows > P, lows - P, 0))
         gmax = np.maximum(np.abs(lows - P), np.abs(highs - P))
-        length = r1 - r0
-        with np.errstate(divide="ignore"):
-            loglen = np.log(length)
         return r0, r1, lows, highs, gmin, gmax, loglen
 
-    def _split_point(self, r0: float, r1: float, lo_c: int, hi_c: int) -> float | None:
-        """Where to cut block [r0, r1] whose c_θ range is [lo_c, hi_c] (None: cannot)."""
-        if not (_next_up(r0) < r1):
+    def _split_point(self, r0: Fraction, r1: Fraction, lo_c: int, hi_c: int) -> Fraction | None:
+        """Where to cut block (r₀, r₁] whose c_θ range is [lo_c, hi_c] (None: a single cell).
+
+        Guided by the pair sample when it has values inside (midpoints between them; each
+        atom of equal exact values, shifted by ∓θ, and the grid point above it, which isolate
+        the atom's jump in one cell); otherwise by interpolation, the real midpoint and the
+        grid-ordinal midpoint in turn -- the last halves the number of cells, so every block
+        is down to single cells after at most 3·117 cuts whatever the data."""
+        if not self._next(r0) < r1:
             return None
         P, a = self.P, self.a
         efold = max(1.0, 1.0 / a) if a > 0 else float(max(hi_c - lo_c, 1))
@@ -260,45 +262,78 @@ class AllPairsEM:
             target = max(lo_c + 0.5 * (hi_c - lo_c), hi_c - max(efold, 0.5 * (P - hi_c)))
         else:
             target = min(hi_c - 0.5 * (hi_c - lo_c), lo_c + max(efold, 0.5 * (lo_c - P)))
-        cand = self._sample_candidates(r0, r1)
+        atoms = self._atom_cuts(r0, r1)
+        if atoms:  # isolate an atom's jump (the middle one of those inside), exactly
+            return atoms[len(atoms) // 2]
+        cand = self._candidates(r0, r1)
         if cand.size:
             pred = self._predict_theta(cand)
-            best = float(cand[int(np.argmin(np.abs(pred - target)))])
+            best = floor_grid(Fraction(float(cand[int(np.argmin(np.abs(pred - target)))])))
             if r0 < best < r1:
                 return best
         d = max(self._depth.get(r0, 0), self._depth.get(r1, 0)) + 1
-        if d % 2 == 0 or hi_c == lo_c or not (math.isfinite(r0) and math.isfinite(r1)):
-            s = r0 + 0.5 * (r1 - r0)
+        if d % 3 == 0:
+            s = from_ordinal((ordinal(r0) + ordinal(r1)) // 2)
+        elif d % 3 == 2 or hi_c == lo_c:
+            s = floor_grid((r0 + r1) / 2)
         else:
             frac = min(max((target - lo_c) / (hi_c - lo_c), 1.0 / 64), 63.0 / 64)
-            s = r0 + frac * (r1 - r0)
-        if not (r0 < s < r1):
-            s = _next_up(r0)
+            s = floor_grid(r0 + Fraction(frac) * (r1 - r0))
+        if not r0 < s < r1:
+            s = from_ordinal((ordinal(r0) + ordinal(r1)) // 2)
+            if not r0 < s < r1:
+                s = self._next(r0)
         self._depth[s] = d
         return s
 
     # ------------------------------------------------------------------ pair sample (guidance only)
-    def _pair_sample(self, m: int) -> np.ndarray:
-        """Sorted clipped doubled-multiset values of m random pairs (used only to choose
-        where to cut blocks; the output law does not depend on it)."""
+    def _pair_sample(self, m: int) -> tuple[np.ndarray, list[Fraction]]:
+        """Sorted clipped doubled-multiset values of m random pairs (approximate values), and
+        the exact values that repeat among the first few of them (atoms).  Used only to choose
+        where to cut blocks; the output law does not depend on it."""
         c = self.counter
         n = c.n
         if n < 2 or m <= 0:
-            return np.zeros(0)
+            return np.zeros(0), []
         i = self.rng.integers(0, n, size=m)
         j = self.rng.integers(0, n - 1, size=m)
         j = j + (j >= i)
         xi, yi, xj, yj = c.x[i], c.y[i], c.x[j], c.y[j]
         tied = xi == xj
         v = c._values(xi[~tied], yi[~tied], xj[~tied], yj[~tied])
-        vals = np.concatenate((v, v, np.full(int(tied.sum()), self.lo),
-                               np.full(int(tied.sum()), self.hi)))
-        return np.sort(np.clip(vals, self.lo, self.hi))
+        lo, hi = float(self.lo), float(self.hi)
+        vals = np.concatenate((v, v, np.full(int(tied.sum()), lo), np.full(int(tied.sum()), hi)))
+        return np.sort(np.clip(vals, lo, hi)), self._sample_atoms(i, j, tied, v)
+
+    def _sample_atoms(self, i: np.ndarray, j: np.ndarray, tied: np.ndarray, v: np.ndarray
+                      ) -> list[Fraction]:
+        """Exact values shared by two or more distinct sampled pairs (atoms of equal values,
+        e.g. points on a common line), looked for among the first sampled pairs whose
+        approximate values nearly coincide."""
+        c = self.counter
+        keep = np.flatnonzero(~tied)[:_EXACT_SAMPLE]
+        a, b = np.minimum(i, j)[keep], np.maximum(i, j)[keep]
+        _, first = np.unique(a * c.n + b, return_index=True)  # distinct pairs
+        keep = keep[np.sort(first)]
+        vk = v[np.searchsorted(np.flatnonzero(~tied), keep)]
+        o = np.argsort(vk)
+        vs = vk[o]
+        with np.errstate(invalid="ignore"):
+            close = np.abs(np.diff(vs)) <= 1e-9 * np.maximum(np.abs(vs[1:]), 1e-300)
+        near = np.zeros(vs.size, dtype=bool)
+        near[1:] |= close
+        near[:-1] |= close
+        seen: dict[Fraction, int] = {}
+        for k in keep[o[near]]:
+            e = exact_pair_value(float(c.x[i[k]]), float(c.y[i[k]]), float(c.x[j[k]]),
+                                 float(c.y[j[k]]), c.estimand, c.x0)
+            seen[e] = seen.get(e, 0) + 1
+        return sorted(e for e, cnt in seen.items() if cnt >= 2)
 
     def _predict_c(self, s: np.ndarray) -> np.ndarray:
         """Guess of c at thresholds ``s`` (exact counts at known thresholds, the pair sample
         or linear interpolation in between); guidance only."""
-        kt = np.asarray(self._kt)
+        kt = np.asarray([k[0] for k in self._kt])
         kc = np.asarray(self._kc, dtype=np.float64)
         i = np.clip(np.searchsorted(kt, s, side="left"), 1, kt.size - 1)
         t0, t1, c0, c1 = kt[i - 1], kt[i], kc[i - 1], kc[i]
@@ -313,38 +348,59 @@ class AllPairsEM:
                               c0 + (c1 - c0) * (s - t0) / np.where(width > 0, width, 1.0),
                               0.5 * (c0 + c1))
         out = np.where(k1 > k0, by_sample, linear)
-        out = np.where(kt[np.minimum(np.searchsorted(kt, s), kt.size - 1)] == s,
-                       kc[np.minimum(np.searchsorted(kt, s), kt.size - 1)], out)
-        out = np.where(s <= self.lo, 0.0, out)
-        return np.where(s > self.hi, float(self.N), out)
+        out = np.where(s <= float(self.lo), 0.0, out)
+        return np.where(s > float(self.hi), float(self.N), out)
 
     def _predict_theta(self, r: np.ndarray) -> np.ndarray:
-        if self.theta == 0.0:
+        if not self.theta:
             return self._predict_c(r)
-        c1 = self._predict_c(self._shift_vec(r, -1.0))
-        c2 = self._predict_c(self._shift_vec(r, 1.0))
+        th = float(self.theta)
+        c1 = self._predict_c(r + th)
+        c2 = self._predict_c(r - th)
         return np.minimum(self.P, c1) + np.maximum(0.0, c2 - self.P)
 
-    def _sample_candidates(self, r0: float, r1: float) -> np.ndarray:
+    def _shifts(self) -> tuple[Fraction, ...]:
+        # c_θ(φ) jumps where φ + θ or φ − θ passes a pair value
+        return (Fraction(0),) if not self.theta else (-self.theta, self.theta)
+
+    def _atom_cuts(self, r0: Fraction, r1: Fraction) -> list[Fraction]:
+        """Grid points inside (r₀, r₁) that put the jump of c_θ at a sampled atom (a repeated
+        exact pair value) into a cell of its own: the cell's end below and above it."""
+        out: set[Fraction] = set()
+        for sh in self._shifts():
+            for atom in self._atoms:
+                v = atom + sh
+                if r0 <= v < r1:
+                    g = floor_grid(v)
+                    out.update(c for c in (g, self._next(g)) if r0 < c < r1)
+        return sorted(out)
+
+    def _candidates(self, r0: Fraction, r1: Fraction) -> np.ndarray:
+        """Cut points (doubles) between sampled pair values inside the block (meaningful for
+        blocks wider than a few units in the last place)."""
+        out: list[np.ndarray] = []
         smp = self._sample
-        if smp.size == 0:
-            return smp
-        shifts = (0.0,) if self.theta == 0.0 else (-self.theta, self.theta)
-        out = []
-        for sh in shifts:
-            v = smp + sh
-            k0 = int(np.searchsorted(v, r0, side="right"))
-            k1 = int(np.searchsorted(v, r1, side="left"))
-            if k1 - k0 >= 2:
+        f0, f1 = float(r0), float(r1)
+        for sh in self._shifts():
+            if smp.size:
+                v = smp + float(sh)
+                k0 = int(np.searchsorted(v, f0, side="right"))
+                k1 = int(np.searchsorted(v, f1, side="left"))
                 inner = np.unique(v[k0:k1])
-                if inner.size >= 2:  # cut between two sampled values, not on one
-                    out.append(0.5 * (inner[:-1] + inner[1:]))
+                if inner.size >= 2:  # cut between two sampled values
+                    mids = 0.5 * (inner[:-1] + inner[1:])
+                    out.append(mids[(mids > f0) & (mids < f1)])
         return np.concatenate(out) if out else np.zeros(0)
 
     def refine(self, *, slack: float = 2.0, max_steps: int = 400) -> None:
         """Split blocks until the envelope mass is within ``slack`` of a lower bound of the
         target's mass (or ``max_steps`` splits)."""
         log_slack = math.log(slack)
+        if not self._ends_known:  # the first and the last cell (values clipped to lo or hi)
+            self._ends_known = True
+            for r in (self._next(self.lo), self.hi):
+                self.c_theta(r)
+                self._add_boundary(r)
         for _ in range(max_steps):
             r0, r1, lows, highs, gmin, gmax, loglen = self._blocks()
             log_e = loglen - self.a * gmin
@@ -360,7 +416,7 @@ class AllPairsEM:
             for m in np.argsort(-excess):
                 if not np.isfinite(excess[m]):
                     return
-                key = (float(r0[m]), float(r1[m]))
+                key = (r0[m], r1[m])
                 if key in self._blocked:
                     continue
                 s = self._split_point(key[0], key[1], int(lows[m]), int(highs[m]))
@@ -368,9 +424,7 @@ class AllPairsEM:
                     self._blocked.add(key)
                     continue
                 self.c_theta(s)  # learns exact counts at the shifted thresholds
-                j = bisect.bisect_left(self._rb, s)
-                if self._rb[j] != s:
-                    self._rb.insert(j, s)
+                self._add_boundary(s)
                 self.refinements += 1
                 break
             else:
@@ -382,7 +436,7 @@ class AllPairsEM:
         k = 1 if size is None else int(size)
         self.refine(slack=slack if slack is not None else (2.0 if k < 8 else 1.25))
         out = np.empty(k)
-        got = 0
+        got = rejected = 0
         gen = self.rng
         blocks = self._blocks()
         while got < k:
@@ -392,21 +446,53 @@ class AllPairsEM:
             cum = np.cumsum(p)
             m = int(np.searchsorted(cum, gen.random() * cum[-1], side="right"))
             m = min(m, cum.size - 1)
-            a0, a1 = float(r0[m]), float(r1[m])
-            r = float(gen.uniform(a0, a1))
+            # a cell (prev(φ), φ] of the block with probability ∝ its length
+            phi = draw_cell(r0[m], r1[m], gen)
             self.trials += 1
-            if not (a0 <= r <= a1) or r <= self.lo:  # outside the block or at lo: propose again
-                continue
-            g = abs(self.c_theta(r) - self.P)
+            n_pts = len(self._pts)
+            g = abs(self.c_theta(phi) - self.P)
             if gen.random() < math.exp(-self.a * (g - int(gmin[m]))):
-                out[got] = r
+                out[got] = float_up(phi)
                 got += 1
             else:
-                j = bisect.bisect_left(self._rb, r)
-                if self.lo < r < self.hi and self._rb[j] != r:
-                    self._rb.insert(j, r)
-                blocks = self._blocks()
+                rejected += 1
+                if self._add_boundary(phi):
+                    # the other blocks' bounds stay valid (knowledge only grows): split this
+                    # block, and refresh everything now and then or when learning added other
+                    # boundaries (the widened mechanism's shifted thresholds)
+                    in_sync = len(self._pts) == n_pts + 1 and len(r0) == n_pts - 1
+                    blocks = (self._split_block(blocks, m) if in_sync and rejected % 32
+                              else self._blocks())
         return float(out[0]) if size is None else out
+
+    def _split_block(self, blocks: tuple[Any, ...], m: int) -> tuple[Any, ...]:
+        """``blocks`` with block m replaced by its two parts (a boundary was added in it)."""
+        r0, r1, lows, highs, gmin, gmax, loglen = blocks
+        j = m + 1  # the new boundary's index in self._pts
+        pts = self._pts
+        new = []
+        for k in (m, j):
+            lo_c, hi_c = self._bounds(pts[k], pts[k + 1])
+            pts[k].loglen = _log(pts[k + 1].r - pts[k].r)
+            new.append((lo_c, hi_c, pts[k].loglen))
+        P = self.P
+        lw = np.array([v[0] for v in new], dtype=np.int64)
+        hg = np.array([v[1] for v in new], dtype=np.int64)
+        gm = np.where(hg < P, P - hg, np.where(lw > P, lw - P, 0))
+        gx = np.maximum(np.abs(lw - P), np.abs(hg - P))
+        ll = np.array([v[2] for v in new])
+
+        def put(a: np.ndarray, v: np.ndarray) -> np.ndarray:
+            return np.concatenate((a[:m], v, a[m + 1:]))
+
+        return (r0[:m] + [pts[m].r, pts[j].r] + r0[m + 1:],
+                r1[:m] + [pts[j].r, pts[j + 1].r] + r1[m + 1:],
+                put(lows, lw), put(highs, hg), put(gmin, gm), put(gmax, gx), put(loglen, ll))
+
+
+# ---------------------------------------------------------------------------- order statistics
+_MAX = float(np.finfo(np.float64).max)
+_OVER = Fraction(_MAX) + Fraction(2) ** 970  # |V| >= this rounds to ±inf
 
 
 def _ordinal(v: float) -> int:
@@ -420,22 +506,36 @@ def _from_ordinal(k: int) -> float:
     return -float(np.array(-k, dtype=np.int64).view(np.float64))
 
 
+def _rounded_le(counter: PairCounter, phi: float) -> int:
+    """#{untied pairs whose exact value rounds (to nearest, ties to even) to a double <= φ}."""
+    if phi == _MAX:
+        return counter.count(_OVER)  # the tie at the overflow threshold goes to ∞
+    up = math.nextafter(phi, math.inf)
+    boundary = Fraction(phi) + (Fraction(up) - Fraction(phi)) / 2
+    even = int(np.array(abs(phi), dtype=np.float64).view(np.int64)) % 2 == 0
+    return counter.count(boundary, inclusive=even)
+
+
 def order_statistic(counter: PairCounter, k: int, *, rng: np.random.Generator | None = None
                     ) -> float:
-    """The k-th smallest (1-based) reference value among the untied pairs (slope selection).
+    """The k-th smallest (1-based) exact value among the untied pairs, rounded to the nearest
+    double (ties to even; ±inf beyond the double range) -- slope selection.
 
-    Search over floats for the largest s with count(s) < k: bisection on the float ordinal
-    line (at most 64 halvings) alternated with interpolation steps; O(n log n) per step.
+    Search over doubles for the smallest φ with #{values rounding to <= φ} >= k: bisection on
+    the float ordinal line (at most 64 halvings) alternated with interpolation steps;
+    O(n log n) per step.
     """
     u = counter.n_untied
     if not 1 <= k <= u:
         raise ValueError(f"k must be in 1..{u}; got {k}")
-    lo_s, hi_s = -math.inf, math.inf
-    c_lo = 0
-    c_hi = counter.count(math.inf)
-    if c_hi < k:
+    if counter.count(-_OVER, inclusive=True) >= k:
+        return -math.inf
+    if _rounded_le(counter, _MAX) < k:
         return math.inf
-    # a cheap initial bracket from sampled pair values
+    # invariant: count(lo) < k <= count(hi), where "lo = -inf" stands for the values rounding
+    # to −∞ (fewer than k)
+    lo_s, hi_s = -math.inf, _MAX
+    c_lo, c_hi = 0, _rounded_le(counter, _MAX)
     gen = rng if rng is not None else np.random.default_rng(0)
     n = counter.n
     m = 512
@@ -451,25 +551,26 @@ def order_statistic(counter: PairCounter, k: int, *, rng: np.random.Generator | 
         for qq in (max(q - half, 0.0), min(q + half, 1.0)):
             s = float(vals[min(int(qq * vals.size), vals.size - 1)])
             if math.isfinite(s) and lo_s < s < hi_s:
-                c = counter.count(s)
+                c = _rounded_le(counter, s)
                 if c < k:
                     lo_s, c_lo = s, c
                 else:
                     hi_s, c_hi = s, c
     step = 0
-    while _ordinal(hi_s) - _ordinal(lo_s) > 1:
+    lo_ord = _ordinal(-_MAX) - 1 if lo_s == -math.inf else _ordinal(lo_s)
+    while _ordinal(hi_s) - lo_ord > 1:
         step += 1
         s = math.nan
-        if step % 2 == 1 and math.isfinite(lo_s) and math.isfinite(hi_s) and c_hi > c_lo:
+        if step % 2 == 1 and math.isfinite(lo_s) and c_hi > c_lo:
             frac = (k - c_lo - 0.5) / (c_hi - c_lo)
             s = lo_s + (hi_s - lo_s) * frac
         if not (lo_s < s < hi_s):
-            s = _from_ordinal((_ordinal(lo_s) + _ordinal(hi_s)) // 2)
+            s = _from_ordinal((lo_ord + _ordinal(hi_s)) // 2)
             if not (lo_s < s < hi_s):
-                s = _next_up(lo_s)
-        c = counter.count(s)
+                s = math.nextafter(lo_s, math.inf) if math.isfinite(lo_s) else -_MAX
+        c = _rounded_le(counter, s)
         if c < k:
-            lo_s, c_lo = s, c
+            lo_s, c_lo, lo_ord = s, c, _ordinal(s)
         else:
             hi_s, c_hi = s, c
-    return lo_s
+    return hi_s
