@@ -35,7 +35,7 @@ import pandas as pd
 from dpreg._random import simulation_generator
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
-from dpreg.bench.kinds import Kind, register, require
+from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.bench.metrics import c_hat, summarise_ratio
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple._common import max_matchings
