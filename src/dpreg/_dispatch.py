@@ -3,7 +3,6 @@ per-group fits).  Kept separate from :mod:`dpreg.api` so that importing the API 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -21,18 +20,6 @@ MIN_ROWS = {"noisy-stats": 2, "dp-intercept": 1, "theil-sen-exp": 2, "theil-sen-
             "tukey-em": 16, "covariance-ols": 2, "auto": 2}
 
 
-def default_slope_range(x_bounds: tuple[float, float], y_bounds: tuple[float, float]
-                        ) -> tuple[float, float]:
-    """Public default range for DP slopes: ±10·(y width)/(x width).
-
-    Any line through two points of the bounding box with x-distance at least a tenth of the
-    x range has a slope in this range; steeper pair slopes are clipped (the median is robust to
-    that unless more than half the pairs are that steep).
-    """
-    r = 10.0 * (y_bounds[1] - y_bounds[0]) / (x_bounds[1] - x_bounds[0])
-    return (-r, r)
-
-
 def _frame(X: np.ndarray, names: list[str]) -> pd.DataFrame:
     return pd.DataFrame(X, columns=names)
 
@@ -42,7 +29,7 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
         y_name: str, fit_intercept: bool, ledger: Any, random_state: Any,
         options: dict[str, Any]) -> RegressionResults:
     from dpreg import linear_model as lm
-    from dpreg.simple import dp_intercept, theil_sen, theil_sen_ci
+    from dpreg.simple import dp_intercept, theil_sen_with_ci
 
     _check_option_names(method, options)
     if method == "auto":  # private selection (+ bounds-free mode): dpreg.auto
@@ -76,10 +63,10 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
                 pass
             out = est.results_
         else:
-            out = _theil_sen_with_ci(X[:, 0], y, eps=eps, alpha=ci_alpha, method=method,
-                                     x_bounds=x_bounds[0], y_bounds=y_bounds, x_name=x_names[0],
-                                     y_name=y_name, ledger=ledger, random_state=random_state,
-                                     opts=opts, theil_sen=theil_sen, theil_sen_ci=theil_sen_ci)
+            out = theil_sen_with_ci(X[:, 0], y, epsilon=eps, alpha=ci_alpha,
+                                    x_bounds=x_bounds[0], y_bounds=y_bounds,
+                                    median=_TS_MEDIAN[method], x_name=x_names[0], y_name=y_name,
+                                    ledger=ledger, rng=random_state, **opts)
     else:
         est = _estimator(method, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                          y_bounds=y_bounds, fit_intercept=fit_intercept, ledger=ledger,
@@ -223,62 +210,3 @@ def _estimator(method: str, *, epsilon: float, delta: float | None,
         return classes[method](**common, delta=delta, **opts)
     except TypeError as exc:  # an unknown hyperparameter name
         raise InvalidInputError(f"unknown option for method {method!r}: {exc}") from None
-
-
-def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float, method: str,
-                       x_bounds: tuple[float, float], y_bounds: tuple[float, float], x_name: str,
-                       y_name: str, ledger: Any, random_state: Any, opts: dict[str, Any],
-                       theil_sen: Any, theil_sen_ci: Any) -> RegressionResults:
-    """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP CI for the slope (ε/2).
-
-    The CI consumes budget, so it is computed at fit time for this α only; the intercept has no
-    DP interval (its row is NaN, labelled in ``uncertainty``).
-    """
-    from dpreg._validation import check_rng
-    from dpreg.linear_model._simple import default_prediction_range
-    from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
-    from dpreg.simple._common import check_pairs_arg, check_simple_xy
-
-    half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
-    slope_range = tuple(opts.pop("slope_range", default_slope_range(x_bounds, y_bounds)))
-    ci_method = opts.pop("ci_method", "tight")
-    output_range = opts.pop("output_range", None) or default_prediction_range(y_bounds)
-    gen = check_rng(random_state)
-    # validate everything both releases need before anything is charged
-    x, y = check_simple_xy(x, y)
-    check_pairs_arg(opts.get("pairs", "all"), x.size)
-    check_bounds(slope_range, "slope_range")
-    check_bounds(output_range, "output_range")
-    if ci_method not in ("union", "tight"):
-        raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
-    from dpreg._validation import check_int
-    from dpreg.simple._theil_sen import check_theta
-
-    check_theta(opts.get("theta"), _TS_MEDIAN[method], check_bounds(output_range, "output_range"))
-    check_int(opts.get("dof", 3), "dof", minimum=1)
-    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
-    line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
-                     median=_TS_MEDIAN[method], rng=gen, **opts)
-    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slope_range,
-                      method=ci_method, pairs=opts.get("pairs", "all"), rng=gen)
-    base = line.to_regression_results(x_name=x_name, y_name=y_name)
-    if base.failed:
-        return base
-    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
-                      index=["intercept", x_name])
-    privacy = PrivacyStatement(
-        PureDP(eps), base.privacy.neighbouring, f"{base.privacy.mechanism} + DPTSCI",
-        base.privacy.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2",
-        seeded=base.privacy.seeded,
-        details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
-                 "split": "ε/2 line, ε/2 slope CI"},
-    )
-    return RegressionResults(
-        base.params, privacy=privacy, method=method, intervals={alpha: iv},
-        uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
-                     f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
-                     "for the intercept"),
-        ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
-                   "(fit time, ε/2)"),
-        nobs=base.nobs, dep_var=y_name, extra=base.extra,
-    )

@@ -344,8 +344,8 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -
 # ---------------------------------------------------------------------- per-group cores
 def _core_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
     """The functional core exactly as the reference's estimator calls it."""
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.simple import dp_intercept, gradient_descent, noisy_stats, theil_sen
+    from dpreg.simple.ranges import default_prediction_range
 
     xb, yb, opts = spec.x_bounds, spec.y_bounds, dict(spec.options)
     m = spec.method
@@ -377,12 +377,12 @@ def _lean_smooth(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random
     the same draws as :func:`dpreg.simple.theil_sen` (the first group still goes through the
     core, which also validates the options)."""
     from dpreg.grouped._segments import median_smooth_bound
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.mechanisms.smooth import student_t_scale
     from dpreg.privacy import PureDP
     from dpreg.simple._common import default_x_eval
     from dpreg.simple._result import SimpleRegressionResult
     from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
     out_range = opts.get("output_range")
@@ -420,13 +420,13 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
     groups the core sends to the O(n log n) path, n >= AUTO_FAST_MIN_N with all pairs, still
     go through ``core``).  The first group goes through the core, which validates the options.
     """
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.mechanisms.exponential import _shifted_sorted, sample_piecewise_constant
     from dpreg.privacy import PureDP
     from dpreg.simple._common import default_x_eval, div_down
     from dpreg.simple._result import SimpleRegressionResult
     from dpreg.simple._theil_sen import AUTO_FAST_MIN_N, check_theta
     from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
     median = spec.method.rsplit("-", 1)[1]

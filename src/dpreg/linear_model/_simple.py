@@ -22,16 +22,10 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
 from dpreg.simple import gradient_descent, noisy_stats, theil_sen
 from dpreg.simple._result import SimpleRegressionResult
+from dpreg.simple.line_with_ci import theil_sen_with_ci
+from dpreg.simple.ranges import default_prediction_range
 
-__all__ = ["NoisyStats", "DPTheilSen", "SimpleDPGradientDescent", "default_prediction_range"]
-
-
-def default_prediction_range(bounds_y: tuple[float, float]) -> tuple[float, float]:
-    """Public default output range for DP Theil-Sen predictions: ``bounds_y`` widened by half
-    its width on each side (Alabi et al. Table 1: [−0.5, 1.5] for y in [0, 1])."""
-    lo, hi = check_bounds(bounds_y, "bounds_y")
-    w = hi - lo
-    return (lo - 0.5 * w, hi + 0.5 * w)
+__all__ = ["NoisyStats", "DPTheilSen", "SimpleDPGradientDescent"]
 
 
 class _SimpleRegressor(DPRegressorBase):
@@ -192,26 +186,21 @@ class DPTheilSen(_SimpleRegressor):
 
     def _fit_with_ci(self, X: Any, x1: np.ndarray, ya: np.ndarray, eps: float,
                      bx: tuple[float, float], by: tuple[float, float]) -> DPTheilSen:
-        """Line (ε/2) plus a Sarathy–Vadhan slope interval (ε/2) -- the engine behind
-        ``dpreg.regress(..., ci_alpha=...)`` for the Theil-Sen methods."""
-        from dpreg._dispatch import _theil_sen_with_ci
-        from dpreg.simple import theil_sen_ci
-
+        """Line (ε/2) plus a Sarathy–Vadhan slope interval (ε/2):
+        :func:`dpreg.simple.theil_sen_with_ci`."""
         alpha = check_probability(self.ci_alpha, "ci_alpha")
         if self.median not in ("exp", "wide", "smooth"):
             raise InvalidInputError(
                 f"median must be 'exp', 'wide' or 'smooth'; got {self.median!r}")
-        opts: dict[str, Any] = {"pairs": self.pairs, "theta": self.theta, "dof": self.dof,
-                                "ci_method": self.ci_method}
-        if self.output_range is not None:
-            opts["output_range"] = check_bounds(self.output_range, "output_range")
-        if self.slope_range is not None:
-            opts["slope_range"] = check_bounds(self.slope_range, "slope_range")
-        name = feature_names(X, 1)[0]
-        res = _theil_sen_with_ci(x1, ya, eps=eps, alpha=alpha, method=f"theil-sen-{self.median}",
-                                 x_bounds=bx, y_bounds=by, x_name=name, y_name="y",
-                                 ledger=self.ledger, random_state=self.random_state, opts=opts,
-                                 theil_sen=theil_sen, theil_sen_ci=theil_sen_ci)
+        output_range = (None if self.output_range is None
+                        else check_bounds(self.output_range, "output_range"))
+        slope_range = (None if self.slope_range is None
+                       else check_bounds(self.slope_range, "slope_range"))
+        res = theil_sen_with_ci(x1, ya, epsilon=eps, alpha=alpha, x_bounds=bx, y_bounds=by,
+                                median=self.median, pairs=self.pairs, theta=self.theta,
+                                dof=self.dof, output_range=output_range, slope_range=slope_range,
+                                ci_method=self.ci_method, x_name=feature_names(X, 1)[0],
+                                y_name="y", ledger=self.ledger, rng=self.random_state)
         return self._store(res)  # type: ignore[return-value]
 
 
