@@ -3,9 +3,15 @@
 One x (replace-one, n public): :class:`NoisyStats`, :class:`DPTheilSen`,
 :class:`DPGradientDescent` (one feature).  Several x: :class:`AdaSSP`, :class:`BoostedAdaSSP`,
 :class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`.
+
+``AutoDPRegression`` (private choice among these) lives in :mod:`dpreg.auto`, a layer above this
+package; ``dpreg.linear_model.AutoDPRegression`` is an alias resolved on first access
+(:func:`__getattr__`), so no module of this package imports :mod:`dpreg.auto` when loaded
+(docs/architecture.md).
 """
 
-from dpreg.linear_model._auto import AutoDPRegression  # noqa: E402  (imports dpreg.auto)
+from typing import Any
+
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._gd import DPGradientDescent
 from dpreg.linear_model._multivariate import (
@@ -30,3 +36,16 @@ __all__ = [
     "CovarianceOLS",
     "AutoDPRegression",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``AutoDPRegression``: the alias of :class:`dpreg.auto.AutoDPRegression` (PEP 562)."""
+    if name == "AutoDPRegression":
+        from dpreg.auto.estimator import AutoDPRegression
+
+        return AutoDPRegression
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
