@@ -39,7 +39,7 @@ Privacy: the pieces compose sequentially on one ledger; the result's ``privacy``
 """
 
 from dpreg.auto.estimator import AutoDPRegression
-from dpreg.auto.fit import fit_auto
+from dpreg.auto.fit import charged_budget, check_options, fit_auto
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
     NS_BOUNDARY_LIMIT,
@@ -73,5 +73,7 @@ __all__ = [
     "tukey_pass_probability",
     "choose_multivariate",
     "fit_auto",
+    "check_options",
+    "charged_budget",
     "AutoDPRegression",
 ]

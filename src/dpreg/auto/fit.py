@@ -27,7 +27,45 @@ from dpreg.auto.rules import (
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy import ApproxDP, Neighbouring, PrivacyStatement, PureDP
 
-__all__ = ["fit_auto"]
+__all__ = ["fit_auto", "check_options", "charged_budget"]
+
+#: options of the chosen method that ``auto`` accepts (passed on, or dropped where the chosen
+#: method has no use for them), besides fit_auto's own keyword options
+PASSED_ON = frozenset({"ci_alpha", "output_range", "pairs"})
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Reject unknown (or dispatcher-owned) option names of ``method="auto"`` before anything
+    is charged: fit_auto's own keyword options and :data:`PASSED_ON`."""
+    import inspect
+
+    from dpreg._dispatch import SET_BY_DISPATCH
+
+    if not options:
+        return
+    params = inspect.signature(fit_auto).parameters
+    allowed = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY} - SET_BY_DISPATCH
+    allowed |= PASSED_ON
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown option(s) for method 'auto': {', '.join(unknown)}; expected one of "
+            f"{', '.join(sorted(allowed))}")
+
+
+def charged_budget(*, epsilon: float, delta: float | None, options: dict[str, Any],
+                   n_features: int = 1) -> Any:
+    """What ``auto`` charges a ledger in all, from public inputs only: its pieces (DP bounds,
+    selection statistics, the chosen method) compose to ε (one x) or (ε, δ) (several x).
+    Raises :class:`InvalidInputError` for inputs fit_auto would reject before charging."""
+    check_options(options)
+    eps = check_epsilon(epsilon)
+    if n_features == 1:
+        return PureDP(eps)
+    if delta is None:
+        raise InvalidInputError("delta is required for method 'auto' with several "
+                                "regressors; got None")
+    return ApproxDP(eps, check_delta(delta, allow_zero=False))
 
 _SOURCE = ("dpreg auto: selection rule from dpreg's harness (docs/auto.md); Alabi et al. 2022 "
            "(the regimes of n·var(x), ε and σ_e)")

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -58,17 +59,12 @@ from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
 __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
            "supported"]
 
-#: methods the LocalBackend runs itself, with the options each accepts
+#: methods the LocalBackend runs itself, with the options each accepts (the method registry's
+#: ``local_options``; Theil-Sen uses algorithm="auto", as the estimator does: groups with
+#: n >= 2000 take the O(n log n) exact-fast path on every backend)
 LOCAL_METHODS: dict[str, tuple[str, ...]] = {
-    "noisy-stats": (),
-    "dp-intercept": (),
-    "dp-gd": ("variant", "tau", "steps", "rho"),
-    # (Theil-Sen uses algorithm="auto", as the estimator does: groups with n >= 2000 take the
-    # O(n log n) exact-fast path on every backend)
-    "theil-sen-exp": ("pairs", "theta", "output_range", "dof"),
-    "theil-sen-wide": ("pairs", "theta", "output_range", "dof"),
-    "theil-sen-smooth": ("pairs", "theta", "output_range", "dof"),
-}
+    m.name: m.local_options for m in _registry.methods(local=True)
+    if m.local_options is not None}
 
 
 def supported(spec: GroupSpec) -> bool:
