@@ -131,12 +131,7 @@ def fit_auto(
     """
     from dpreg import _dispatch
     from dpreg._validation import check_array, check_xy
-    from dpreg.preprocess import (
-        DEFAULT_COARSE_RANGE,
-        noisy_boundary_count,
-        noisy_nvar,
-        propose_bounds,
-    )
+    from dpreg.preprocess import DEFAULT_COARSE_RANGE, noisy_boundary_count, noisy_nvar, propose_bounds
 
     Xa = check_array(X, "X", ndim=(1, 2))
     if Xa.ndim == 1:

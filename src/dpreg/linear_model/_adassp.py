@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import (
-    _MultivariateBase,
-)
+from dpreg.linear_model._base import _MultivariateBase
 from dpreg.multivariate.ssp import adassp
 
 __all__ = ["AdaSSP"]

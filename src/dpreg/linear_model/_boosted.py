@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import (
-    _MultivariateBase,
-)
+from dpreg.linear_model._base import _MultivariateBase
 from dpreg.multivariate.boosted import boosted_adassp
 
 __all__ = ["BoostedAdaSSP"]

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import (
-    _MultivariateBase,
-)
+from dpreg.linear_model._base import _MultivariateBase
 from dpreg.multivariate.dpgd import dp_gradient_descent
 
 __all__ = ["ClippedDPGradientDescent"]

@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpreg._validation import check_int
-from dpreg.linear_model._base import (
-    _require_epsilon,
-    _SimpleRegressor,
-)
+from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor
 from dpreg.simple import noisy_stats
 
 __all__ = ["NoisyStats"]

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import (
-    _SimpleRegressor,
-)
+from dpreg.linear_model._base import _SimpleRegressor
 from dpreg.simple import gradient_descent
 
 __all__ = ["SimpleDPGradientDescent"]

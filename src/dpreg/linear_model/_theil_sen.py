@@ -10,11 +10,7 @@ import numpy as np
 
 from dpreg._validation import check_bounds, check_probability
 from dpreg.exceptions import InvalidInputError
-from dpreg.linear_model._base import (
-    _require_epsilon,
-    _SimpleRegressor,
-    feature_names,
-)
+from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor, feature_names
 from dpreg.simple import theil_sen
 from dpreg.simple.line_with_ci import theil_sen_with_ci
 from dpreg.simple.ranges import default_prediction_range

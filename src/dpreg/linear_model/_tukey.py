@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import (
-    _check_fit_intercept,
-    _MultivariateBase,
-)
+from dpreg.linear_model._base import _check_fit_intercept, _MultivariateBase
 from dpreg.multivariate.tukey import tukey_em
 
 __all__ = ["TukeyEM"]
