@@ -18,6 +18,7 @@ the exceptions.  Functional cores live in :mod:`dpreg.simple`
 
 from dpreg._version import __version__
 from dpreg.api import METHODS, regress
+from dpreg.auto import AutoDPRegression
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.exceptions import (
     BudgetExceededError,
@@ -30,7 +31,6 @@ from dpreg.grouped import fit_by_group
 from dpreg.inference import RegressionResults
 from dpreg.linear_model import (
     AdaSSP,
-    AutoDPRegression,
     BoostedAdaSSP,
     CovarianceOLS,
     DPGradientDescent,

@@ -1,36 +1,28 @@
-"""Method name -> estimator/functional core (the engine behind ``regress``, the CLI and
-per-group fits).  Kept separate from :mod:`dpreg.api` so that importing the API is cheap."""
+"""Method name -> estimator/functional core, read from the method registry
+(:mod:`dpreg._registry`): the engine behind ``regress``, the CLI and per-group fits for every
+method but ``auto`` -- :func:`dpreg.api.fit_arrays` sends ``auto`` to :func:`dpreg.auto.fit_auto`,
+which chooses a method privately and fits it here.  Kept separate from :mod:`dpreg.api` so that
+importing the API is cheap."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg._validation import check_bounds, check_epsilon, check_probability
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 from dpreg.inference import RegressionResults
 
-_TS_MEDIAN = {"theil-sen-exp": "exp", "theil-sen-wide": "wide", "theil-sen-smooth": "smooth"}
-
 #: minimum number of rows each method needs (public n; used by per-group fits)
-MIN_ROWS = {"noisy-stats": 2, "dp-intercept": 1, "theil-sen-exp": 2, "theil-sen-wide": 2,
-            "theil-sen-smooth": 2, "dp-gd": 2, "adassp": 2, "boosted-adassp": 2,
-            "tukey-em": 16, "covariance-ols": 2, "auto": 2}
+MIN_ROWS = {m.name: m.min_rows for m in _registry.methods()}
 
 
-def default_slope_range(x_bounds: tuple[float, float], y_bounds: tuple[float, float]
-                        ) -> tuple[float, float]:
-    """Public default range for DP slopes: ±10·(y width)/(x width).
-
-    Any line through two points of the bounding box with x-distance at least a tenth of the
-    x range has a slope in this range; steeper pair slopes are clipped (the median is robust to
-    that unless more than half the pairs are that steep).
-    """
-    r = 10.0 * (y_bounds[1] - y_bounds[0]) / (x_bounds[1] - x_bounds[0])
-    return (-r, r)
+def _entry(method: str) -> _registry.Method:
+    """The registry entry of a method this module fits (every method but ``auto``)."""
+    return _registry.get(method, allowed=_registry.names(selector=False))
 
 
 def _frame(X: np.ndarray, names: list[str]) -> pd.DataFrame:
@@ -41,51 +33,35 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
         x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float], x_names: list[str],
         y_name: str, fit_intercept: bool, ledger: Any, random_state: Any,
         options: dict[str, Any]) -> RegressionResults:
-    from dpreg import linear_model as lm
-    from dpreg.simple import dp_intercept, theil_sen, theil_sen_ci
+    """Fit ``method`` (not ``auto``) on arrays; a ⊥ release is returned as a failed result."""
+    from dpreg.simple import theil_sen_with_ci
 
-    _check_option_names(method, options)
-    if method == "auto":  # private selection (+ bounds-free mode): dpreg.auto
-        from dpreg.auto import fit_auto
-
-        return fit_auto(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
-                        x_names=x_names, y_name=y_name, fit_intercept=fit_intercept, ledger=ledger,
-                        random_state=random_state, **options)
+    entry = _entry(method)
+    _check_option_names(entry, options)
     opts = dict(options)
     y_bounds = check_bounds(y_bounds, "bounds for the response")
-    if method in ("noisy-stats", "dp-intercept", *tuple(_TS_MEDIAN)) and not fit_intercept:
+    if entry.always_intercept and not fit_intercept:
         raise InvalidInputError(f"method {method!r} always fits an intercept; remove '- 1' from "
                                 "the formula (or --no-intercept)")
     ci_alpha = opts.pop("ci_alpha", None)  # other methods: intervals by post-processing
     if ci_alpha is not None:
         ci_alpha = check_probability(ci_alpha, "ci_alpha")
-    Xf = _frame(X, x_names)
-    if method == "dp-intercept":
-        res = dp_intercept(X[:, 0], y, epsilon=epsilon, y_bounds=y_bounds, x_bounds=x_bounds[0],
-                           ledger=ledger, rng=random_state, **opts)
+    median = entry.estimator_options.get("median")
+    if entry.estimator is None:  # dp-intercept: the functional core alone
+        res = entry.load_core()(X[:, 0], y, epsilon=epsilon, y_bounds=y_bounds,
+                                x_bounds=x_bounds[0], ledger=ledger, rng=random_state, **opts)
         out = res.to_regression_results(x_name=x_names[0], y_name=y_name)
-    elif method in _TS_MEDIAN:
-        eps = check_epsilon(epsilon)
-        if ci_alpha is None:
-            est = lm.DPTheilSen(epsilon=eps, bounds_X=x_bounds[0], bounds_y=y_bounds,
-                                median=_TS_MEDIAN[method], random_state=random_state,
-                                ledger=ledger, **opts)
-            try:
-                est.fit(Xf, y)
-            except MechanismFailure:
-                pass
-            out = est.results_
-        else:
-            out = _theil_sen_with_ci(X[:, 0], y, eps=eps, alpha=ci_alpha, method=method,
-                                     x_bounds=x_bounds[0], y_bounds=y_bounds, x_name=x_names[0],
-                                     y_name=y_name, ledger=ledger, random_state=random_state,
-                                     opts=opts, theil_sen=theil_sen, theil_sen_ci=theil_sen_ci)
+    elif median is not None and ci_alpha is not None:  # Theil-Sen line + DP slope interval
+        out = theil_sen_with_ci(X[:, 0], y, epsilon=check_epsilon(epsilon), alpha=ci_alpha,
+                                x_bounds=x_bounds[0], y_bounds=y_bounds, median=median,
+                                x_name=x_names[0], y_name=y_name, ledger=ledger,
+                                rng=random_state, **opts)
     else:
-        est = _estimator(method, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+        est = _estimator(entry, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                          y_bounds=y_bounds, fit_intercept=fit_intercept, ledger=ledger,
                          random_state=random_state, opts=opts)
         try:
-            est.fit(Xf, y)
+            est.fit(_frame(X, x_names), y)
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
@@ -104,30 +80,23 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
     :func:`~dpreg.multivariate.boosted.boosted_budget`,
     :func:`~dpreg.multivariate.dpgd.dpgd_budget`, the simple DP-GD's budget variants), so it
     equals what a single fit charges (tests/grouped/test_grouped_ledger.py checks every method).
-    ``auto`` composes several charges on the ledger; this is their total (ε, or (ε, δ) with
-    several features).  Raises :class:`InvalidInputError` for inputs the fit would reject
-    before charging (unknown option names, a missing δ, an invalid ε).
+    ``auto`` is :func:`dpreg.auto.charged_budget` (:func:`dpreg.api.charged_budget` takes every
+    method).  Raises :class:`InvalidInputError` for inputs the fit would reject before charging
+    (unknown option names, a missing δ, an invalid ε).
     """
-    from dpreg._validation import check_delta
     from dpreg.privacy import ApproxDP, PureDP
 
-    _check_option_names(method, options)
+    entry = _entry(method)
+    _check_option_names(entry, options)
     eps = check_epsilon(epsilon)
-    if method in ("noisy-stats", "dp-intercept", *_TS_MEDIAN):
-        return PureDP(eps)  # with or without the DP slope interval (ε/2 + ε/2)
-    if method == "auto":
-        if n_features == 1:
-            return PureDP(eps)
-        if delta is None:
-            raise InvalidInputError("delta is required for method 'auto' with several "
-                                    "regressors; got None")
-        return ApproxDP(eps, check_delta(delta, allow_zero=False))
+    if entry.pure:
+        return PureDP(eps)  # Theil-Sen with or without the DP slope interval (ε/2 + ε/2)
     opts = {k: v for k, v in options.items() if k != "ci_alpha"}
-    est = _estimator(method, epsilon=eps, delta=delta, x_bounds=[(0.0, 1.0)] * n_features,
+    est = _estimator(entry, epsilon=eps, delta=delta, x_bounds=[(0.0, 1.0)] * n_features,
                      y_bounds=(0.0, 1.0), fit_intercept=True, ledger=None, random_state=None,
                      opts=opts)
     if method == "dp-gd":
-        from dpreg.linear_model._simple import SimpleDPGradientDescent
+        from dpreg.linear_model import SimpleDPGradientDescent
         from dpreg.multivariate.dpgd import dpgd_budget
         from dpreg.privacy import check_neighbouring
         from dpreg.simple._gradient_descent import _resolve_budget
@@ -158,127 +127,48 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
 
 
 #: arguments the dispatcher sets itself (a user option of the same name is rejected)
-_SET_BY_DISPATCH = frozenset({
+SET_BY_DISPATCH = frozenset({
     "x", "y", "X", "epsilon", "delta", "bounds_X", "bounds_y", "x_bounds", "y_bounds", "median",
     "fit_intercept", "random_state", "rng", "ledger", "x_names", "y_name", "self"})
 #: options the Theil-Sen interval path consumes besides the estimator's own
 _TS_CI_OPTIONS = frozenset({"slope_range", "ci_method", "output_range"})
 
 
-def _option_target(method: str) -> Any:
-    from dpreg import linear_model as lm
-    from dpreg.simple import dp_intercept
-
-    if method == "auto":
-        from dpreg.auto import fit_auto
-
-        return fit_auto
-    if method == "dp-intercept":
-        return dp_intercept
-    if method in _TS_MEDIAN:
-        return lm.DPTheilSen
-    return {"noisy-stats": lm.NoisyStats, "dp-gd": lm.DPGradientDescent, "adassp": lm.AdaSSP,
-            "boosted-adassp": lm.BoostedAdaSSP, "tukey-em": lm.TukeyEM,
-            "covariance-ols": lm.CovarianceOLS}.get(method)
+def _option_target(entry: _registry.Method) -> Any:
+    """What a method's options go to: its estimator class, or its core without one."""
+    return entry.load_estimator() if entry.estimator is not None else entry.load_core()
 
 
-def _check_option_names(method: str, options: dict[str, Any]) -> None:
+def _check_option_names(entry: _registry.Method, options: dict[str, Any]) -> None:
     """Reject unknown (or dispatcher-owned) option names before anything is charged."""
     import inspect
 
-    target = _option_target(method)
-    if target is None or not options:
+    if not options:
         return
-    params = inspect.signature(target).parameters
-    if method != "auto" and any(p.kind is p.VAR_KEYWORD for p in params.values()):
+    params = inspect.signature(_option_target(entry)).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return
-    allowed = (set(params) - _SET_BY_DISPATCH) | {"ci_alpha"}
-    if method == "auto":  # fit_auto's own options, plus those every candidate accepts or drops
-        allowed = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY} - _SET_BY_DISPATCH
-        allowed |= {"ci_alpha", "output_range", "pairs"}
-    if method in _TS_MEDIAN:
+    allowed = (set(params) - SET_BY_DISPATCH) | {"ci_alpha"}
+    if entry.estimator_options.get("median") is not None:
         allowed |= _TS_CI_OPTIONS
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise InvalidInputError(
-            f"unknown option(s) for method {method!r}: {', '.join(unknown)}; expected one of "
-            f"{', '.join(sorted(allowed))}")
+            f"unknown option(s) for method {entry.name!r}: {', '.join(unknown)}; expected one "
+            f"of {', '.join(sorted(allowed))}")
 
 
-def _estimator(method: str, *, epsilon: float, delta: float | None,
+def _estimator(entry: _registry.Method, *, epsilon: float, delta: float | None,
                x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
                fit_intercept: bool, ledger: Any, random_state: Any,
                opts: dict[str, Any]) -> Any:
-    from dpreg import linear_model as lm
-
-    common = dict(epsilon=epsilon, bounds_X=x_bounds, bounds_y=y_bounds,
-                  fit_intercept=fit_intercept, random_state=random_state, ledger=ledger)
-    if method == "noisy-stats":
-        return lm.NoisyStats(**common, **opts)
-    if method == "dp-gd":
-        return lm.DPGradientDescent(**common, delta=delta, **opts)
-    classes = {"adassp": lm.AdaSSP, "boosted-adassp": lm.BoostedAdaSSP, "tukey-em": lm.TukeyEM,
-               "covariance-ols": lm.CovarianceOLS}
+    """The method's estimator with the public inputs (and δ where the method takes one)."""
+    kwargs = dict(epsilon=epsilon, bounds_X=x_bounds, bounds_y=y_bounds,
+                  fit_intercept=fit_intercept, random_state=random_state, ledger=ledger,
+                  **entry.estimator_options)
+    if entry.delta != "never":
+        kwargs["delta"] = delta
     try:
-        return classes[method](**common, delta=delta, **opts)
+        return entry.load_estimator()(**kwargs, **opts)
     except TypeError as exc:  # an unknown hyperparameter name
-        raise InvalidInputError(f"unknown option for method {method!r}: {exc}") from None
-
-
-def _theil_sen_with_ci(x: np.ndarray, y: np.ndarray, *, eps: float, alpha: float, method: str,
-                       x_bounds: tuple[float, float], y_bounds: tuple[float, float], x_name: str,
-                       y_name: str, ledger: Any, random_state: Any, opts: dict[str, Any],
-                       theil_sen: Any, theil_sen_ci: Any) -> RegressionResults:
-    """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP CI for the slope (ε/2).
-
-    The CI consumes budget, so it is computed at fit time for this α only; the intercept has no
-    DP interval (its row is NaN, labelled in ``uncertainty``).
-    """
-    from dpreg._validation import check_rng
-    from dpreg.linear_model._simple import default_prediction_range
-    from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
-    from dpreg.simple._common import check_pairs_arg, check_simple_xy
-
-    half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
-    slope_range = tuple(opts.pop("slope_range", default_slope_range(x_bounds, y_bounds)))
-    ci_method = opts.pop("ci_method", "tight")
-    output_range = opts.pop("output_range", None) or default_prediction_range(y_bounds)
-    gen = check_rng(random_state)
-    # validate everything both releases need before anything is charged
-    x, y = check_simple_xy(x, y)
-    check_pairs_arg(opts.get("pairs", "all"), x.size)
-    check_bounds(slope_range, "slope_range")
-    check_bounds(output_range, "output_range")
-    if ci_method not in ("union", "tight"):
-        raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
-    from dpreg._validation import check_int
-    from dpreg.simple._theil_sen import check_theta
-
-    check_theta(opts.get("theta"), _TS_MEDIAN[method], check_bounds(output_range, "output_range"))
-    check_int(opts.get("dof", 3), "dof", minimum=1)
-    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
-    line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=output_range, x_bounds=x_bounds,
-                     median=_TS_MEDIAN[method], rng=gen, **opts)
-    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slope_range,
-                      method=ci_method, pairs=opts.get("pairs", "all"), rng=gen)
-    base = line.to_regression_results(x_name=x_name, y_name=y_name)
-    if base.failed:
-        return base
-    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
-                      index=["intercept", x_name])
-    privacy = PrivacyStatement(
-        PureDP(eps), base.privacy.neighbouring, f"{base.privacy.mechanism} + DPTSCI",
-        base.privacy.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2",
-        seeded=base.privacy.seeded,
-        details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
-                 "split": "ε/2 line, ε/2 slope CI"},
-    )
-    return RegressionResults(
-        base.params, privacy=privacy, method=method, intervals={alpha: iv},
-        uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
-                     f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
-                     "for the intercept"),
-        ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
-                   "(fit time, ε/2)"),
-        nobs=base.nobs, dep_var=y_name, extra=base.extra,
-    )
+        raise InvalidInputError(f"unknown option for method {entry.name!r}: {exc}") from None

@@ -12,7 +12,7 @@ accepted only as pandas ``Categorical`` columns whose declared categories are th
 of levels, or as ``C(col, levels=[...])`` with the levels written in the formula (their dummy
 columns get bounds (0, 1)).
 
-Methods (``method=``):
+Methods (``method=``; the table is :mod:`dpreg._registry`, ``dpreg methods`` prints it):
 
 =====================  ===========================================================  =========
 name                   algorithm                                                    x columns
@@ -41,17 +41,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg._validation import check_bounds
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
 from dpreg.privacy.notices import public_function
 
-__all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays"]
+__all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays", "charged_budget"]
 
-SIMPLE_ONLY = ("noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide", "theil-sen-smooth")
-MULTI = ("dp-gd", "adassp", "boosted-adassp", "tukey-em", "covariance-ols")
+#: methods that fit y on exactly one x
+SIMPLE_ONLY: tuple[str, ...] = _registry.names(selector=False, features="one")
+#: methods that take one or more x (``auto`` aside)
+MULTI: tuple[str, ...] = _registry.names(selector=False, features="any")
+#: every method but ``auto`` (which chooses among these privately)
 METHODS: tuple[str, ...] = SIMPLE_ONLY + MULTI
-NEEDS_DELTA = ("adassp", "boosted-adassp", "tukey-em", "covariance-ols")
+#: methods that always need δ
+NEEDS_DELTA: tuple[str, ...] = _registry.names(delta="always")
 
 
 @dataclass(frozen=True)
@@ -155,11 +160,12 @@ def fit_arrays(
     fit_intercept: bool = True, delta: float | None = None, ledger: Any = None,
     random_state: Any = None, **options: Any,
 ) -> RegressionResults:
-    """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits)."""
+    """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits):
+    ``auto`` goes to :func:`dpreg.auto.fit_auto`, every other method to
+    :func:`dpreg._dispatch.fit`."""
     from dpreg import _dispatch
 
-    if method not in METHODS and method != "auto":
-        raise InvalidInputError(f"method must be one of {[*METHODS, 'auto']}; got {method!r}")
+    entry = _registry.get(method)
     try:
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -172,19 +178,42 @@ def fit_arrays(
     if method != "auto" and (isinstance(y_bounds, str) or isinstance(x_bounds, str)
                              or any(isinstance(b, str) for b in x_bounds)):
         raise InvalidInputError("bounds='private' (bounds-free mode) needs method='auto'")
-    if method in SIMPLE_ONLY and X.shape[1] != 1:
+    if entry.one_x_only and X.shape[1] != 1:
         raise InvalidInputError(
             f"method {method!r} fits y on exactly one x; got {X.shape[1]} regressors ({names}). "
             f"Use one of {list(MULTI)} for several regressors."
         )
-    if method in NEEDS_DELTA and delta is None:
+    if entry.needs_delta and delta is None:
         raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
                                 "e.g. 1e-6 or smaller than 1/n)")
+    if entry.is_selector:  # private selection (+ bounds-free mode)
+        from dpreg.auto import check_options, fit_auto
+
+        check_options(options)
+        return fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+                        x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
+                        fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
+                        **options)
     return _dispatch.fit(
         method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta, x_bounds=x_bounds,
         y_bounds=y_bounds, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
         ledger=ledger, random_state=random_state, options=options,
     )
+
+
+def charged_budget(method: str, *, epsilon: float, delta: float | None,
+                   options: dict[str, Any], n_features: int = 1) -> Any:
+    """The budget one fit of ``method`` charges to a ledger, from public inputs only:
+    :func:`dpreg.auto.charged_budget` for ``auto``, :func:`dpreg._dispatch.charged_budget`
+    for every other method (the per-group table charges this once)."""
+    from dpreg import _dispatch
+
+    if _registry.get(method).is_selector:
+        from dpreg.auto import charged_budget as auto_budget
+
+        return auto_budget(epsilon=epsilon, delta=delta, options=options, n_features=n_features)
+    return _dispatch.charged_budget(method, epsilon=epsilon, delta=delta, options=options,
+                                    n_features=n_features)
 
 
 @public_function()

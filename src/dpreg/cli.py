@@ -413,17 +413,19 @@ def fit(
 
 @app.command()
 def methods() -> None:
-    """List the method names accepted by --method."""
-    from dpreg.api import METHODS, NEEDS_DELTA, SIMPLE_ONLY
+    """List the method names accepted by --method (the method registry)."""
+    from dpreg._registry import methods as registered
 
     table = Table(title="dpreg methods")
-    table.add_column("method")
-    table.add_column("regressors")
+    table.add_column("method", no_wrap=True)
+    table.add_column("regressors", no_wrap=True)
     table.add_column("needs --delta")
-    for m in METHODS:
-        table.add_row(m, "exactly 1" if m in SIMPLE_ONLY else "1 or more",
-                      "yes" if m in NEEDS_DELTA else "no")
-    table.add_row("auto", "1 or more", "with 2+ regressors")  # private choice (docs/auto.md)
+    table.add_column("neighbours", no_wrap=True)
+    table.add_column("algorithm")
+    needs = {"always": "yes", "never": "no", "multi-x": "with 2+ regressors"}
+    for m in registered():
+        table.add_row(m.name, "exactly 1" if m.one_x_only else "1 or more", needs[m.delta],
+                      m.relation, m.algorithm)
     console.print(table)
 
 

@@ -27,8 +27,7 @@ from dpreg import (
     compose,
     fit_by_group,
 )
-from dpreg._dispatch import charged_budget
-from dpreg.api import fit_arrays
+from dpreg.api import charged_budget, fit_arrays
 from dpreg.cli import app
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, Ledger, MechanismFailure
 from dpreg.exceptions import PrivacyLeakWarning
-from dpreg.linear_model._multivariate import (
+from dpreg.linear_model import (
     AdaSSP,
     BoostedAdaSSP,
     ClippedDPGradientDescent,

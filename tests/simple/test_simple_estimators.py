@@ -10,13 +10,8 @@ from sklearn.base import clone
 from dpreg import ZCDP, Ledger, PureDP
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 from dpreg.inference import RegressionResults
-from dpreg.linear_model._simple import (
-    DPTheilSen,
-    NoisyStats,
-    SimpleDPGradientDescent,
-    default_prediction_range,
-)
-from dpreg.simple import ols
+from dpreg.linear_model import DPTheilSen, NoisyStats, SimpleDPGradientDescent
+from dpreg.simple import default_prediction_range, ols
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpreg.PrivacyLeakWarning")
 

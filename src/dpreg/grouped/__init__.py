@@ -73,14 +73,14 @@ def parse_key_list(lines: Sequence[str], column: Any = None) -> list[Any]:
 def table_budget(ledger: Any, spec: GroupSpec) -> Any:
     """What a per-group table charges ``ledger``: ONE group's release budget (parallel
     composition over disjoint groups), in the definition a single fit of the method charges
-    (:func:`dpreg._dispatch.charged_budget`); None without a ledger.  Public inputs only."""
+    (:func:`dpreg.api.charged_budget`); None without a ledger.  Public inputs only."""
     if ledger is None:
         return None
     from dpreg.privacy import Ledger
 
     if not isinstance(ledger, Ledger):
         raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
-    from dpreg._dispatch import charged_budget
+    from dpreg.api import charged_budget
     from dpreg.grouped._common import release_options
 
     return charged_budget(spec.method, epsilon=spec.epsilon, delta=spec.delta,

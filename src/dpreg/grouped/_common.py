@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._keys import (
     FROM_DATA,
@@ -37,7 +38,7 @@ __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "pr
 GROUP_RELATION = Neighbouring.REPLACE_ONE
 #: methods whose estimator takes ``neighbouring=`` (and defaults to add/remove for some); the
 #: others are replace-one only (checked on every release by :func:`check_release_relation`)
-_TAKES_RELATION = ("adassp", "boosted-adassp", "covariance-ols", "dp-gd")
+_TAKES_RELATION = tuple(m.name for m in _registry.methods() if m.takes_neighbouring)
 
 
 def normalise_key(key: Any) -> Any:
@@ -189,11 +190,9 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
         missing = [c for c in (x, y) if not isinstance(bounds, Mapping) or c not in bounds]
         raise InvalidInputError(f"bounds for {missing} are missing: pass bounds={{col: (lo, hi)}}"
                                 " with public limits")
-    from dpreg._dispatch import MIN_ROWS
     from dpreg._validation import check_bounds
 
-    if method not in MIN_ROWS:
-        raise InvalidInputError(f"method must be one of {sorted(MIN_ROWS)}; got {method!r}")
+    entry = _registry.get(method, allowed=sorted(_registry.REGISTRY))
     xb = check_bounds(bounds[x], f"bounds[{x!r}]")
     yb = check_bounds(bounds[y], f"bounds[{y!r}]")
     options = check_group_relation(options)
@@ -217,17 +216,8 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
         root = np.random.SeedSequence(int(random_state))
     return GroupSpec(by=by, x=x, y=y, method=method, epsilon=epsilon, delta=delta, x_bounds=xb,
                      y_bounds=yb, keys=keys, declared=declared, seeded=random_state is not None,
-                     root=root, min_rows=_min_rows(method, MIN_ROWS[method]),
+                     root=root, min_rows=entry.min_rows,
                      options=dict(options), key_kind=key_kind_found)
-
-
-def _min_rows(method: str, listed: int) -> int:
-    """Rows a group needs.  Every simple method validates n >= 2 (one row has no pairs, no
-    spread, and the intercept-only release checks the same shape), so a one-row group gets a
-    ⊥ row instead of aborting the whole table."""
-    from dpreg.api import SIMPLE_ONLY
-
-    return max(listed, 2) if method in SIMPLE_ONLY or method == "dp-gd" else listed
 
 
 #: what the key set reveals, by how the keys were given

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -58,17 +59,12 @@ from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
 __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
            "supported"]
 
-#: methods the LocalBackend runs itself, with the options each accepts
+#: methods the LocalBackend runs itself, with the options each accepts (the method registry's
+#: ``local_options``; Theil-Sen uses algorithm="auto", as the estimator does: groups with
+#: n >= 2000 take the O(n log n) exact-fast path on every backend)
 LOCAL_METHODS: dict[str, tuple[str, ...]] = {
-    "noisy-stats": (),
-    "dp-intercept": (),
-    "dp-gd": ("variant", "tau", "steps", "rho"),
-    # (Theil-Sen uses algorithm="auto", as the estimator does: groups with n >= 2000 take the
-    # O(n log n) exact-fast path on every backend)
-    "theil-sen-exp": ("pairs", "theta", "output_range", "dof"),
-    "theil-sen-wide": ("pairs", "theta", "output_range", "dof"),
-    "theil-sen-smooth": ("pairs", "theta", "output_range", "dof"),
-}
+    m.name: m.local_options for m in _registry.methods(local=True)
+    if m.local_options is not None}
 
 
 def supported(spec: GroupSpec) -> bool:
@@ -344,8 +340,8 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -
 # ---------------------------------------------------------------------- per-group cores
 def _core_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
     """The functional core exactly as the reference's estimator calls it."""
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.simple import dp_intercept, gradient_descent, noisy_stats, theil_sen
+    from dpreg.simple.ranges import default_prediction_range
 
     xb, yb, opts = spec.x_bounds, spec.y_bounds, dict(spec.options)
     m = spec.method
@@ -377,12 +373,12 @@ def _lean_smooth(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random
     the same draws as :func:`dpreg.simple.theil_sen` (the first group still goes through the
     core, which also validates the options)."""
     from dpreg.grouped._segments import median_smooth_bound
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.mechanisms.smooth import student_t_scale
     from dpreg.privacy import PureDP
     from dpreg.simple._common import default_x_eval
     from dpreg.simple._result import SimpleRegressionResult
     from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
     out_range = opts.get("output_range")
@@ -420,13 +416,13 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
     groups the core sends to the O(n log n) path, n >= AUTO_FAST_MIN_N with all pairs, still
     go through ``core``).  The first group goes through the core, which validates the options.
     """
-    from dpreg.linear_model._simple import default_prediction_range
     from dpreg.mechanisms.exponential import _shifted_sorted, sample_piecewise_constant
     from dpreg.privacy import PureDP
     from dpreg.simple._common import default_x_eval, div_down
     from dpreg.simple._result import SimpleRegressionResult
     from dpreg.simple._theil_sen import AUTO_FAST_MIN_N, check_theta
     from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
     median = spec.method.rsplit("-", 1)[1]

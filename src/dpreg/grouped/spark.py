@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._common import GroupSpec, Partition, group_generator, make_spec
 from dpreg.grouped._keys import KeyProblem, canonical_key
@@ -56,8 +57,9 @@ try:  # the optional ``spark`` extra
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_PYSPARK = False
 
-#: methods whose statistics come from one native aggregation
-NATIVE_METHODS = ("noisy-stats", "dp-intercept")
+#: methods whose statistics come from one native aggregation (the method registry's
+#: ``spark_native``)
+NATIVE_METHODS = _registry.names(spark_native=True)
 _ROW = "__dpreg_row"
 
 

@@ -2,20 +2,29 @@
 
 One x (replace-one, n public): :class:`NoisyStats`, :class:`DPTheilSen`,
 :class:`DPGradientDescent` (one feature).  Several x: :class:`AdaSSP`, :class:`BoostedAdaSSP`,
-:class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`.
+:class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`.  One estimator per file
+(``_noisy_stats.py``, ``_theil_sen.py``, ``_simple_gd.py``, ``_gd.py``, ``_adassp.py``,
+``_boosted.py``, ``_tukey.py``, ``_clipped_gd.py``, ``_covariance_ols.py``); the shared plumbing
+(validation, public scaling, storing results) is in ``_base.py``.
+
+``AutoDPRegression`` (private choice among these) lives in :mod:`dpreg.auto`, a layer above this
+package; ``dpreg.linear_model.AutoDPRegression`` is an alias resolved on first access
+(:func:`__getattr__`), so no module of this package imports :mod:`dpreg.auto` when loaded
+(docs/architecture.md).
 """
 
-from dpreg.linear_model._auto import AutoDPRegression  # noqa: E402  (imports dpreg.auto)
+from typing import Any
+
+from dpreg.linear_model._adassp import AdaSSP
 from dpreg.linear_model._base import DPRegressorBase
+from dpreg.linear_model._boosted import BoostedAdaSSP
+from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
+from dpreg.linear_model._covariance_ols import CovarianceOLS
 from dpreg.linear_model._gd import DPGradientDescent
-from dpreg.linear_model._multivariate import (
-    AdaSSP,
-    BoostedAdaSSP,
-    ClippedDPGradientDescent,
-    CovarianceOLS,
-    TukeyEM,
-)
-from dpreg.linear_model._simple import DPTheilSen, NoisyStats, SimpleDPGradientDescent
+from dpreg.linear_model._noisy_stats import NoisyStats
+from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
+from dpreg.linear_model._theil_sen import DPTheilSen
+from dpreg.linear_model._tukey import TukeyEM
 
 __all__ = [
     "DPRegressorBase",
@@ -30,3 +39,16 @@ __all__ = [
     "CovarianceOLS",
     "AutoDPRegression",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``AutoDPRegression``: the alias of :class:`dpreg.auto.AutoDPRegression` (PEP 562)."""
+    if name == "AutoDPRegression":
+        from dpreg.auto.estimator import AutoDPRegression
+
+        return AutoDPRegression
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -21,6 +21,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpreg._validation import check_bounds, check_delta, check_epsilon, check_xy
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 from dpreg.inference import RegressionResults
+from dpreg.inference.uncertainty import no_ci_text, reparametrised_kwargs
+from dpreg.multivariate._common import PublicScaling
+from dpreg.simple._result import SimpleRegressionResult
 
 __all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error"]
 
@@ -207,3 +210,146 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
         except ValueError as exc:
             raise safe_validation_error(exc) from None
         return Xv @ self.coef_ + self.intercept_
+
+
+# --------------------------------------------------------------------------------------------
+# one-feature estimators (thin layers over dpreg.simple): NoisyStats, DPTheilSen,
+# SimpleDPGradientDescent.  All ε-DP (or ρ-zCDP / (ε, δ)-DP for DP-GD) under replace-one
+# neighbours with n public; bounds_X (a (lo, hi) pair or a list with one pair) and bounds_y are
+# public inputs.
+# --------------------------------------------------------------------------------------------
+class _SimpleRegressor(DPRegressorBase):
+    _min_rows = 2
+
+    def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+        if self.fit_intercept is not True:
+            raise InvalidInputError(
+                f"fit_intercept must be True for {type(self).__name__} (the simple-regression "
+                f"mechanisms always fit an intercept); got {self.fit_intercept!r}"
+            )
+        Xa, ya = self._validate_data_xy(X, y)
+        if Xa.shape[1] != 1:
+            raise InvalidInputError(
+                f"X must have exactly one column for {type(self).__name__} (simple regression); "
+                f"got {Xa.shape[1]} columns -- use a multivariate estimator instead"
+            )
+        bx = resolve_bounds_X(self.bounds_X, 1)[0]
+        if self.bounds_y is None:
+            raise InvalidInputError(
+                "bounds_y is required: give public (lo, hi) bounds for y (from domain "
+                "knowledge or a codebook; dpreg never reads them off the private data)"
+            )
+        by = check_bounds(self.bounds_y, "bounds_y")
+        return Xa[:, 0], ya, bx, by
+
+    def _finish(self, X: Any, res: SimpleRegressionResult, **kw: Any) -> _SimpleRegressor:
+        name = feature_names(X, 1)[0]
+        return self._store(res.to_regression_results(x_name=name, y_name="y", **kw))  # type: ignore[return-value]
+
+
+def _require_epsilon(epsilon: Any) -> float:
+    if epsilon is None:
+        raise InvalidInputError("epsilon is required: the privacy budget of this fit; got None")
+    return check_epsilon(epsilon)
+
+
+# --------------------------------------------------------------------------------------------
+# several-feature estimators: AdaSSP, BoostedAdaSSP, TukeyEM, ClippedDPGradientDescent,
+# CovarianceOLS.  ``fit`` validates the data and every parameter, rescales features (and the
+# label, where bounds are given) with the PUBLIC bounds (PublicScaling; an intercept is a
+# leading column of ones), calls the functional core -- which charges the optional ledger after
+# its own validation and before any noise -- and maps the coefficients back to original units.
+# --------------------------------------------------------------------------------------------
+def _check_fit_intercept(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"fit_intercept must be True or False; got {value!r}")
+    return bool(value)
+
+
+class _MultivariateBase(DPRegressorBase):
+    """Shared fit plumbing."""
+
+    _needs_y_bounds = True
+    _unit_ball = False
+
+
+    def _prepare(self, X: Any, y: Any, *, require_x_bounds: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, PublicScaling | None, list[str]]:
+        Xa, ya = self._validate(X, y)
+        n, d = Xa.shape
+        fit_intercept = _check_fit_intercept(self.fit_intercept)  # type: ignore[attr-defined]
+        p = d + (1 if fit_intercept else 0)
+        # n <= p is refused only where n is public (replace-one neighbours): under add/remove
+        # n is private, and the release itself handles a short (or constant-column) design --
+        # the noise and the ridge keep it well defined -- so no data-dependent check runs.
+        # A constant column is never refused: a declared categorical level with no rows gives
+        # a legitimate all-zero dummy, and saying "column c is constant" would reveal a fact
+        # about the private data (see docs/threat-model.md).
+        if self._n_is_public() and n <= p:
+            raise InvalidInputError(
+                f"X must have more rows than model parameters ({p}: {d} features"
+                f"{' + intercept' if fit_intercept else ''}) under replace-one neighbours "
+                "(n public); DP regression needs n > p"
+            )
+        names = feature_names(X, d)
+        bounds_X = self.bounds_X  # type: ignore[attr-defined]
+        bounds_y = self.bounds_y  # type: ignore[attr-defined]
+        if bounds_X is None and not require_x_bounds:
+            if bounds_y is not None:
+                raise InvalidInputError(
+                    "bounds_X must be given together with bounds_y (or leave both None): the "
+                    "public scaling needs the feature bounds; got bounds_X=None"
+                )
+            return Xa, ya, None, names
+        bx = resolve_bounds_X(bounds_X, d)
+        if bounds_y is None and self._needs_y_bounds:
+            raise InvalidInputError(
+                "bounds_y is required: give public (lo, hi) bounds for the response (from "
+                "domain knowledge, never from the data), e.g. bounds_y=(0, 100)"
+            )
+        if bounds_y is not None:
+            check_bounds(bounds_y, "bounds_y")
+        scaling = PublicScaling.from_bounds(bx, bounds_y, fit_intercept=fit_intercept,
+                                            unit_ball=self._unit_ball)
+        return Xa, ya, scaling, names
+
+    def _finish(self, core: RegressionResults, scaling: PublicScaling | None,
+                names: list[str], fit_intercept: bool) -> DPRegressorBase:
+        out_names = (["intercept"] if fit_intercept else []) + names
+        extra = dict(core.extra)
+        if core.failed:
+            res = RegressionResults(np.zeros(len(out_names)), names=out_names,
+                                    privacy=core.privacy, method=core.method, failed=True,
+                                    reason=core.reason, nobs=core.nobs, extra=extra)
+            return self._store(res)
+        theta = core.params.to_numpy()
+        if scaling is not None:
+            intercept, coef = scaling.to_original(theta)
+            extra["scaling"] = {"column_factor": scaling.column_factor,
+                                "label_scaled": scaling.y_bounds is not None}
+        else:
+            intercept, coef = (float(theta[0]), theta[1:]) if fit_intercept else (0.0, theta)
+        params = np.concatenate([[intercept], coef]) if fit_intercept else np.asarray(coef)
+        if core.bootstrap is not None:  # DP-aware interval: report it in original units
+            def to_params(th: np.ndarray) -> np.ndarray:
+                if scaling is not None:
+                    b0, bj = scaling.to_original(th)
+                else:
+                    b0, bj = (float(th[0]), th[1:]) if fit_intercept else (0.0, th)
+                return np.concatenate([[b0], bj]) if fit_intercept else np.asarray(bj)
+
+            kw = reparametrised_kwargs(core, to_params, out_names)
+            extra.update(kw.pop("extra_uncertainty"))
+        else:
+            kw = {"uncertainty": core.uncertainty if core.has_bse else no_ci_text(core.method),
+                  "ci_method": None if core.has_bse else "none"}
+        res = RegressionResults(params, names=out_names, privacy=core.privacy,
+                                method=core.method, nobs=core.nobs, extra=extra, **kw)
+        return self._store(res)
+
+    @staticmethod
+    def _design(Xa: np.ndarray, scaling: PublicScaling | None, fit_intercept: bool
+                ) -> np.ndarray:
+        if scaling is not None:
+            return scaling.design(Xa)
+        return np.column_stack([np.ones(Xa.shape[0]), Xa]) if fit_intercept else Xa

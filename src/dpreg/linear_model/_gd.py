@@ -4,11 +4,11 @@
   sign fixed -- the line is parametrised by its predictions at 1/4 and 3/4 of the public x range,
   per-coordinate clipping τ, adaptive step, average of the last half of the iterates; ε-DP
   (``variant="pure"``), ρ-zCDP (``"zcdp"``) or (ε, δ)-DP (``"approx"``).  See
-  :class:`~dpreg.linear_model._simple.SimpleDPGradientDescent`.
+  :class:`~dpreg.linear_model.SimpleDPGradientDescent`.
 * Several features (``"auto"`` or ``"clipped"``): full-batch noisy gradient descent on the
   squared loss with per-example L2 clipping and Gaussian noise, μ-GDP or ρ-zCDP accounting
   converted to (ε, δ) (Tang et al. 2023's DP-GD baseline).  See
-  :class:`~dpreg.linear_model._multivariate.ClippedDPGradientDescent`.
+  :class:`~dpreg.linear_model.ClippedDPGradientDescent`.
 
 Both use replace-one neighbours by default.  The parameters of the algorithm not selected are
 ignored.
@@ -22,8 +22,8 @@ import numpy as np
 
 from dpreg.exceptions import InvalidInputError
 from dpreg.linear_model._base import DPRegressorBase
-from dpreg.linear_model._multivariate import ClippedDPGradientDescent
-from dpreg.linear_model._simple import SimpleDPGradientDescent
+from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
+from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
 
 __all__ = ["DPGradientDescent"]
 

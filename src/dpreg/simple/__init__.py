@@ -9,11 +9,13 @@ public inputs, never derived from the data):
   pairwise predictions or slopes; all pairs or k round-robin matchings).
 * :func:`gradient_descent` -- DPGradDescent (pure, zCDP or (ε, δ) variants).
 * :func:`theil_sen_ci` -- DP confidence interval for the slope (Sarathy & Vadhan 2025).
+* :func:`theil_sen_with_ci` -- a DP Theil-Sen line (ε/2) plus that slope interval (ε/2).
 * :func:`theta_guidance` -- widening θ from public guesses.
 
 Non-private baselines: :func:`ols`, :func:`ols_prediction_se`, :func:`ols_slope_se`,
 :func:`ols_ci`, :func:`nonprivate_theil_sen`, :func:`nonprivate_theil_sen_ci`.
-Pair designs and U-statistic variances: :mod:`dpreg.simple.pairs`.
+Pair designs and U-statistic variances: :mod:`dpreg.simple.pairs`.  Public default ranges:
+:func:`default_prediction_range`, :func:`default_slope_range`.
 """
 
 from dpreg.simple._gradient_descent import gradient_descent
@@ -33,6 +35,7 @@ from dpreg.simple.baselines import (
     ols_slope_se,
 )
 from dpreg.simple.ci import nonprivate_theil_sen_ci, theil_sen_ci
+from dpreg.simple.line_with_ci import theil_sen_with_ci
 from dpreg.simple.pairs import (
     PairDesign,
     all_pairs,
@@ -41,6 +44,7 @@ from dpreg.simple.pairs import (
     null_variance_exact,
     round_robin_matchings,
 )
+from dpreg.simple.ranges import default_prediction_range, default_slope_range
 from dpreg.simple.theta import theta_guidance
 
 __all__ = [
@@ -49,7 +53,10 @@ __all__ = [
     "theil_sen",
     "gradient_descent",
     "theil_sen_ci",
+    "theil_sen_with_ci",
     "theta_guidance",
+    "default_prediction_range",
+    "default_slope_range",
     "SimpleRegressionResult",
     "ConfidenceInterval",
     "ols",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg import _registry
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import laplace
@@ -33,8 +34,8 @@ from dpreg.simple.pairs import doubled_pair_values, make_design
 
 __all__ = ["replicate_predictions", "REPLICABLE"]
 
-REPLICABLE = ("noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide",
-              "theil-sen-smooth", "dp-gd")
+#: the one-x methods of the method registry (the simple harness's DP methods)
+REPLICABLE = _registry.names(harness="simple")
 
 
 def replicate_predictions(

@@ -28,16 +28,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
-from dpreg.bench.kinds import Kind, register, require
+from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.bench.metrics import mse, r2
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 
 __all__ = ["Multivariate", "ESTIMATORS"]
 
-ESTIMATORS = ("ols", "adassp", "boosted-adassp", "dp-gd", "tukey-em", "covariance-ols",
-              "adassp-databounds")
+#: the OLS baseline, the DP methods of the multivariate harness (the method registry) and
+#: AdaSSP with bounds read off the data (a non-private illustration)
+ESTIMATORS = ("ols", *_registry.names(harness="multivariate"), "adassp-databounds")
 
 
 def _dataset(spec: Any, name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]],

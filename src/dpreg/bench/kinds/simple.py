@@ -32,19 +32,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import _registry
 from dpreg._random import simulation_generator
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
-from dpreg.bench.kinds import Kind, register, require
+from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.bench.metrics import c_hat, summarise_ratio
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple._common import max_matchings
 
 __all__ = ["SimpleSynthetic", "SimpleReal", "METHOD_KINDS", "simple_releases"]
 
-METHOD_KINDS = ("ols", "theil-sen", "noisy-stats", "dp-intercept", "dp-gd", "theil-sen-exp",
-                "theil-sen-wide", "theil-sen-smooth")
-_DP_TS = ("theil-sen-exp", "theil-sen-wide", "theil-sen-smooth")
+#: the non-private baselines and the DP methods of the simple harness (the method registry)
+METHOD_KINDS = ("ols", "theil-sen", *_registry.names(harness="simple"))
+_DP_TS = tuple(m.name for m in _registry.methods(harness="simple")
+               if m.estimator_options.get("median") is not None)
 _PARAMS = ("n", "sigma_x2", "sigma_e2", "epsilon", "theta", "enx", "sigma", "tau", "x_mean")
 
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
-from dpreg.bench.kinds import Kind, register, require
+from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.exceptions import PrivacyLeakWarning
 
 __all__ = ["SSCPSim", "SSCPReal"]

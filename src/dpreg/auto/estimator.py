@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.auto import BOUNDS_FRACTION, SELECTION_FRACTION, fit_auto
+from dpreg.auto.fit import fit_auto
+from dpreg.auto.rules import BOUNDS_FRACTION, SELECTION_FRACTION
 from dpreg.exceptions import InvalidInputError
 from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
 

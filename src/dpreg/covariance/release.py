@@ -1,0 +1,321 @@
+"""The SSCP release: :func:`release_sscp` runs Analyze Gauss on the chosen columns and returns an
+:class:`SSCPRelease` (the DP output with its metadata; see :mod:`dpreg.covariance`).
+
+Guarantee: (ε, δ)-DP under add/remove (default) or replace-one neighbours (n public), for the
+noisy [0, 1]-scaled matrix ``noisy_scaled``; everything else (PSD repair, original units,
+regressions, accuracy) is post-processing of it.  The sensitivity and σ are
+:mod:`dpreg.covariance.calibration`; the ledger is charged after all validation and before the
+noise is drawn (by :func:`dpreg.multivariate._common.noisy_symmetric`, i.e. :mod:`dpreg.mechanisms`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg._release_file import read_json, strict_json
+from dpreg._validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_probability,
+    check_rng,
+    fmt,
+    is_seeded,
+)
+from dpreg._version import __version__
+from dpreg.covariance.calibration import (
+    INTERCEPT,
+    MECHANISM,
+    SOURCE,
+    _noise_var_factors,
+    _quantile,
+    _sigma,
+    repair_psd,
+    resolve_bounds,
+    upscale,
+)
+from dpreg.covariance.io import check_derived_matrix, release_to_dict, validate_release_dict
+from dpreg.covariance.sweep import regress_release
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference.results import RegressionResults
+from dpreg.multivariate._common import check_choice, noisy_symmetric, warn_if_not_private
+from dpreg.privacy.budgets import ApproxDP
+from dpreg.privacy.ledger import charge
+from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
+from dpreg.privacy.notices import public_function
+
+__all__ = ["release_sscp", "SSCPRelease"]
+
+
+class SSCPRelease:
+    """A released DP SSCP matrix with its metadata.
+
+    Attributes
+    ----------
+    columns:
+        Released column names (the intercept column is added in front as ``"intercept"``).
+    bounds:
+        Public (lo, hi) per column used for clamping/scaling.
+    noisy_scaled:
+        The DP output: the noisy [0, 1]-scaled matrix D'ᵀD' + E, before repair (numpy array).
+    matrix:
+        Repaired, upscaled matrix in original units (DataFrame), or ``None`` when ⊥.
+    privacy:
+        The :class:`~dpreg.privacy.PrivacyStatement`.
+    metadata:
+        ε, δ, σ, sensitivity, neighbouring, calibration, noisy n (Ĉ₀₀), public n (replace-one
+        only), PSD repair record, dpreg version, creation time.
+    """
+
+    def __init__(self, *, columns: Sequence[str], bounds: Sequence[tuple[float, float]],
+                 noisy_scaled: np.ndarray, privacy: PrivacyStatement, metadata: dict[str, Any],
+                 psd_tol: float = 1e-10) -> None:
+        self.columns = [str(c) for c in columns]
+        self.bounds = [(float(lo), float(hi)) for lo, hi in bounds]
+        self.noisy_scaled = np.asarray(noisy_scaled, dtype=float)
+        self.privacy = privacy
+        self.metadata = dict(metadata)
+        names = [INTERCEPT] + self.columns
+        repaired, n_fixed = repair_psd(self.noisy_scaled, psd_tol)
+        self.metadata.update(psd_tol=psd_tol, psd_repaired=bool(n_fixed),
+                             eigenvalues_replaced=n_fixed, failed=repaired is None)
+        if repaired is None:
+            self.metadata["reason"] = ("the noisy SSCP matrix has no positive eigenvalue: PSD "
+                                       "repair is impossible (⊥)")
+            self._scaled_repaired = None
+            self.matrix = None
+        else:
+            self._scaled_repaired = repaired
+            self.matrix = pd.DataFrame(upscale(repaired, self.bounds), index=names,
+                                       columns=names)
+        self.raw = pd.DataFrame(upscale(self.noisy_scaled, self.bounds), index=names,
+                                columns=names)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def failed(self) -> bool:
+        return bool(self.metadata.get("failed", False))
+
+    @property
+    def reason(self) -> str:
+        return str(self.metadata.get("reason", ""))
+
+    @property
+    def n_noisy(self) -> float:
+        """Ĉ₀₀: the noisy row count."""
+        return float(self.noisy_scaled[0, 0])
+
+    @property
+    def n(self) -> float:
+        """The n used for degrees of freedom: public n (replace-one) or the noisy count."""
+        public = self.metadata.get("n_public")
+        return float(public) if public is not None else self.n_noisy
+
+    @property
+    def sigma(self) -> float:
+        """Noise sd on each upper-triangle entry of the scaled matrix."""
+        return float(self.metadata["sigma"])
+
+    def __repr__(self) -> str:
+        status = "FAILED (⊥)" if self.failed else f"n≈{self.n_noisy:.1f}"
+        return (f"<SSCPRelease {len(self.columns)} columns {self.columns}; {status}; "
+                f"{self.privacy.budget}, {self.privacy.neighbouring}>")
+
+    # ------------------------------------------------------------------ accuracy
+    def accuracy(self, beta: float = 0.05, *, simultaneous: bool = False,
+                 normalize: bool = False) -> pd.DataFrame:
+        """Half-widths of (1 − β) noise intervals per entry of :attr:`matrix` (original units;
+        divided by n with ``normalize``).  Post-processing of public quantities."""
+        beta = check_probability(beta, "beta")
+        names = [INTERCEPT] + self.columns
+        p = len(names)
+        k = p * (p + 1) // 2 if simultaneous else 1
+        sd = self.sigma * np.sqrt(_noise_var_factors(self.bounds)) * _quantile(beta, k)
+        out = pd.DataFrame(sd, index=names, columns=names)
+        return out / self.n if normalize else out
+
+    # ------------------------------------------------------------------ regression
+    def regress(self, formula: str, *, se: str = "dp", n_sim: int = 2000,
+                kind: str = "percentile", rng: Any = None) -> RegressionResults:
+        """OLS ``formula`` (e.g. ``"y ~ x1 + x2"``, ``"y ~ x1 - 1"``) from the released matrix.
+
+        Only linear terms of released columns and the intercept are allowed (``- 1`` or
+        ``+ 0`` drops the intercept).  Post-processing: no privacy budget is used.  Returns a
+        :class:`~dpreg.inference.RegressionResults` with coefficients, standard errors, t and
+        two-sided p-values on n − p degrees of freedom, and ``extra`` holding RSS, s², R² and
+        adjusted R².
+
+        ``se="dp"`` (default; ``"noise-aware"`` is an alias): DP-aware standard errors
+        (sampling variance plus the delta-method variance of the privacy noise) and
+        ``conf_int`` from a parametric bootstrap of the release (Ferrando, Wang & Sheldon
+        2022; ``n_sim`` replicates, construction ``kind`` = ``"percentile"`` (default),
+        ``"studentized"`` or ``"basic"``; ``rng`` seeds the simulation); see
+        :mod:`dpreg.inference.dpci.ssp`.  ``se="plugin"`` treats the noisy matrix as exact --
+        those standard errors ignore the privacy noise and are labelled so
+        (``extra["bse_plugin_ignores_noise"]`` holds them in the DP-aware mode too).
+        """
+        return regress_release(self, formula, se=se, n_sim=n_sim, kind=kind, rng=rng)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """The release file's content (format version :data:`~dpreg.covariance.io.FORMAT_VERSION`):
+        strict JSON values only -- an infinite ε is ``"inf"``, a matrix entry that overflows in
+        original units is ``null`` (:func:`dpreg.covariance.io.release_to_dict`)."""
+        return release_to_dict(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the release (matrix, bounds, privacy statement, metadata) as strict JSON."""
+        out = Path(path)
+        out.write_text(strict_json(self.to_dict()))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, *, non_finite_literals: bool = False) -> SSCPRelease:
+        """A release from a parsed release file, validated by :func:`validate_release_dict`
+        (one-line :class:`~dpreg.exceptions.InvalidInputError` naming the field otherwise)."""
+        kwargs, stored = validate_release_dict(data, non_finite_literals=non_finite_literals)
+        rel = cls(**kwargs)
+        check_derived_matrix(rel, stored)
+        return rel
+
+    @classmethod
+    def load(cls, path: str | Path) -> SSCPRelease:
+        """Read a release written by :meth:`save` (format versions 1 and 2).
+
+        The file is size- and depth-checked before parsing, must be strict UTF-8 JSON
+        (version 1 files may hold ``Infinity`` for ε = ∞) and is validated field by field and
+        for internal consistency (σ against ε, δ, the sensitivity and the neighbouring
+        relation; bounds; matrix shape and symmetry; n).  Nothing in it is evaluated.
+        """
+        doc, non_finite = read_json(path, what="release file")
+        try:
+            return cls.from_dict(doc, non_finite_literals=non_finite)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}: {exc}") from None
+
+
+def _extract(data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
+    if columns is None or isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+        raise InvalidInputError(
+            f"columns must be a non-empty list of column names; got {fmt(columns)}"
+        )
+    cols = [str(c) for c in columns]
+    if not cols:
+        raise InvalidInputError("columns must be a non-empty list of column names; got []")
+    if len(set(cols)) != len(cols):
+        raise InvalidInputError(f"columns must be distinct; got {cols}")
+    if INTERCEPT in cols:
+        raise InvalidInputError(
+            f"columns must not include {INTERCEPT!r}: the intercept column is added "
+            "automatically"
+        )
+    if isinstance(data, pd.DataFrame):
+        missing = [c for c in cols if c not in data.columns]
+        if missing:
+            raise InvalidInputError(f"columns not found in data: {missing}; data has "
+                                    f"{[str(c) for c in data.columns]}")
+        arr = check_array(data[cols], "data", ndim=2)
+    elif isinstance(data, Mapping):
+        missing = [c for c in cols if c not in data]
+        if missing:
+            raise InvalidInputError(f"columns not found in data: {missing}")
+        arr = check_array(np.column_stack([np.asarray(data[c]) for c in cols]), "data", ndim=2)
+    else:
+        arr = check_array(data, "data", ndim=2)
+        if arr.shape[1] != len(cols):
+            raise InvalidInputError(
+                f"columns must name every column of the array data ({arr.shape[1]}); got "
+                f"{len(cols)} names"
+            )
+    return arr, cols
+
+
+def _n_public(rel: SSCPRelease) -> int | None:
+    """The release's public n (replace-one releases only)."""
+    n = rel.metadata.get("n_public")
+    return None if n is None else int(n)
+
+
+@public_function(seed_arg="rng", n_public=_n_public)
+def release_sscp(
+    data: Any,
+    *,
+    columns: Sequence[str],
+    bounds: Any,
+    epsilon: float,
+    delta: float,
+    rng: Any = None,
+    neighbouring: str | Neighbouring = "add-remove",
+    calibration: str = "analytic",
+    ledger: Any = None,
+    psd_tol: float = 1e-10,
+) -> SSCPRelease:
+    """Release a DP SSCP matrix of ``columns`` (plus an intercept column) of ``data``.
+
+    Parameters
+    ----------
+    data:
+        DataFrame, mapping column → values, or a 2-D array whose columns are ``columns``.
+    columns:
+        Column names to release (the response and all candidate regressors).
+    bounds:
+        PUBLIC (lo, hi) per column (dict or list aligned with ``columns``); values are clamped.
+    epsilon, delta:
+        (ε, δ), δ > 0.  ``epsilon=inf`` releases the exact matrix (not private).
+    neighbouring:
+        ``"add-remove"`` (default; sensitivity d + 1) or ``"replace-one"`` (√2·(d + 1); n is
+        then public and recorded for the degrees of freedom).
+    calibration:
+        ``"analytic"`` (default; exact Gaussian curve) or ``"classical"`` (ε < 1).
+    ledger:
+        Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise.
+    psd_tol:
+        Relative tolerance of the PSD repair.
+    """
+    arr, cols = _extract(data, columns)
+    bnds = resolve_bounds(bounds, cols)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    rel = check_neighbouring(neighbouring)
+    cal = check_choice(calibration, "calibration", ("analytic", "classical"))
+    tol = check_positive(psd_tol, "psd_tol")
+    if tol >= 1:
+        raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
+    n, d = arr.shape
+    sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
+    gen = check_rng(rng)
+    budget = ApproxDP(eps, dlt)
+    charge(ledger, budget, "SSCP release (Analyze Gauss)", rel)
+    warn_if_not_private(eps, "the SSCP matrix")
+
+    lo = np.array([b[0] for b in bnds])
+    hi = np.array([b[1] for b in bnds])
+    scaled = (np.clip(arr, lo, hi) - lo) / (hi - lo)
+    D = np.column_stack([np.ones(n), scaled])
+    S = D.T @ D
+    noisy = noisy_symmetric(S, sensitivity=sens, budget=budget, rng=gen, calibration=cal)
+    privacy = PrivacyStatement(
+        budget=budget, neighbouring=rel, mechanism=MECHANISM, source=SOURCE,
+        seeded=is_seeded(rng),
+        details={"sensitivity": sens, "sigma": sigma, "calibration": cal},
+    )
+    meta = {
+        "epsilon": eps, "delta": dlt, "neighbouring": rel.value,
+        "mechanism": "Analyze Gauss (Gaussian noise on the upper triangle of the [0,1]-scaled "
+                     "SSCP with intercept column, mirrored)",
+        "calibration": cal, "sensitivity": sens, "sigma": sigma,
+        "n_noisy": float(noisy[0, 0]),
+        "n_public": int(n) if rel is Neighbouring.REPLACE_ONE else None,
+        "dpreg_version": __version__,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "seeded": is_seeded(rng),
+    }
+    return SSCPRelease(columns=cols, bounds=bnds, noisy_scaled=noisy, privacy=privacy,
+                       metadata=meta, psd_tol=tol)

@@ -1,0 +1,74 @@
+"""``AdaSSP`` (Wang 2018) as a scikit-learn estimator: rows scaled to [−1, 1]^d plus the ones
+column, so ‖X‖ = √(d+1) and ‖Y‖ = 1 on the scaled label (a thin layer over
+:func:`dpreg.multivariate.adassp`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpreg.linear_model._base import _MultivariateBase
+from dpreg.multivariate.ssp import adassp
+
+__all__ = ["AdaSSP"]
+
+
+class AdaSSP(_MultivariateBase):
+    """AdaSSP (Wang 2018) with Wang's constants; ρ-zCDP ⇒ (ε, δ)-DP.
+
+    Parameters
+    ----------
+    epsilon, delta:
+        Privacy target; δ > 0 required and ε <= :func:`dpreg.multivariate.adassp_max_epsilon`
+        (≈21.7 at δ = 1e−6), the range where Wang's constants hold.
+    bounds_X, bounds_y:
+        Required public bounds: one (lo, hi) for all features or one per feature, and (lo, hi)
+        for the response.  Features and label are clamped to them and scaled to [−1, 1], which
+        gives the public norm bounds ‖X‖ = √(d + 1) (with the ones column) and ‖Y‖ = 1.
+    fit_intercept:
+        Add a public ones column (default True).
+    neighbouring:
+        ``"add-remove"`` (default; Wang's setting) or ``"replace-one"``.
+    failure_prob:
+        Wang's ρ (0.05).
+    inference:
+        ``True``: also release a noisy yᵀy from the same budget (ρ split 0.3/0.3/0.3/0.1) so
+        that ``results_`` carries DP-aware standard errors and a parametric-bootstrap
+        ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).  Under add/remove it
+        needs ``fit_intercept=True`` (the noisy count of the ones column estimates n).
+        ``False`` (default): point estimate only, as in Wang 2018.
+    n_boot:
+        Bootstrap replicates for the interval (2000).
+    random_state, ledger:
+        Randomness (None: fresh entropy) and an optional :class:`~dpreg.Ledger`.
+    """
+
+
+    def __init__(self, *, epsilon: float | None = None, delta: float | None = None, bounds_X: Any = None,
+                 bounds_y: Any = None, fit_intercept: bool = True,
+                 neighbouring: str = "add-remove", failure_prob: float = 0.05,
+                 inference: bool = False, n_boot: int = 2000,
+                 random_state: Any = None, ledger: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.fit_intercept = fit_intercept
+        self.neighbouring = neighbouring
+        self.failure_prob = failure_prob
+        self.inference = inference
+        self.n_boot = n_boot
+        self.random_state = random_state
+        self.ledger = ledger
+
+    def fit(self, X: Any, y: Any) -> AdaSSP:
+        Xa, ya, scaling, names = self._prepare(X, y)
+        assert scaling is not None and scaling.label_bound is not None
+        core = adassp(scaling.design(Xa), scaling.label(ya), x_norm_bound=scaling.row_norm_bound,
+                      y_bound=scaling.label_bound, epsilon=self._required_epsilon(),
+                      delta=self._required_delta(),
+                      neighbouring=self.neighbouring, failure_prob=self.failure_prob,
+                      inference=self.inference, n_boot=self.n_boot,
+                      count_index=0 if scaling.fit_intercept else None,
+                      rng=self.random_state, ledger=self.ledger)
+        self._finish(core, scaling, names, scaling.fit_intercept)
+        return self

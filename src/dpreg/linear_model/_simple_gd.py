@@ -1,0 +1,57 @@
+"""``SimpleDPGradientDescent``: DP gradient descent for one feature (Alabi et al. 2022, Alg. 7)
+as a scikit-learn estimator (a thin layer over :func:`dpreg.simple.gradient_descent`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpreg.linear_model._base import _SimpleRegressor
+from dpreg.simple import gradient_descent
+
+__all__ = ["SimpleDPGradientDescent"]
+
+
+class SimpleDPGradientDescent(_SimpleRegressor):
+    """DP gradient descent for one feature (Alabi et al. 2022, Alg. 7, descent sign fixed).
+
+    ``variant="pure"`` (ε-DP, needs ``epsilon``), ``"zcdp"`` (ρ-zCDP, needs ``rho``) or
+    ``"approx"`` ((ε, δ)-DP, needs ``epsilon`` and ``delta``); replace-one neighbours, n
+    public.  See :func:`dpreg.simple.gradient_descent`.
+
+    Parameters
+    ----------
+    epsilon, rho, delta, variant:
+        The budget (see above).
+    bounds_X, bounds_y:
+        Public (lo, hi) bounds; data are clipped and mapped to [0, 1] with them.
+    tau:
+        Per-coordinate gradient clipping bound (normalised units; default 1).
+    steps:
+        Number of rounds (default 80).
+    fit_intercept, random_state, ledger:
+        As for :class:`NoisyStats`.
+    """
+
+    def __init__(self, *, epsilon: float | None = None, rho: float | None = None,
+                 delta: float | None = None, variant: str = "pure", bounds_X: Any = None,
+                 bounds_y: Any = None, tau: float = 1.0, steps: int = 80,
+                 fit_intercept: bool = True, random_state: Any = None,
+                 ledger: Any = None) -> None:
+        self.epsilon = epsilon
+        self.rho = rho
+        self.delta = delta
+        self.variant = variant
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.tau = tau
+        self.steps = steps
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.ledger = ledger
+
+    def fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
+        x1, ya, bx, by = self._prepare(X, y)
+        res = gradient_descent(x1, ya, epsilon=self.epsilon, rho=self.rho, delta=self.delta,
+                               variant=self.variant, x_bounds=bx, y_bounds=by, tau=self.tau,
+                               steps=self.steps, ledger=self.ledger, rng=self.random_state)
+        return self._finish(X, res)  # type: ignore[return-value]

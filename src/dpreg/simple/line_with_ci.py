@@ -1,0 +1,94 @@
+"""DP Theil-Sen line plus a DP confidence interval for its slope, from one budget.
+
+:func:`theil_sen_with_ci` is what ``DPTheilSen(ci_alpha=...)`` and ``dpreg.regress(...,
+method="theil-sen-*", ci_alpha=...)`` run: **ε-DP (pure), replace-one neighbours, n public**.
+``PureDP(ε)`` is charged once (after all validation, before any noise) and split in two halves
+(``PureDP.split``): ε/2 releases the line (:func:`dpreg.simple.theil_sen`, Alabi et al. 2022)
+and ε/2 the Sarathy–Vadhan slope interval (:func:`dpreg.simple.theil_sen_ci`, Sarathy & Vadhan
+2025, Alg. 6.1-6.2); both are ε/2-DP, so the pair is ε-DP by sequential composition.  The
+interval consumed budget, so it exists for this α only; the intercept has no DP interval.
+See docs/privacy/theil_sen_ci.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpreg._validation import check_bounds, check_int, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.inference.results import RegressionResults
+from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
+from dpreg.simple._common import check_pairs_arg, check_simple_xy
+from dpreg.simple._theil_sen import check_theta, theil_sen
+from dpreg.simple.ci import theil_sen_ci
+from dpreg.simple.ranges import default_prediction_range, default_slope_range
+
+__all__ = ["theil_sen_with_ci"]
+
+MEDIANS = ("exp", "wide", "smooth")
+
+
+def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
+                      x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                      median: str = "exp", pairs: str | int = "all", theta: float | None = None,
+                      dof: int = 3, output_range: Any = None, slope_range: Any = None,
+                      ci_method: str = "tight", x_name: str = "x", y_name: str = "y",
+                      ledger: Any = None, rng: Any = None) -> RegressionResults:
+    """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP (1 − α) interval for the slope (ε/2).
+
+    ``epsilon`` and ``alpha`` must already be valid (the callers check them); ``output_range``
+    defaults to :func:`~dpreg.simple.ranges.default_prediction_range` of ``y_bounds`` and
+    ``slope_range`` to :func:`~dpreg.simple.ranges.default_slope_range`.  Everything both
+    releases need is validated before ``PureDP(ε)`` is charged to ``ledger``.  Returns a
+    :class:`~dpreg.inference.RegressionResults` (method ``theil-sen-{median}``) whose
+    ``conf_int(alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned as
+    the failed line's result.
+    """
+    if median not in MEDIANS:
+        raise InvalidInputError(f"median must be 'exp', 'wide' or 'smooth'; got {median!r}")
+    method = f"theil-sen-{median}"
+    eps = float(epsilon)
+    half = PureDP(eps).split([1, 1]) if math.isfinite(eps) else [PureDP(eps), PureDP(eps)]
+    slopes = tuple(default_slope_range(x_bounds, y_bounds) if slope_range is None
+                   else slope_range)
+    out_range = output_range or default_prediction_range(y_bounds)
+    gen = check_rng(rng)
+    # validate everything both releases need before anything is charged
+    x, y = check_simple_xy(x, y)
+    check_pairs_arg(pairs, x.size)
+    check_bounds(slopes, "slope_range")
+    check_bounds(out_range, "output_range")
+    if ci_method not in ("union", "tight"):
+        raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
+    check_theta(theta, median, check_bounds(out_range, "output_range"))
+    check_int(dof, "dof", minimum=1)
+    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
+    line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
+                     median=median, pairs=pairs, theta=theta, dof=dof, rng=gen)
+    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
+                      method=ci_method, pairs=pairs, rng=gen)
+    base = line.to_regression_results(x_name=x_name, y_name=y_name)
+    if base.failed:
+        return base
+    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
+                      index=["intercept", x_name])
+    privacy = PrivacyStatement(
+        PureDP(eps), base.privacy.neighbouring, f"{base.privacy.mechanism} + DPTSCI",
+        base.privacy.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2",
+        seeded=base.privacy.seeded,
+        details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
+                 "split": "ε/2 line, ε/2 slope CI"},
+    )
+    return RegressionResults(
+        base.params, privacy=privacy, method=method, intervals={alpha: iv},
+        uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
+                     f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
+                     "for the intercept"),
+        ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
+                   "(fit time, ε/2)"),
+        nobs=base.nobs, dep_var=y_name, extra=base.extra,
+    )
