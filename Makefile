@@ -3,18 +3,30 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dpreg-installed
+RUNTIME := $(VENV)/.dpreg-runtime
+DOCSTAMP := $(VENV)/.dpreg-docs
 PYTEST := $(BIN)/python -m pytest
 XDIST  ?= -n 2
 
 .PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
-        api-snapshot pin-notes
+        api-snapshot pin-notes docs
 
-$(STAMP): pyproject.toml
+# runtime only (what `pip install '.[fast]'` gives a user): enough for the demo and the CLI
+$(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[fast]'
+	@touch $(RUNTIME)
+
+# the development tools on top (tests, lint) and ISLP's data sets
+$(STAMP): $(RUNTIME) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,fast]'
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
+
+$(DOCSTAMP): $(RUNTIME) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs,fast]'
+	@touch $(DOCSTAMP)
 
 setup: $(STAMP)
 
@@ -82,9 +94,14 @@ reproduce-quick: $(STAMP)
 results-page: $(STAMP)
 	$(BIN)/python -m studies.report $(REPRO_OUT)
 
-## the main job on bundled data
-demo: $(STAMP)
+## the main job on bundled data (installs the runtime dependencies only)
+demo: $(RUNTIME)
 	$(BIN)/dpreg demo --out demo-output
 
+## the documentation site with the API reference generated from the docstrings (site/);
+## --strict: a broken page, link or docstring section fails the build
+docs: $(DOCSTAMP)
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output audit-output build dist
+	rm -rf site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output audit-output build dist
