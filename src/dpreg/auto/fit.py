@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -304,10 +305,11 @@ def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> 
 def _statement(total: Any, inner: PrivacyStatement, info: dict[str, Any],
                seeded: bool) -> PrivacyStatement:
     """The pipeline's privacy statement: the composed total, replace-one neighbours (n
-    public), naming the chosen method's own statement."""
+    public), naming the chosen method's own statement.  The record is a deep copy: nothing the
+    result's ``extra["auto"]`` shares can change the statement."""
     return PrivacyStatement(
         total, Neighbouring.REPLACE_ONE, f"auto → {inner.mechanism}", _SOURCE + "; " + inner.source,
-        seeded=seeded, details={"auto": dict(info), "method": inner.as_dict()})
+        seeded=seeded, details={"auto": copy.deepcopy(info), "method": inner.as_dict()})
 
 
 def fit_auto(
