@@ -181,3 +181,13 @@ def test_get_prediction_input_forms_and_errors():
         r.get_prediction(np.array([[1.0, np.nan]]))
     with pytest.raises(InvalidInputError, match="2 columns"):
         r.get_prediction(np.ones((2, 3)))
+
+
+def test_every_method_without_fit_statistics_has_its_own_reason():
+    from dpreg import _registry
+    from dpreg.inference.prediction import no_fit_stats_text
+
+    generic = no_fit_stats_text("no-such-method")
+    for name in _registry.REGISTRY:
+        if name != "covariance-ols":  # the SSCP release always carries them
+            assert no_fit_stats_text(name) != generic.replace("no-such-method", name), name

@@ -17,15 +17,12 @@ plot is drawn, never on ``import dpreg``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
-
-if TYPE_CHECKING:
-    from dpreg.inference.results import RegressionResults
 
 __all__ = ["plot_coefficients", "plot_group_estimates", "plot_interval_widths", "plot_groups",
            "interval_columns", "use_file_backend"]
@@ -40,15 +37,13 @@ def _axes(ax: Any, figsize: tuple[float, float] = (6.4, 4.0)) -> Any:
     return new
 
 
-def plot_coefficients(results: RegressionResults, *, alpha: float = 0.05, ax: Any = None,
+def plot_coefficients(results: Any, *, alpha: float = 0.05, ax: Any = None,
                       include_intercept: bool = True) -> Any:
     """Coefficients (points) with their (1 − α) intervals from ``results.conf_int`` (bars).
 
     A method without an interval is drawn as points only and says so in the title; an
     interval flagged unreliable (``extra['dp_ci_reliable']`` False) or not informative
     (``extra['informative']`` False) is drawn dashed and named in the legend."""
-    from dpreg.inference.results import NoUncertaintyError
-
     params = results.params
     if not include_intercept and "intercept" in params.index:
         params = params.drop("intercept")
@@ -57,10 +52,9 @@ def plot_coefficients(results: RegressionResults, *, alpha: float = 0.05, ax: An
                                 "include_intercept=False)")
     ax = _axes(ax)
     pos = np.arange(len(params))
-    try:
-        ci = results.conf_int(alpha).reindex(params.index)
-    except NoUncertaintyError:
-        ci = None
+    ci = results._conf_int_or_none(alpha)
+    if ci is not None:
+        ci = ci.reindex(params.index)
     ax.axvline(0.0, color="0.75", lw=0.8, zorder=0)
     ax.plot(params.to_numpy(), pos, "o", color="C0", label="estimate", zorder=3)
     title = f"{results.method}: {results.privacy.budget}"

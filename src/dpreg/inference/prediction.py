@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,9 +45,6 @@ from scipy import stats
 
 from dpreg._validation import check_probability
 from dpreg.exceptions import InvalidInputError
-
-if TYPE_CHECKING:
-    from dpreg.inference.results import RegressionResults
 
 __all__ = ["PredictionResults", "NO_FIT_STATS", "no_fit_stats_text", "sscp_fit_statistics",
            "simple_fit_statistics", "design_rows"]
@@ -184,8 +181,7 @@ class PredictionResults:
     :class:`~dpreg.inference.NoUncertaintyError` otherwise, saying why.
     """
 
-    def __init__(self, results: RegressionResults, exog: np.ndarray, row_labels: list[str]
-                 ) -> None:
+    def __init__(self, results: Any, exog: np.ndarray, row_labels: list[str]) -> None:
         self._results = results
         self.exog = exog
         self.row_labels = row_labels
@@ -200,28 +196,30 @@ class PredictionResults:
     # ------------------------------------------------------------------ availability
     def _need_boot(self) -> Any:
         if self._boot is None:
-            from dpreg.inference.results import NoUncertaintyError
-
-            raise NoUncertaintyError(
+            raise self._results._no_uncertainty(
                 f"{self.method} has no DP-aware covariance of its coefficients, so its "
                 f"predictions have no standard error or interval (uncertainty: "
                 f"{self._results.uncertainty})")
         return self._boot
 
-    def _need_resid(self) -> tuple[float, float]:
-        from dpreg.inference.results import NoUncertaintyError
-
+    def _resid_problem(self) -> str | None:
+        """Why there is no interval for a new observation (None: there is one)."""
         s2 = self._results.extra.get("s2")
         if s2 is None or not self.df or self.df <= 0:
-            raise NoUncertaintyError(
-                f"{self.method}: the release has no residual variance, so there is no interval "
-                f"for a new observation ({no_fit_stats_text(self.method)})")
+            return (f"{self.method}: the release has no residual variance, so there is no "
+                    f"interval for a new observation ({no_fit_stats_text(self.method)})")
         if not (math.isfinite(float(s2)) and float(s2) > 0):
-            raise NoUncertaintyError(
-                f"{self.method}: the residual variance estimated from the release is not "
-                "positive (the privacy noise dominates the released sums of squares), so there "
-                "is no interval for a new observation; more ε or more rows would give one")
-        return float(s2), float(self.df)
+            return (f"{self.method}: the residual variance estimated from the release is not "
+                    "positive (the privacy noise dominates the released sums of squares), so "
+                    "there is no interval for a new observation; more ε or more rows would "
+                    "give one")
+        return None
+
+    def _need_resid(self) -> tuple[float, float]:
+        problem = self._resid_problem()
+        if problem is not None:
+            raise self._results._no_uncertainty(problem)
+        return float(self._results.extra["s2"]), float(self.df)
 
     # ------------------------------------------------------------------ statsmodels names
     @property
@@ -272,18 +270,16 @@ class PredictionResults:
         """statsmodels' columns: ``mean``, ``mean_se``, ``mean_ci_lower``, ``mean_ci_upper``,
         ``obs_ci_lower``, ``obs_ci_upper`` (the ``obs`` columns are NaN when the release has
         no residual variance)."""
-        from dpreg.inference.results import NoUncertaintyError
-
         mean_ci = self.conf_int(alpha)
         out = pd.DataFrame({"mean": self.predicted_mean, "mean_se": self.se_mean,
                             "mean_ci_lower": mean_ci["lower"].to_numpy(),
                             "mean_ci_upper": mean_ci["upper"].to_numpy()},
                            index=self.row_labels)
-        try:
+        if self._resid_problem() is None:
             obs_ci = self.conf_int(alpha, obs=True)
             out["obs_ci_lower"] = obs_ci["lower"].to_numpy()
             out["obs_ci_upper"] = obs_ci["upper"].to_numpy()
-        except NoUncertaintyError:
+        else:
             out["obs_ci_lower"] = math.nan
             out["obs_ci_upper"] = math.nan
         return out

@@ -228,6 +228,19 @@ class RegressionResults:
         return arr @ coef.to_numpy() + intercept
 
     # ------------------------------------------------------------------ fit and predictions
+    @staticmethod
+    def _no_uncertainty(text: str) -> NoUncertaintyError:
+        """The error the views of a result (predictions, plots) raise when the release lacks
+        what they need (they do not import this module: no cycle)."""
+        return NoUncertaintyError(text)
+
+    def _conf_int_or_none(self, alpha: float) -> pd.DataFrame | None:
+        """:meth:`conf_int`, or None when the release has no interval at ``alpha``."""
+        try:
+            return self.conf_int(alpha)
+        except NoUncertaintyError:
+            return None
+
     def _fit_statistic(self, key: str, what: str) -> float:
         self._guard()
         value = self.extra.get(key)
