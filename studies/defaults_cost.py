@@ -67,7 +67,7 @@ def _fit(method: str, option: str, eps: float, X: np.ndarray, y: np.ndarray, bx:
     else:  # theil-sen-exp through the regress engine: the line alone, or line + interval
         from dpreg.api import fit_arrays
 
-        opts = {} if option == "default" else {"ci_alpha": 0.05}
+        opts: dict[str, Any] = {} if option == "default" else {"ci_alpha": 0.05}
         res = fit_arrays(X, y, method="theil-sen-exp", epsilon=eps, x_bounds=bx, y_bounds=by,
                          random_state=seed, **opts)
         return None if res.failed else res.params.to_numpy()[1:]
