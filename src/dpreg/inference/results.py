@@ -358,6 +358,7 @@ class Summary:
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
             ("Uncertainty", r.uncertainty),
+            *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
             ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
@@ -368,6 +369,17 @@ class Summary:
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
         return rows
+
+    def _fit_rows(self) -> list[tuple[str, str]]:
+        """R² and residual df where the release carries them (computed from it)."""
+        r = self.results
+        r2 = r.extra.get("rsquared") if not r.failed else None
+        if r2 is None:
+            return []
+        text = f"{float(r2):.4g}" if math.isfinite(float(r2)) else \
+            "nan (the privacy noise dominates the released sums of squares)"
+        df = f" (df_resid {r.df_resid:.6g})" if r.df_resid else ""
+        return [("R-squared", f"{text}, from the released statistics{df}")]
 
     def _bounds_row(self) -> tuple[str, str]:
         """The bounds the release used; those proposed privately (``bounds="private"``: DP
