@@ -94,6 +94,8 @@ _LISTS_ALLOWED = {
     "_registry.py": "the table itself",
     "demo.py": "the demo's display order (same set as the registry's one-x methods, tested)",
     "inference/uncertainty.py": "per-method interval texts (every method covered, tested)",
+    "inference/prediction.py": "per-method fit-statistics texts (every method covered, tested "
+                               "in tests/uncertainty/test_unc_defaults_prediction.py)",
     "bench/kinds/simple.py": "which methods share the replicate code path",
     "grouped/local.py": "which Theil-Sen variants share the lean seeded path",
     "simple/_result.py": "which simple methods have an interval text",

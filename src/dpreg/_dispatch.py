@@ -43,6 +43,10 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     if entry.always_intercept and not fit_intercept:
         raise InvalidInputError(f"method {method!r} always fits an intercept; remove '- 1' from "
                                 "the formula (or --no-intercept)")
+    if "inference" not in opts and takes_inference(method):
+        # the engine releases what it is asked for: per-group fits and ``auto`` keep the
+        # plain release; :func:`dpreg.regress` asks for ``inference="auto"`` itself
+        opts["inference"] = False
     ci_alpha = opts.pop("ci_alpha", None)  # other methods: intervals by post-processing
     if ci_alpha is not None:
         ci_alpha = check_probability(ci_alpha, "ci_alpha")
@@ -66,6 +70,17 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
     return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))})
+
+
+def takes_inference(method: str) -> bool:
+    """True when ``method``'s estimator takes ``inference=`` (NoisyStats, AdaSSP): releasing
+    the statistics its DP-aware interval needs is then an option of the fit."""
+    entry = _registry.get(method)
+    if entry.is_selector or entry.estimator is None:
+        return False
+    import inspect
+
+    return "inference" in inspect.signature(entry.load_estimator()).parameters
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,

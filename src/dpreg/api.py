@@ -162,7 +162,12 @@ def fit_arrays(
 ) -> RegressionResults:
     """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits):
     ``auto`` goes to :func:`dpreg.auto.fit_auto`, every other method to
-    :func:`dpreg._dispatch.fit`."""
+    :func:`dpreg._dispatch.fit`.
+
+    The engine releases exactly what ``options`` ask for: ``inference`` (NoisyStats, AdaSSP)
+    is off unless given, so per-group fits and ``auto`` keep the plain releases; :func:`regress`
+    and the estimators default to ``inference="auto"`` (the interval statistics wherever the
+    release supports them)."""
     from dpreg import _dispatch
 
     entry = _registry.get(method)
@@ -245,9 +250,10 @@ def regress(
         ``None`` (fresh OS entropy, for releases) or a seed (reproducible experiments).
     method_options:
         Method hyperparameters (e.g. ``theta=0.01`` for ``theil-sen-wide``, ``n_models`` for
-        ``tukey-em``).  Uncertainty (docs/uncertainty.md): ``inference=True`` for
-        ``noisy-stats``/``adassp`` (DP-aware parametric-bootstrap intervals, same budget),
-        ``se="plugin"`` for ``covariance-ols`` (labelled plug-in SEs; DP-aware is the default),
+        ``tukey-em``).  Uncertainty (docs/uncertainty.md): ``noisy-stats``/``adassp`` release
+        the statistics of their DP-aware parametric-bootstrap intervals by default
+        (``inference="auto"``, same budget; ``inference=False`` gives the plain release),
+        ``covariance-ols`` is DP-aware by default (``se="plugin"``: labelled plug-in SEs),
         ``ci_alpha=`` for the Theil-Sen methods (a DP slope interval from half of ε).
 
     Returns
@@ -260,6 +266,12 @@ def regress(
     if isinstance(bounds, str) and bounds == "private":
         bounds = _AllPrivate()
     mf = parse_formula(data, formula, bounds)
+    if "inference" not in method_options and isinstance(method, str) \
+            and method in _registry.REGISTRY:
+        from dpreg._dispatch import takes_inference
+
+        if takes_inference(method):  # what the intervals need, by default (docs/uncertainty.md)
+            method_options = {**method_options, "inference": "auto"}
     return fit_arrays(
         mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,
         x_names=mf.x_names, y_name=mf.y_name, fit_intercept=mf.fit_intercept, delta=delta,

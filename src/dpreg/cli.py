@@ -183,6 +183,87 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+#: the library's remedies in Python spelling -> the same remedies on the command line
+_CLI_SPELLING: tuple[tuple[str, str], ...] = (
+    ("AdaSSP(inference=True)", "--method adassp"),
+    ("inference=True", "-o inference=true"),
+    ("inference='auto'", "-o inference=auto"),
+    ("ci_alpha=...", "--ci ALPHA"),
+    ("ci_alpha=", "--ci "),
+    ('se="plugin"', "-o se=plugin"),
+    ("CovarianceOLS", "--method covariance-ols"),
+)
+
+
+def _cli_text(text: str) -> str:
+    """A library message (an error, the summary's Uncertainty row) with its remedies in CLI
+    spelling: "refit with inference=True" becomes "refit with -o inference=true"."""
+    for api, cli in _CLI_SPELLING:
+        text = text.replace(api, cli)
+    return text
+
+
+def _intervals(res: Any, ci: float | None) -> Any:
+    """The (1 − ci) intervals of a fitted result, or None (a note says why none exists: the
+    release is spent, so it is shown anyway)."""
+    if ci is None or res.failed:
+        return None
+    from dpreg.inference.results import NoUncertaintyError
+
+    try:
+        return res.conf_int(ci)
+    except NoUncertaintyError as exc:
+        err_console.print(f"note: no confidence interval: {_cli_text(str(exc))}",
+                          highlight=False)
+        return None
+
+
+def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
+    """``res.to_dict()`` with the remedies in CLI spelling and the intervals (``ci``)."""
+    out: dict[str, Any] = res.to_dict()
+    if isinstance(out.get("uncertainty"), str):
+        out["uncertainty"] = _cli_text(out["uncertainty"])
+    if ci_frame is not None:
+        out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
+                                     for k, r in ci_frame.iterrows()}}
+    return out
+
+
+def _print_summary(res: Any, ci: float | None) -> None:
+    console.print(_cli_text(str(res.summary(alpha=ci))), highlight=False)
+
+
+def _save_figure(fig: Any, path: Path) -> None:
+    """Write a matplotlib figure (format from the suffix: .png, .pdf, .svg) and close it."""
+    import matplotlib.pyplot as plt
+
+    from dpreg.exceptions import InvalidInputError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"could not write the plot to {path}: "
+                                f"{getattr(exc, 'strerror', None) or type(exc).__name__} "
+                                "(use a .png, .pdf or .svg file name)") from None
+    finally:
+        plt.close(fig)
+
+
+def _plot_result(res: Any, path: Path | None, ci: float | None) -> None:
+    """``--plot PATH``: coefficients with their DP-aware intervals (none for a ⊥ release)."""
+    if path is None:
+        return
+    if res.failed:
+        err_console.print("note: no plot: the release is ⊥", highlight=False)
+        return
+    from dpreg.inference.plots import use_file_backend
+
+    use_file_backend()
+    ax = res.plot(alpha=0.05 if ci is None else ci)
+    _save_figure(ax.figure, path)
+
+
 # ------------------------------------------------------------------ privacy parameters
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
@@ -358,6 +439,9 @@ def fit(
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the coefficients with their DP-aware (1-ALPHA) intervals to "
+        "this file (.png, .pdf, .svg).")] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -380,19 +464,13 @@ def fit(
             res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
                           ledger=led, random_state=seed, **opts)
         _warn_delta_per_n(dlt, res.nobs)
-        ci_frame = None
-        if ci is not None and not res.failed:
-            from dpreg.inference.results import NoUncertaintyError
-
-            try:
-                ci_frame = res.conf_int(ci)
-            except NoUncertaintyError as exc:  # the release is spent: show it, say why no CI
-                err_console.print(f"note: no confidence interval: {exc}")
+        ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+        _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
-        out = res.to_dict()
+        out = _result_json(res, ci, ci_frame)
         out["method"] = method
         auto = res.extra.get("auto")
         if auto is not None:  # --method auto: what was chosen, what the choice and bounds cost
@@ -401,12 +479,9 @@ def fit(
             out["chosen_method"] = auto.get("method")
             out["selection"] = jsonable({k: v for k, v in auto.items() if k != "private_bounds"})
             out["private_bounds"] = {k: list(v) for k, v in auto.get("private_bounds", {}).items()}
-        if ci_frame is not None:
-            out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
-                                         for k, r in ci_frame.iterrows()}}
         _print_json(out)
         return
-    console.print(str(res.summary(alpha=ci)), highlight=False)
+    _print_summary(res, ci)
     if res.failed:
         raise typer.Exit(code=1)
 
@@ -472,6 +547,9 @@ def fit_groups(
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
         "composition), before any group is released.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the per-group estimates (with their intervals, and the ECDF "
+        "of the interval widths, when the table has interval columns) to this file.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -509,9 +587,20 @@ def fit_groups(
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
+    if plot is not None:
+        try:
+            from dpreg.inference.plots import plot_groups, use_file_backend
+
+            use_file_backend()
+            _save_figure(plot_groups(table), plot)
+        except DPRegError as exc:
+            _fail(exc)
+            return
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
                "out": str(out), "privacy": table.attrs.get("privacy", ""),
                **_notice_fields(eps, seed)}
+    if plot is not None:
+        summary["plot"] = str(plot)
     if as_json:
         _print_json(summary)
     else:
@@ -571,19 +660,40 @@ def regress(
     release: Annotated[Path, typer.Argument(help="A release written by `dpreg release-cov`.")],
     formula: Annotated[str, typer.Argument(help='Formula over released columns, e.g. "y ~ x1 + x2".')],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    ci: Annotated[float | None, typer.Option(
+        "--ci", help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="Seed of the interval's simulation (post-processing: it does not affect "
+        "privacy). Default: derived from the release file and the formula, so the same "
+        "release gives the same intervals on every run.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
 ) -> None:
     """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
     try:
         from dpreg.covariance import SSCPRelease
 
-        res = SSCPRelease.load(release).regress(formula)
+        rel = SSCPRelease.load(release)
+        res = rel.regress(formula, rng=_release_seed(release, formula) if seed is None
+                          else seed)
+        ci_frame = _intervals(res, ci)
+        _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
-        _print_json(res.to_dict())
+        _print_json(_result_json(res, ci, ci_frame))
     else:
-        console.print(str(res.summary()), highlight=False)
+        _print_summary(res, ci)
+
+
+def _release_seed(path: Path, formula: str) -> int:
+    """The default seed of ``dpreg regress``: a hash of the release file's bytes and the
+    formula (public: the file is a DP release), so reruns give the same intervals."""
+    import hashlib
+
+    digest = hashlib.sha256(path.read_bytes() + b"\0" + formula.encode("utf-8")).digest()
+    return int.from_bytes(digest[:16], "little")
 
 
 # ------------------------------------------------------------------ ledger

@@ -145,7 +145,7 @@ def test_estimator_interval_in_original_units():
     assert ci.loc["x0", "lower"] < 2.0 < ci.loc["x0", "upper"]
     assert np.all(res.bse.to_numpy() > np.asarray(res.extra["bse_plugin_ignores_noise"]))
     assert "parametric bootstrap" in res.ci_method
-    plain = AdaSSP(epsilon=2.0, delta=1e-6, bounds_X=[(10, 20), (10, 20)], bounds_y=(-20, 40),
+    plain = AdaSSP(epsilon=2.0, delta=1e-6, bounds_X=[(10, 20), (10, 20)], bounds_y=(-20, 40), inference=False,
                    random_state=0).fit(X, y)
     with pytest.raises(NoUncertaintyError, match="inference=True"):
         plain.results_.conf_int(0.05)

@@ -298,6 +298,72 @@ class RegressionResults:
             arr = arr.reshape(-1, 1) if coef.size == 1 else arr.reshape(1, -1)
         return arr @ coef.to_numpy() + intercept
 
+    # ------------------------------------------------------------------ fit and predictions
+    @staticmethod
+    def _no_uncertainty(text: str) -> NoUncertaintyError:
+        """The error the views of a result (predictions, plots) raise when the release lacks
+        what they need (they do not import this module: no cycle)."""
+        return NoUncertaintyError(text)
+
+    def _conf_int_or_none(self, alpha: float) -> pd.DataFrame | None:
+        """:meth:`conf_int`, or None when the release has no interval at ``alpha``."""
+        try:
+            return self.conf_int(alpha)
+        except NoUncertaintyError:
+            return None
+
+    def _fit_statistic(self, key: str, what: str) -> float:
+        self._guard()
+        value = self.extra.get(key)
+        if value is None:
+            from dpreg.inference.prediction import no_fit_stats_text
+
+            raise NoUncertaintyError(f"{self.method} has no {what}: "
+                                     f"{no_fit_stats_text(self.method)}")
+        return float(value)
+
+    @property
+    def rsquared(self) -> float:
+        """R² computed from the released statistics only (post-processing; which methods have
+        one, and how: :mod:`dpreg.inference.prediction`).  Raises :class:`NoUncertaintyError`
+        (saying why) when the release carries no sum of squares; NaN when the noisy total sum
+        of squares is not positive."""
+        return self._fit_statistic("rsquared", "R² (rsquared)")
+
+    @property
+    def rsquared_adj(self) -> float:
+        """Adjusted R², 1 − (1 − R²)(n − 1)/df_resid, from the released statistics (as
+        :attr:`rsquared`)."""
+        return self._fit_statistic("rsquared_adj", "adjusted R² (rsquared_adj)")
+
+    def get_prediction(self, x: Any) -> Any:
+        """Predictions at new points ``x`` as a
+        :class:`~dpreg.inference.prediction.PredictionResults` (statsmodels' names:
+        ``predicted_mean``, ``se_mean``, ``se_obs``, ``conf_int(alpha, obs=False)``,
+        ``summary_frame(alpha)``).  ``x``: a DataFrame with the regressors as columns, a
+        mapping, or an array with the regressors in the order of the non-intercept
+        coefficients.  Post-processing of the release: no budget.  The intervals exist where
+        the release is DP-aware (a parametric bootstrap: noisy-stats and adassp with
+        ``inference``, covariance-ols); elsewhere they raise :class:`NoUncertaintyError`."""
+        self._guard()
+        from dpreg.inference.prediction import PredictionResults, design_rows
+
+        W, labels = design_rows(x, self._names)
+        return PredictionResults(self, W, labels)
+
+    def plot(self, alpha: float = 0.05, *, ax: Any = None, include_intercept: bool = True
+             ) -> Any:
+        """Coefficients with their DP-aware (1 − α) intervals (matplotlib); returns the Axes.
+
+        ``ax``: draw into these Axes (default: a new figure).  Intervals come from
+        :meth:`conf_int`; a method without one is drawn as points and says so in the title; an
+        interval flagged unreliable (``extra['dp_ci_reliable']`` False) is drawn dashed.
+        ``include_intercept=False`` leaves the intercept out (it is often on another scale)."""
+        self._guard()
+        from dpreg.inference.plots import plot_coefficients
+
+        return plot_coefficients(self, alpha=alpha, ax=ax, include_intercept=include_intercept)
+
     # ------------------------------------------------------------------ export
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python, strict-JSON form (``json.dumps(..., allow_nan=False)`` works): every
@@ -323,6 +389,9 @@ class RegressionResults:
         out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
         out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
         out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
+        # from the released statistics where the release has them (None otherwise)
+        out["rsquared"] = self.extra.get("rsquared")
+        out["df_resid"] = self.df_resid
         out["extra"] = {k: jsonable(v) for k, v in self.extra.items()}
         return strict_jsonable(out)  # type: ignore[no-any-return]
 
@@ -360,6 +429,7 @@ class Summary:
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
             ("Uncertainty", r.uncertainty),
+            *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
             ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
@@ -370,6 +440,17 @@ class Summary:
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
         return rows
+
+    def _fit_rows(self) -> list[tuple[str, str]]:
+        """R² and residual df where the release carries them (computed from it)."""
+        r = self.results
+        r2 = r.extra.get("rsquared") if not r.failed else None
+        if r2 is None:
+            return []
+        text = f"{float(r2):.4g}" if math.isfinite(float(r2)) else \
+            "nan (the privacy noise dominates the released sums of squares)"
+        df = f" (df_resid {r.df_resid:.6g})" if r.df_resid else ""
+        return [("R-squared", f"{text}, from the released statistics{df}")]
 
     def _bounds_row(self) -> tuple[str, str]:
         """The bounds the release used; those proposed privately (``bounds="private"``: DP

@@ -25,7 +25,8 @@ from dpreg.inference.uncertainty import no_ci_text, reparametrised_kwargs
 from dpreg.multivariate._common import PublicScaling
 from dpreg.simple._result import SimpleRegressionResult
 
-__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error"]
+__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error",
+           "resolve_inference"]
 
 
 def resolve_bounds_X(bounds_X: Any, n_features: int, name: str = "bounds_X") -> list[tuple[float, float]]:
@@ -94,6 +95,17 @@ def safe_validation_error(exc: ValueError, *, min_rows: int = 1,
         return InvalidInputError(text)  # public: the fitted model's feature count / names
     return InvalidInputError("X and y must be numeric arrays of matching length (the input "
                              "did not pass scikit-learn's validation)")
+
+
+def resolve_inference(value: Any, *, supported: bool) -> bool:
+    """The ``inference`` parameter of NoisyStats/AdaSSP: ``True``/``False`` as given, or
+    ``"auto"`` (the default): ``True`` exactly when the release can carry an interval
+    (``supported``, decided from public facts only: n under replace-one, the intercept)."""
+    if isinstance(value, str) and value == "auto":
+        return bool(supported)
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"inference must be True, False or 'auto'; got {value!r}")
+    return bool(value)
 
 
 def feature_names(X: Any, n_features: int) -> list[str]:
@@ -266,6 +278,28 @@ def _check_fit_intercept(value: Any) -> bool:
     return bool(value)
 
 
+def _ssp_fit_statistics(model: Any, scaling: PublicScaling | None, fit_intercept: bool,
+                        extra: dict[str, Any]) -> dict[str, Any]:
+    """R², σ̂² (original units, in ``extra``) and ``df_resid`` of a release whose bootstrap
+    world holds released second moments (AdaSSP with ``inference``): post-processing of the
+    noisy XᵀX, Xᵀy, yᵀy and the released coefficients (:mod:`dpreg.inference.prediction`).
+    R² is invariant under the public rescaling; σ̂² is scaled back by the label's scale.
+    Returns the ``df_resid`` keyword (n public or the noisy count, minus p)."""
+    from dpreg.inference.prediction import sscp_fit_statistics
+
+    needed = ("xtx", "xty", "yty", "theta", "n_world", "s2")
+    if not all(hasattr(model, k) for k in needed):
+        return {}
+    n = float(model.n_world)
+    extra.update(sscp_fit_statistics(xtx=model.xtx, xty=model.xty, yty=model.yty,
+                                     theta=model.theta, n=n,
+                                     intercept_index=0 if fit_intercept else None))
+    y_scale = scaling.y_scale if scaling is not None else 1.0
+    extra["s2"] = float(model.s2) * y_scale * y_scale
+    df = n - int(np.asarray(model.theta).size)
+    return {"df_resid": df} if df > 0 else {}
+
+
 class _MultivariateBase(DPRegressorBase):
     """Shared fit plumbing."""
 
@@ -340,6 +374,7 @@ class _MultivariateBase(DPRegressorBase):
 
             kw = reparametrised_kwargs(core, to_params, out_names)
             extra.update(kw.pop("extra_uncertainty"))
+            kw.update(_ssp_fit_statistics(core.bootstrap.model, scaling, fit_intercept, extra))
         else:
             kw = {"uncertainty": core.uncertainty if core.has_bse else no_ci_text(core.method),
                   "ci_method": None if core.has_bse else "none"}
