@@ -49,6 +49,8 @@ from dpreg.privacy import (
     PrivacyStatement,
     PureDP,
     compose,
+    get_default_ledger,
+    set_default_ledger,
 )
 
 __all__ = [
@@ -79,6 +81,8 @@ __all__ = [
     "GDP",
     "compose",
     "Ledger",
+    "set_default_ledger",
+    "get_default_ledger",
     "PrivacyEvent",
     "PrivacyStatement",
     "Neighbouring",

@@ -181,6 +181,9 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     def _store(self, results: RegressionResults) -> DPRegressorBase:
         if results.bounds is None:
             results.bounds = self._public_bounds(results)
+        # the budget as the user gave it, next to the exact accounting (dpreg.privacy.units)
+        results.privacy = results.privacy.with_requested(getattr(self, "epsilon", None),
+                                                         getattr(self, "delta", None))
         self.results_ = results
         self.privacy_ = results.privacy
         if results.failed:
