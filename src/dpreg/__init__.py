@@ -38,6 +38,7 @@ from dpreg.linear_model import (
     NoisyStats,
     TukeyEM,
 )
+from dpreg.planner import Plan, plan
 from dpreg.privacy import (
     GDP,
     ZCDP,
@@ -56,6 +57,8 @@ from dpreg.privacy import (
 __all__ = [
     "__version__",
     "regress",
+    "plan",
+    "Plan",
     "METHODS",
     "release_sscp",
     "SSCPRelease",

@@ -622,6 +622,45 @@ def regress(
         console.print(str(res.summary()), highlight=False)
 
 
+# ------------------------------------------------------------------ plan
+@app.command("plan")
+def plan_cmd(
+    y: Annotated[str, typer.Option("--y", help="Response column.")],
+    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
+    n: Annotated[int, typer.Option("--n", help="The public number of rows.")],
+    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
+    delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
+    target_sd: Annotated[float | None, typer.Option(
+        "--target-sd", help="Solve for the smallest ε whose noise sd meets this.")] = None,
+    target: Annotated[str | None, typer.Option(
+        "--target", help="Coefficient name or 'prediction' for --target-sd (default: the "
+        "largest slope sd).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the public design.")] = 0,
+    n_sim: Annotated[int, typer.Option("--n-sim", help="Simulated releases.")] = 200,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
+    eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
+    dlt = parse_delta(delta)
+    try:
+        from dpreg.planner import plan
+
+        formula = f"{y} ~ {' + '.join(x)}"
+        res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
+                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim,
+                   **parse_options(option))
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(res.to_dict())
+    else:
+        console.print(str(res), highlight=False)
+
+
 # ------------------------------------------------------------------ ledger
 @ledger_app.command("init")
 def ledger_init(
