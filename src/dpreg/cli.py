@@ -376,6 +376,9 @@ def fit(
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    allow_unreliable: Annotated[bool, typer.Option(
+        "--allow-unreliable", help="With --method auto --bounds private: fit even when the "
+        "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -394,6 +397,8 @@ def fit(
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
+        if allow_unreliable:
+            opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
 
         with _library_warnings(), release_context(entry="dpreg fit", data=str(data)):
@@ -414,6 +419,7 @@ def fit(
     if as_json:
         out = res.to_dict()
         out["method"] = method
+        out["reliable"] = bool(res.extra.get("reliable", True))
         auto = res.extra.get("auto")
         if auto is not None:  # --method auto: what was chosen, what the choice and bounds cost
             from dpreg._json import jsonable

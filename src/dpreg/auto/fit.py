@@ -118,7 +118,7 @@ def fit_auto(
     y_bounds: Any, x_names: list[str] | None = None, y_name: str = "y", fit_intercept: bool = True,
     selection_fraction: float = SELECTION_FRACTION, bounds_fraction: float = BOUNDS_FRACTION,
     coarse_range: Any = None, ledger: Any = None, random_state: Any = None,
-    **options: Any,
+    allow_unreliable: bool = False, **options: Any,
 ) -> Any:
     """Run the whole ``auto`` pipeline; returns a :class:`~dpreg.inference.RegressionResults`.
 
@@ -128,6 +128,9 @@ def fit_auto(
     column name -> ``(lo, hi)``).  ``options`` go to the chosen method (``output_range`` for
     Theil-Sen).  The result's ``extra["auto"]`` records the chosen method, the selection
     statistic and spend, and the private bounds; ``privacy`` states the composed total.
+    After DP bounds, :func:`dpreg.auto.checks.check_bounds_free` (DP outputs only) raises
+    ``InsufficientBudgetError`` when the rest cannot be useful -- with ``allow_unreliable=True``
+    it warns instead and the result gets ``extra["reliable"] = False``.
     """
     from dpreg import _dispatch
     from dpreg._validation import check_array, check_xy
@@ -219,6 +222,10 @@ def fit_auto(
             yb = pb.bounds
             private_bounds[y_name] = pb.bounds
         info["bounds_epsilon"] = bpart.epsilon
+        from dpreg.auto.checks import check_bounds_free  # from DP outputs only: useful at all?
+        info["reliability"] = check_bounds_free(
+            private_bounds, n=n, bounds_epsilon=bpart.epsilon, coarse=coarse, delta=dlt, n_x=d,
+            method_epsilon=parts["method"].epsilon, allow_unreliable=allow_unreliable).as_dict()  # type: ignore[union-attr]
     info["private_bounds"] = private_bounds
     xbs: list[tuple[float, float]] = [b if b is not None else (0.0, 1.0) for b in xb_list]
     ybs: tuple[float, float] = yb if yb is not None else (0.0, 1.0)
@@ -283,6 +290,8 @@ def fit_auto(
         details={"auto": {k: v for k, v in info.items()}, "method": inner.as_dict()},
     )
     out.extra["auto"] = info
+    if not info.get("reliability", {}).get("reliable", True):
+        out.extra["reliable"] = False  # allow_unreliable=True: fitted although predicted useless
     out.method = f"auto:{method}"
     return out
 

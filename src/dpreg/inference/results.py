@@ -303,6 +303,9 @@ class Summary:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
+        if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
+            rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
+                            "DP bounds was predicted too small for a useful release"))
         return rows
 
     def _bounds_row(self) -> tuple[str, str]:
