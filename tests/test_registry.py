@@ -99,6 +99,7 @@ _LISTS_ALLOWED = {
     "bench/kinds/simple.py": "which methods share the replicate code path",
     "grouped/local.py": "which Theil-Sen variants share the lean seeded path",
     "simple/_result.py": "which simple methods have an interval text",
+    "planner.py": "which methods the planner solves in closed form (the rest is simulated)",
 }
 
 

@@ -38,6 +38,7 @@ from dpreg.linear_model import (
     NoisyStats,
     TukeyEM,
 )
+from dpreg.planner import Plan, plan
 from dpreg.privacy import (
     GDP,
     ZCDP,
@@ -49,11 +50,15 @@ from dpreg.privacy import (
     PrivacyStatement,
     PureDP,
     compose,
+    get_default_ledger,
+    set_default_ledger,
 )
 
 __all__ = [
     "__version__",
     "regress",
+    "plan",
+    "Plan",
     "METHODS",
     "release_sscp",
     "SSCPRelease",
@@ -79,6 +84,8 @@ __all__ = [
     "GDP",
     "compose",
     "Ledger",
+    "set_default_ledger",
+    "get_default_ledger",
     "PrivacyEvent",
     "PrivacyStatement",
     "Neighbouring",

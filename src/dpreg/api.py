@@ -195,15 +195,19 @@ def fit_arrays(
         from dpreg.auto import check_options, fit_auto
 
         check_options(options)
-        return fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+        out = fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
                         x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
                         fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
                         **options)
-    return _dispatch.fit(
-        method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta, x_bounds=x_bounds,
-        y_bounds=y_bounds, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
-        ledger=ledger, random_state=random_state, options=options,
-    )
+    else:
+        out = _dispatch.fit(
+            method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+            x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
+            fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
+            options=options,
+        )
+    # the budget as the user gave it, next to the exact accounting (dpreg.privacy.units)
+    return out.replace(privacy=out.privacy.with_requested(epsilon, delta))
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,
@@ -245,7 +249,8 @@ def regress(
         ``method="auto"`` a column's entry may be ``"private"``, or ``bounds="private"`` for
         all columns: DP bounds are then proposed from part of ε (see :mod:`dpreg.auto`).
     ledger:
-        Optional :class:`dpreg.Ledger` charged before any noise is drawn.
+        Optional :class:`dpreg.Ledger` charged before any noise is drawn (default: the
+        session's default ledger, :func:`dpreg.set_default_ledger`, if one is set).
     random_state:
         ``None`` (fresh OS entropy, for releases) or a seed (reproducible experiments).
     method_options:

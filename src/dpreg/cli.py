@@ -105,7 +105,18 @@ def parse_options(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _open_ledger(path: Path | None) -> Any:
+#: environment variable naming a default ledger file for fit, fit-groups and release-cov
+LEDGER_ENV = "DPREG_LEDGER"
+
+
+def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
+    """The ledger file ``path``; without one (and ``use_default``), the file named by
+    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``)."""
+    import os
+
+    how = ""
+    if path is None and use_default and os.environ.get(LEDGER_ENV):
+        path, how = Path(os.environ[LEDGER_ENV]), f" (from ${LEDGER_ENV})"
     if path is None:
         return None
     from dpreg import Ledger
@@ -113,10 +124,17 @@ def _open_ledger(path: Path | None) -> Any:
 
     if not path.exists():
         raise InvalidInputError(
-            f"ledger {path} does not exist; create it first with: dpreg ledger init {path} "
+            f"ledger {path}{how} does not exist; create it first with: dpreg ledger init {path} "
             "--epsilon TOTAL [--delta TOTAL_DELTA]"
         )
     return Ledger(None, path)
+
+
+def _ledger_line(led: Any) -> dict[str, Any]:
+    """What the ledger has left after a charge (for the output of fit, fit-groups,
+    release-cov): ``{"path", "spent", "remaining", "text"}`` in the ledger's units."""
+    return {"path": str(led.path), "spent": led.spent().as_dict(),
+            "remaining": led.remaining().as_dict(), "text": f"ledger {led.path}: {led.describe()}"}
 
 
 def _read_csv(path: Path) -> Any:
@@ -442,6 +460,9 @@ def fit(
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the coefficients with their DP-aware (1-ALPHA) intervals to "
         "this file (.png, .pdf, .svg).")] = None,
+    allow_unreliable: Annotated[bool, typer.Option(
+        "--allow-unreliable", help="With --method auto --bounds private: fit even when the "
+        "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -457,10 +478,14 @@ def fit(
         formula = formula_from_columns(y, x, _read_csv_header(data),
                                        intercept=not no_intercept).text()
         frame = _read_csv(data)
-        led = _open_ledger(ledger)
+        led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
-        with _library_warnings():
+        if allow_unreliable:
+            opts["allow_unreliable"] = True
+        from dpreg.privacy import release_context
+
+        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)):
             res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
                           ledger=led, random_state=seed, **opts)
         _warn_delta_per_n(dlt, res.nobs)
@@ -472,6 +497,7 @@ def fit(
     if as_json:
         out = _result_json(res, ci, ci_frame)
         out["method"] = method
+        out["reliable"] = bool(res.extra.get("reliable", True))
         auto = res.extra.get("auto")
         if auto is not None:  # --method auto: what was chosen, what the choice and bounds cost
             from dpreg._json import jsonable
@@ -479,9 +505,13 @@ def fit(
             out["chosen_method"] = auto.get("method")
             out["selection"] = jsonable({k: v for k, v in auto.items() if k != "private_bounds"})
             out["private_bounds"] = {k: list(v) for k, v in auto.get("private_bounds", {}).items()}
+        if led is not None:
+            out["ledger"] = _ledger_line(led)
         _print_json(out)
         return
     _print_summary(res, ci)
+    if led is not None:
+        console.print(_ledger_line(led)["text"], highlight=False)
     if res.failed:
         raise typer.Exit(code=1)
 
@@ -576,8 +606,10 @@ def fit_groups(
 
             keys = parse_key_list(_read_text(groups_file, "--groups-file").splitlines(),
                                   frame[by] if by in frame.columns else None)
-        led = _open_ledger(ledger)
-        with _library_warnings():
+        led = _open_ledger(ledger, use_default=True)
+        from dpreg.privacy import release_context
+
+        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=not as_json, backend=backend,
@@ -601,11 +633,15 @@ def fit_groups(
                **_notice_fields(eps, seed)}
     if plot is not None:
         summary["plot"] = str(plot)
+    if led is not None:
+        summary["ledger"] = _ledger_line(led)
     if as_json:
         _print_json(summary)
     else:
         console.print(f"wrote {summary['groups']} group releases ({summary['failed']} ⊥) to {out}")
         console.print(summary["privacy"], highlight=False)
+        if led is not None:
+            console.print(summary["ledger"]["text"], highlight=False)
 
 
 # ------------------------------------------------------------------ covariance release
@@ -632,16 +668,20 @@ def release_cov(
         cols.extend(part for part in c.split(",") if part)
     try:
         from dpreg.covariance import release_sscp
+        from dpreg.privacy import release_context
 
         frame = _read_csv(data)
-        with _library_warnings():
+        led = _open_ledger(ledger, use_default=True)
+        with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
-                               rng=seed, ledger=_open_ledger(ledger))
+                               rng=seed, ledger=led)
         rel.save(out)
     except DPRegError as exc:
         _fail(exc)
         return
     fields = _notice_fields(eps, seed)
+    if led is not None:
+        fields["ledger"] = _ledger_line(led)
     if as_json:
         _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt, **fields})
     else:
@@ -653,6 +693,8 @@ def release_cov(
                       f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
         if fields["notice"]:
             console.print(fields["notice"], highlight=False)
+        if led is not None:
+            console.print(fields["ledger"]["text"], highlight=False)
 
 
 @app.command()
@@ -694,6 +736,45 @@ def _release_seed(path: Path, formula: str) -> int:
 
     digest = hashlib.sha256(path.read_bytes() + b"\0" + formula.encode("utf-8")).digest()
     return int.from_bytes(digest[:16], "little")
+
+
+# ------------------------------------------------------------------ plan
+@app.command("plan")
+def plan_cmd(
+    y: Annotated[str, typer.Option("--y", help="Response column.")],
+    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
+    n: Annotated[int, typer.Option("--n", help="The public number of rows.")],
+    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
+    delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
+    target_sd: Annotated[float | None, typer.Option(
+        "--target-sd", help="Solve for the smallest ε whose noise sd meets this.")] = None,
+    target: Annotated[str | None, typer.Option(
+        "--target", help="Coefficient name or 'prediction' for --target-sd (default: the "
+        "largest slope sd).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the public design.")] = 0,
+    n_sim: Annotated[int, typer.Option("--n-sim", help="Simulated releases.")] = 200,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
+    eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
+    dlt = parse_delta(delta)
+    try:
+        from dpreg.planner import plan
+
+        formula = f"{y} ~ {' + '.join(x)}"
+        res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
+                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim,
+                   **parse_options(option))
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(res.to_dict())
+    else:
+        console.print(str(res), highlight=False)
 
 
 # ------------------------------------------------------------------ ledger
@@ -744,6 +825,7 @@ def ledger_show(
         led = _open_ledger(path)
         info = led.as_dict()
         events = led.events()
+        describe = led.describe()
         led.close()
     except DPRegError as exc:
         _fail(exc)
@@ -753,17 +835,24 @@ def ledger_show(
         return
     from dpreg.privacy import Budget
 
+    def info_time(e: Any) -> str:
+        return str(e.as_dict()["time"]).removesuffix(" UTC")
+
     total, spent, remaining = (Budget.from_dict(info[k]) for k in ("total", "spent", "remaining"))
     relation = info["neighbouring"] + (" (legacy file: no relation stored, treated as "
                                        "replace-one)" if info["legacy_relation"] else "")
     table = Table(title=f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
                         f"remaining {remaining}")
-    for col in ("id", "charged", "stated (relation)", "label"):
+    for col in ("id", "time (UTC)", "requested", "charged", "stated (relation)", "released",
+                "label"):
         table.add_column(col)
     for e in events:
-        table.add_row(str(e.id), str(e.budget) + ("" if e.private else " NOT PRIVATE"),
-                      f"{e.stated} ({e.neighbouring})", e.label)
+        req = e.requested
+        table.add_row(str(e.id), info_time(e), "-" if req is None else str(req),
+                      str(e.budget) + ("" if e.private else " NOT PRIVATE"),
+                      f"{e.stated} ({e.neighbouring})", e.released if e.info else "-", e.label)
     console.print(table)
+    console.print(f"ledger {path}: {describe}", highlight=False)
     if not info["private"]:
         console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
                       "budget): its releases carry no privacy guarantee", highlight=False)

@@ -132,7 +132,8 @@ def test_pipeline_charges_each_step_and_the_total_is_epsilon():
     x, y = _line(300)
     L = Ledger(PureDP(5.0))
     r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", ledger=L,
-                 random_state=0)  # ε²·n/4 = 1875 > U: the selection is run
+                 random_state=0,  # ε²·n/4 = 1875 > U: the selection is run
+                 allow_unreliable=True)  # n = 300: below bounds-free mode's minimum size
     labels = [e.label for e in L.events()]
     assert labels[:4] == ["auto: DP bounds for x0", "auto: DP bounds for y",
                           "auto: selection statistic nvar(x)",
@@ -251,10 +252,11 @@ def test_infinite_epsilon_multivariate_equals_the_chosen_nonprivate_counterpart(
 def test_regress_bounds_private_and_mixed():
     x, y = _line(400, seed=2)
     df = pd.DataFrame({"x": x, "y": y})
-    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds="private", random_state=0)
+    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds="private", random_state=0,
+                      allow_unreliable=True)  # n = 400: below bounds-free mode's minimum size
     assert set(r.extra["auto"]["private_bounds"]) == {"x", "y"}
     r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds={"x": (0, 1), "y": "private"},
-                      random_state=0)
+                      random_state=0, allow_unreliable=True)
     assert set(r.extra["auto"]["private_bounds"]) == {"y"}
     assert r.bounds["x"] == (0.0, 1.0)
     text = str(r.summary())  # privately proposed bounds are not labelled public
@@ -288,7 +290,8 @@ def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
     path = tmp_path / "d.csv"
     pd.DataFrame({"x": x, "y": y}).to_csv(path, index=False)
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
-                                   "--epsilon", "5", "--bounds", "private", "--seed", "1", "--json"])
+                                   "--epsilon", "5", "--bounds", "private", "--seed", "1", "--json",
+                                   "--allow-unreliable"])  # n = 300: below the minimum size
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["method"] == "auto"
@@ -297,7 +300,7 @@ def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
     assert set(out["private_bounds"]) == {"x", "y"}
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
                                    "--epsilon", "2", "--bounds", "x=0:1", "--bounds", "y=private",
-                                   "--seed", "1", "--json"])
+                                   "--seed", "1", "--json", "--allow-unreliable"])
     assert res.exit_code == 0, res.output
     assert set(json.loads(res.stdout)["private_bounds"]) == {"y"}
 

@@ -317,7 +317,7 @@ def fit_auto(
     y_bounds: Any, x_names: list[str] | None = None, y_name: str = "y", fit_intercept: bool = True,
     selection_fraction: float = SELECTION_FRACTION, bounds_fraction: float = BOUNDS_FRACTION,
     coarse_range: Any = None, ledger: Any = None, random_state: Any = None,
-    **options: Any,
+    allow_unreliable: bool = False, **options: Any,
 ) -> Any:
     """Run the whole ``auto`` pipeline; returns a :class:`~dpreg.inference.RegressionResults`.
 
@@ -327,6 +327,9 @@ def fit_auto(
     column name -> ``(lo, hi)``).  ``options`` go to the chosen method (``output_range`` for
     Theil-Sen).  The result's ``extra["auto"]`` records the chosen method, the selection
     statistic and spend, and the private bounds; ``privacy`` states the composed total.
+    After DP bounds, :func:`dpreg.auto.checks.check_bounds_free` (DP outputs only) raises
+    ``InsufficientBudgetError`` when the rest cannot be useful -- with ``allow_unreliable=True``
+    it warns instead and the result gets ``extra["reliable"] = False``.
 
     Phases: validate everything (:func:`_validate`), plan from public inputs (:func:`_plan`),
     DP bounds where none are public (:func:`_propose_bounds`), the private choice with one x
@@ -343,6 +346,12 @@ def fit_auto(
     if need_bounds:
         assert parts["bounds"] is not None
         _propose_bounds(run, parts["bounds"])
+        from dpreg.auto.checks import check_bounds_free  # from DP outputs only: useful at all?
+        run.info["reliability"] = check_bounds_free(
+            run.info["private_bounds"], n=run.n, bounds_epsilon=parts["bounds"].epsilon,
+            coarse=run.coarse, delta=run.delta, n_x=run.X.shape[1],
+            method_epsilon=parts["method"].epsilon,  # type: ignore[union-attr]
+            allow_unreliable=allow_unreliable).as_dict()
     else:
         run.info["private_bounds"] = {}
     xbs: list[tuple[float, float]] = [b if b is not None else (0.0, 1.0) for b in run.x_bounds]
@@ -369,7 +378,10 @@ def fit_auto(
     if run.y_bounds is not None:
         known[run.y_name] = run.y_bounds
     run.info["bounds_needed"] = bool(need_bounds) or method != "tukey-em"
+    extra = {**out.extra, "auto": run.info}
+    if not run.info.get("reliability", {}).get("reliable", True):
+        extra["reliable"] = False  # allow_unreliable=True: fitted although predicted useless
     return out.replace(
         privacy=_statement(run.total, out.privacy, run.info, is_seeded(random_state)),
-        extra={**out.extra, "auto": run.info}, method=f"auto:{method}",
+        extra=extra, method=f"auto:{method}",
         bounds=known or None)  # TukeyEM without bounds: none were used, none are reported

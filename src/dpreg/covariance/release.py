@@ -275,7 +275,8 @@ def release_sscp(
     calibration:
         ``"analytic"`` (default; exact Gaussian curve) or ``"classical"`` (ε < 1).
     ledger:
-        Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise.
+        Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise
+        (default: the session's default ledger, :func:`dpreg.set_default_ledger`, if set).
     psd_tol:
         Relative tolerance of the PSD repair.
     """
@@ -304,7 +305,7 @@ def release_sscp(
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism=MECHANISM, source=SOURCE,
         seeded=is_seeded(rng),
-        details={"sensitivity": sens, "sigma": sigma, "calibration": cal},
+        details={"sensitivity": sens, "sigma": sigma, "calibration": cal}, requested=budget,
     )
     meta = {
         "epsilon": eps, "delta": dlt, "neighbouring": rel.value,

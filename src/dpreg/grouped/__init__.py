@@ -163,7 +163,8 @@ def fit_by_group(
         budget, by parallel composition over disjoint groups, in the definition a single fit of
         ``method`` charges, stated under replace-one neighbours -- after validation and before
         any group is released.  If it does not fit, :class:`~dpreg.BudgetExceededError` is
-        raised and nothing is released.  The per-group fits charge nothing.
+        raised and nothing is released.  The per-group fits charge nothing.  Default: the
+        session's default ledger (:func:`dpreg.set_default_ledger`), if one is set.
 
     Returns a DataFrame with columns ``group`` (the key), ``n``, ``intercept``, ``slope``,
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method

@@ -32,6 +32,7 @@ from dpreg._version import __version__
 from dpreg.exceptions import DPRegError, MechanismFailure
 from dpreg.privacy.neighbours import PrivacyStatement
 from dpreg.privacy.notices import NOT_PRIVATE_NOTICE
+from dpreg.privacy.units import describe_accounting, describe_requested
 
 __all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]
 
@@ -406,7 +407,8 @@ class RegressionResults:
         if self.failed:
             return f"<RegressionResults {self.method}: FAILED (⊥): {self.reason}>"
         coefs = ", ".join(f"{k}={v:.4g}" for k, v in self._params.items())
-        return f"<RegressionResults {self.method}: {coefs}; {self.privacy.budget}>"
+        shown = describe_requested(self.privacy.requested, self.privacy.budget)
+        return f"<RegressionResults {self.method}: {coefs}; {shown}>"
 
 
 @dataclass
@@ -424,7 +426,10 @@ class Summary:
         rows = [
             ("Dep. variable", r.dep_var),
             ("Method", f"{r.method} ({priv.mechanism})"),
-            ("Privacy budget", str(priv.budget) + ("" if priv.private else "  NOT PRIVATE")),
+            ("Privacy budget", describe_requested(priv.requested, priv.budget)
+             + ("" if priv.private else "  NOT PRIVATE")),
+            *((("Accounting", acc),) if (acc := describe_accounting(priv.requested, priv.budget))
+              else ()),
             ("Neighbouring", str(priv.neighbouring)),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
@@ -439,6 +444,9 @@ class Summary:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
+        if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
+            rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
+                            "DP bounds was predicted too small for a useful release"))
         return rows
 
     def _fit_rows(self) -> list[tuple[str, str]]:
@@ -491,6 +499,10 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
+            if k == "Accounting":  # one long sentence: wrapped under its value column
+                import textwrap
+
+                v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))
             lines.append(f"{k + ':':<20}{v}")
         lines.append("-" * width)
         tab = self.table()
@@ -530,7 +542,8 @@ class Summary:
     def as_latex(self) -> str:
         tab = self.table()
         out = ["\\begin{table}[ht]", "\\centering"]
-        cap = f"{self.results.method}: {self.results.privacy.budget}, " \
+        priv = self.results.privacy
+        cap = f"{self.results.method}: {describe_requested(priv.requested, priv.budget)}, " \
               f"{self.results.privacy.neighbouring} neighbours"
         if not self.results.privacy.private:
             cap = f"NOT PRIVATE (epsilon = inf) -- {cap}"

@@ -193,6 +193,9 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     def _store(self, results: RegressionResults) -> DPRegressorBase:
         if results.bounds is None:  # record the public bounds this fit used (a new result)
             results = results.replace(bounds=self._public_bounds(results))
+        # the budget as the user gave it, next to the exact accounting (dpreg.privacy.units)
+        results = results.replace(privacy=results.privacy.with_requested(
+            getattr(self, "epsilon", None), getattr(self, "delta", None)))
         self.results_ = results
         self.privacy_ = results.privacy
         if results.failed:
