@@ -85,7 +85,8 @@ def _relative_sd(n: int, epsilon: float, delta: float | None, n_x: int) -> float
     """Planned slope sd / (w_y / w_x) at the method's ε: analytic, on unit bounds."""
     if math.isinf(epsilon):
         return 0.0
-    from dpreg.planner import _adassp, _noisy_stats
+    from dpreg.auto.noise import adassp_cov as _adassp
+    from dpreg.auto.noise import noisy_stats_cov as _noisy_stats
 
     if n_x == 1:
         cov, _ = _noisy_stats(epsilon, n, (0.0, 1.0), (0.0, 1.0))

@@ -65,7 +65,6 @@ cannot be pickled (a copy in another process would not see this process's charge
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import datetime as _dt
 import json
 import math
@@ -95,6 +94,13 @@ from dpreg.privacy.budgets import (
     as_budget,
     gdp_epsilon,
     zcdp_epsilon,
+)
+from dpreg.privacy.context import (
+    RELEASE_KEYS,
+    current_release,
+    get_default_ledger,
+    release_context,
+    swap_default_ledger,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 from dpreg.privacy.relations import convert_relation
@@ -301,8 +307,6 @@ _BASE_EVENT_COLUMNS = {"id", "ts", "budget", "label"}
 _RELATION_COLUMNS = {"neighbouring", "stated"}
 #: the column that says what was released (added to files written before it existed)
 _INFO_COLUMN = "info"
-#: the keys of :attr:`PrivacyEvent.info` (other keys of a release context are not recorded)
-RELEASE_KEYS = ("entry", "method", "formula", "columns", "data", "requested")
 
 
 def _utc(ts: float) -> str:
@@ -311,36 +315,6 @@ def _utc(ts: float) -> str:
         return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
         return "?"
-
-
-_RELEASE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "dpreg_release", default=None)
-
-
-@contextlib.contextmanager
-def release_context(**info: Any) -> Iterator[dict[str, Any]]:
-    """Say what the enclosed call releases: every ledger charge inside records it in its
-    event's ``info`` (:data:`RELEASE_KEYS`; ``None`` values are skipped).  Nested contexts add
-    keys; an outer key wins (the CLI's data file name and the formula of ``regress`` stay when
-    ``regress`` fits an estimator).  Public facts only: the caller must never put a data value
-    here (column names, the formula, the method and the file name the user typed are public)."""
-    outer = _RELEASE.get() or {}
-    merged = {k: v for k, v in info.items() if k in RELEASE_KEYS and v is not None}
-    merged.update(outer)
-    token = _RELEASE.set(merged)
-    try:
-        yield merged
-    finally:
-        _RELEASE.reset(token)
-
-
-def current_release() -> dict[str, Any]:
-    """The release context of the current call (empty outside one)."""
-    return dict(_RELEASE.get() or {})
-
-
-_DEFAULT_LOCK = threading.Lock()
-_DEFAULT_LEDGER: list[Ledger | None] = [None]
 
 
 def set_default_ledger(ledger: Ledger | None) -> Ledger | None:
@@ -356,15 +330,7 @@ def set_default_ledger(ledger: Ledger | None) -> Ledger | None:
     variable (a ledger file)."""
     if ledger is not None and not isinstance(ledger, Ledger):
         raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
-    with _DEFAULT_LOCK:
-        previous = _DEFAULT_LEDGER[0]
-        _DEFAULT_LEDGER[0] = ledger
-    return previous
-
-
-def get_default_ledger() -> Ledger | None:
-    """The session's default ledger (:func:`set_default_ledger`), or ``None``."""
-    return _DEFAULT_LEDGER[0]
+    return swap_default_ledger(ledger)
 
 
 class Ledger:

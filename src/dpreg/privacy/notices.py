@@ -234,7 +234,7 @@ def public_function(seed_arg: str = "random_state",
     when its ``ledger`` keyword is None; every charge inside records what the call releases."""
 
     def deco(fn: F) -> F:
-        from dpreg.privacy.ledger import get_default_ledger, release_context
+        from dpreg.privacy.context import get_default_ledger, release_context
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -261,7 +261,7 @@ def public_entry(fit: F) -> F:
     An outermost fit with ``ledger=None`` charges the session's default ledger (``self.ledger``
     is set to it for the fit and restored after); every charge inside records the estimator,
     its requested budget and the feature names of a DataFrame ``X``."""
-    from dpreg.privacy.ledger import get_default_ledger, release_context
+    from dpreg.privacy.context import get_default_ledger, release_context
     from dpreg.privacy.units import requested_budget
 
     @functools.wraps(fit)
