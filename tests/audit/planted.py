@@ -186,10 +186,12 @@ def _ns_correct(data, n, rng, *, bounds=BOX, x_eval=None):
 
 
 def _ns_from_stats(stats, sens, xb, yb, n_rec, n, rng, x_eval=(0.25, 0.75), bottom=None):
-    from dpreg.simple._noisy_stats import _release_line
+    from dpreg.simple._noisy_stats import LineStatistics, release_noisy_stats
 
     parts = PureDP(NS_EPS).split([1, 1, 1])
-    draw = _release_line(stats, sens, parts, xb, yb, n_rec, rng, size=n)
+    batch = LineStatistics(*(np.full(n, v) for v in (n_rec, *stats)))
+    draw = release_noisy_stats(batch, x_bounds=xb, y_bounds=yb, parts=parts, rng=rng,
+                               sensitivities=sens)
     out = np.column_stack([draw["slope"] * xv + draw["intercept"] for xv in x_eval])
     failed = draw["reason"] != "" if bottom is None else np.full(n, bool(bottom))
     if bottom is not None:  # ⊥ decided by the caller; otherwise use the noisy slope anyway

@@ -94,6 +94,19 @@ def group_noise_keys(spec: GroupSpec, keys: Sequence[Any], calls: int) -> list[l
     return [noise_keys(np.random.PCG64(group_seed_sequence(spec.root, k)), calls) for k in keys]
 
 
+def group_randomness(spec: GroupSpec, keys: Sequence[Any]) -> Any:
+    """The :class:`~dpreg.mechanisms.batch.RowRandomness` of the groups ``keys`` (one row per
+    key): seeded, row g draws from the bit generator of its :func:`group_generator` -- the keys
+    the group's own fit takes, in call order, so a batched release of many groups equals the
+    per-group loop; secure (no seed), one os.urandom source for the whole batch."""
+    from dpreg.mechanisms.batch import RowRandomness
+
+    if not spec.seeded:
+        return RowRandomness.secure(len(keys))
+    return RowRandomness.seeded([np.random.PCG64(group_seed_sequence(spec.root, k))
+                                 for k in keys])
+
+
 @dataclass
 class GroupSpec:
     """Validated public inputs of one ``fit_by_group`` call."""

@@ -53,6 +53,7 @@ from dpreg.grouped._common import (
     assemble,
     group_generator,
     group_noise_keys,
+    group_randomness,
 )
 from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
 
@@ -132,18 +133,6 @@ def _active_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.n
     return part.x[rows], part.y[rows], starts
 
 
-def _laplace_groups(values: np.ndarray, sens: np.ndarray, epsilon: float,
-                    keys: list[bytes] | None) -> np.ndarray:
-    """``laplace(values[j], sensitivity=sens[j], epsilon=epsilon, rng=...)`` for every group j
-    at once (one coordinate each): seeded with key ``keys[j]`` (the group's own mechanism call),
-    or from one os.urandom source.  ε = ∞ adds nothing, as :func:`~dpreg.mechanisms.laplace`."""
-    from dpreg.mechanisms.secure import laplace_batch
-
-    if math.isinf(epsilon) or values.size == 0:
-        return np.asarray(values, dtype=np.float64).copy()
-    return laplace_batch(values, sensitivity=sens, epsilon=epsilon, keys=keys)
-
-
 def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
@@ -170,46 +159,27 @@ def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
 def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
                         xbar: np.ndarray, ybar: np.ndarray, nvar: np.ndarray,
                         ncov: np.ndarray) -> None:
-    """DPSuffStats' noise-and-divide step for many groups from their clipped statistics
-    (x̄, ȳ, nvar, ncov): the same arithmetic and mechanism calls as
-    :func:`dpreg.simple.noisy_stats` (Laplace on ncov, on nvar, then on the intercept's centre
-    where the noisy slope is usable), batched over groups (seeded: each group's own keys)."""
+    """DPSuffStats for the groups ``idx`` from their clipped statistics (x̄, ȳ, nvar, ncov):
+    :func:`dpreg.simple._noisy_stats.release_noisy_stats` on the batch (seeded: each group's own
+    keys, so each row equals the group's own fit), written into ``out``."""
     from dpreg._validation import check_epsilon
     from dpreg.privacy import PureDP
-    from dpreg.simple import _noisy_stats as ns
     from dpreg.simple._common import default_x_eval
+    from dpreg.simple._noisy_stats import LineStatistics
+    from dpreg.simple._noisy_stats import release_noisy_stats as release
 
     if idx.size == 0:
         return
-    eps = check_epsilon(spec.epsilon)
-    xb, yb = spec.x_bounds, spec.y_bounds
-    parts = PureDP(eps).split([1, 1, 1])
-    sens_cov = np.empty(idx.size)
-    sens_var = np.empty(idx.size)
-    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    for u, nj in enumerate(sizes.tolist()):  # sensitivities depend on the public n only
-        sens = ns.noisy_stats_sensitivities(xb, yb, int(nj))
-        sens_cov[inverse == u], sens_var[inverse == u] = sens["ncov"], sens["nvar"]
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 3)
-    call = (lambda c: None) if keys is None else (lambda c: [k[c] for k in keys])
-    noisy_ncov = _laplace_groups(np.asarray(ncov, dtype=np.float64), sens_cov,
-                                 parts[0].epsilon, call(0))
-    noisy_nvar = _laplace_groups(np.asarray(nvar, dtype=np.float64), sens_var,
-                                 parts[1].epsilon, call(1))
-    ok, slope, d3, slope_ok = ns._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
-    intercept = np.full(idx.size, np.nan)
-    sel = np.flatnonzero(slope_ok)
-    if sel.size:
-        with np.errstate(invalid="ignore", over="ignore"):
-            centre = ybar[sel] - slope[sel] * xbar[sel]
-        third = None if keys is None else [keys[j][2] for j in sel.tolist()]
-        intercept[sel] = _laplace_groups(centre, d3[sel], parts[2].epsilon, third)
-    line_ok = ns._line_ok(slope, intercept, slope_ok, xb)
-    reasons = [ns._FAIL_DENOMINATOR if not ok[j] else ns._FAIL_SLOPE if not slope_ok[j]
-               else ns._FAIL_INTERCEPT if not line_ok[j] else "" for j in range(idx.size)]
+    xb = spec.x_bounds
+    parts = PureDP(check_epsilon(spec.epsilon)).split([1, 1, 1])
+    stats = LineStatistics(np.asarray(n, dtype=np.int64), *(np.asarray(v, dtype=np.float64)
+                                                            for v in (xbar, ybar, nvar, ncov)))
+    draw = release(stats, x_bounds=xb, y_bounds=spec.y_bounds, parts=parts,
+                   rng=group_randomness(spec, [spec.keys[k] for k in idx]))
+    slope, intercept, reason = draw["slope"], draw["intercept"], draw["reason"]
     with np.errstate(invalid="ignore", over="ignore"):
         preds = {float(v): slope * v + intercept for v in default_x_eval(xb)}
-    out.set_line(idx, slope, intercept, preds, line_ok, reasons)
+    out.set_line(idx, slope, intercept, preds, reason == "", reason.tolist())
 
 
 def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
@@ -223,21 +193,17 @@ def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
 
 def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
                          mean: np.ndarray) -> None:
-    """DPIntercept for many groups from the means of the clipped y (as the core releases them:
-    one Laplace call per group, batched)."""
+    """DPIntercept for the groups ``idx`` from the means of their clipped y:
+    :func:`dpreg.simple._noisy_stats.release_dp_intercept` on the batch, written into ``out``."""
     from dpreg._validation import check_epsilon
-    from dpreg.mechanisms.sensitivity import mean_sensitivity
     from dpreg.simple._common import default_x_eval
+    from dpreg.simple._noisy_stats import release_dp_intercept as release
 
     if idx.size == 0:
         return
-    eps = check_epsilon(spec.epsilon)
-    yb = spec.y_bounds
-    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    sens = np.array([mean_sensitivity(yb, int(nj)) for nj in sizes.tolist()])[inverse]
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 1)
-    level = _laplace_groups(np.asarray(mean, dtype=np.float64), sens, eps,
-                            None if keys is None else [k[0] for k in keys])
+    level = release(np.asarray(mean, dtype=np.float64), np.asarray(n, dtype=np.int64),
+                    y_bounds=spec.y_bounds, epsilon=check_epsilon(spec.epsilon),
+                    rng=group_randomness(spec, [spec.keys[k] for k in idx]))
     preds = {float(v): level for v in default_x_eval(spec.x_bounds)}
     out.set_line(idx, np.zeros(idx.size), level, preds, np.ones(idx.size, dtype=bool),
                  [""] * idx.size)

@@ -126,10 +126,28 @@ def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
                    calibration: str = "analytic", rng: Any = None) -> Callable[[Any], Any]:
     """``count`` successive :func:`gaussian` calls with one plan, their noise drawn by one
     batched sampler call at the first (see :func:`dpreg.mechanisms.laplace_calls`; bit for
-    bit in seeded mode).  Guarantee: that of ``count`` Gaussian releases (compose them)."""
+    bit in seeded mode; a :class:`~dpreg.mechanisms.batch.RowRandomness` releases a (G, d)
+    array per call, row g as row g's own call).  Guarantee: that of ``count`` Gaussian
+    releases (compose them)."""
+    from dpreg.mechanisms.batch import RowRandomness
+    from dpreg.mechanisms.laplace import row_calls
     from dpreg.mechanisms.secure import gaussian_rounds
 
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
+    if isinstance(rng, RowRandomness):  # G rows, one call per row per round (laplace_calls)
+        def single(value: Any, gen: np.random.Generator) -> Any:
+            return gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
+                            calibration=calibration)
+
+        if sigma == 0:
+            return lambda value: np.asarray(value, dtype=np.float64).copy()
+        if not math.isfinite(sigma):  # infinite noise: every row's own call, row by row
+            rows = rng
+            return lambda value: np.stack([np.asarray(single(np.asarray(value)[j],
+                                                             rows.generator(j)))
+                                           for j in range(rows.rows)])
+        return row_calls(count, rng, lambda n, coords, keys: gaussian_rounds(
+            n, coords, sensitivity=float(sensitivity), sigma=sigma, keys=keys), single)
     gen = check_rng(rng)
     if sigma == 0 or not math.isfinite(sigma) or is_simulation(gen):
         return lambda value: gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
