@@ -485,16 +485,15 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` independent DPGradDescent releases: ``(predictions (trials, 2), slopes)``.
 
-    Same plan (clipping, normalisation, per-step budget and sensitivity) and the same noise
-    draws as :func:`dpreg.simple.gradient_descent` (one call per step of the library's noise
-    function on a (trials, 2) array); the gradient sum is computed from sufficient statistics
+    The library's release itself (:func:`dpreg.simple._gradient_descent.release_gradient_descent`:
+    same plan, loop and noise as :func:`dpreg.simple.gradient_descent`, on a (trials, 2) batch);
+    only the statistics step differs: the gradient sum is computed from sufficient statistics
     whenever clipping provably does not bind (module doc).
     """
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
     plan = _gd._plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                      x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
-    noise = _gd._step_noise(plan, check_rng(rng))
     u, v, tau_ = plan.u, plan.v, plan.tau
     a = 0.75 - u
     b = u - 0.25
@@ -502,18 +501,15 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     sa, saa, sv, sva = a.sum(), (a * a).sum(), v.sum(), (v * a).sum()
     hull = _hull_points(a, v)
     amax = float(max(np.max(np.abs(a)), np.max(np.abs(b))))
-    r = trials
-    p = np.tile(np.array([0.5, 0.5]), (r, 1))
-    total = np.zeros((r, 2))
-    start_avg = plan.steps // 2 + 1
-    sq_sum = np.zeros(r)
-    for t in range(plan.steps):
+
+    def gradient(p: np.ndarray) -> np.ndarray:
+        """The exact clipped gradient sums of every replicate (module doc)."""
         p25, p75 = p[:, 0], p[:, 1]
         dlt = p25 - p75
         # max_i |resid_i| over the hull vertices (a linear function of the point)
         res_h = 2.0 * dlt[:, None] * hull[None, :, 0] + p75[:, None] - hull[None, :, 1]
         safe = 2.0 * np.max(np.abs(res_h), axis=1) * amax <= tau_
-        g = np.empty((r, 2))
+        g = np.empty((p.shape[0], 2))
         g1 = 2.0 * (2.0 * dlt * saa + p75 * sa - sva)
         g[:, 0] = g1
         g[:, 1] = (2.0 * dlt * sa + n * p75 - sv) - g1
@@ -523,15 +519,11 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
             resid = 2.0 * (pp[:, :1] * a + pp[:, 1:] * b) - v
             g[idx, 0] = np.clip(2.0 * resid * a, -tau_, tau_).sum(axis=1)
             g[idx, 1] = np.clip(2.0 * resid * b, -tau_, tau_).sum(axis=1)
-        g = noise(g).reshape(r, 2)
-        sq_sum += np.einsum("ij,ij->i", g, g)
-        with np.errstate(divide="ignore"):
-            step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
-        p = p - g * step[:, None]
-        if t + 1 >= start_avg:
-            total += p
-    avg = total / (plan.steps - plan.steps // 2)
-    slope, intercept = plan.line(avg[:, 0], avg[:, 1])
+        return g
+
+    p25, p75 = _gd.release_gradient_descent(gradient, plan=plan, rows=trials,
+                                            rng=check_rng(rng))
+    slope, intercept = plan.line(p25, p75)
     preds = np.column_stack([slope * xv + intercept for xv in plan.x_eval])
     return preds, np.asarray(slope)
 

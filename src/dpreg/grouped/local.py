@@ -52,7 +52,6 @@ from dpreg.grouped._common import (
     Partition,
     assemble,
     group_generator,
-    group_noise_keys,
     group_randomness,
 )
 from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
@@ -209,47 +208,10 @@ def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.nd
                  [""] * idx.size)
 
 
-def _gd_round_noise(spec: GroupSpec, idx: np.ndarray, plan: Any) -> Callable[[int, np.ndarray],
-                                                                            np.ndarray] | None:
-    """The per-round release of DP-GD's noisy gradient sums for all groups: returns
-    ``release(t, g)`` mapping the (G, 2) exact sums of round t to what the core's mechanism
-    call of round t releases for each group (``laplace``/``gaussian`` on 2 coordinates).  The
-    grid noise K of every round is drawn up front (it does not depend on the gradients): seeded
-    from key t of each group, secure from os.urandom.  None when the core would use another
-    path (infinite noise)."""
-    from dpreg.mechanisms import gaussian_sigma, laplace_scale
-    from dpreg.mechanisms import secure as S
-    from dpreg.privacy import PureDP
-
-    steps, g_count = plan.steps, idx.size
-    if isinstance(plan.per_step, PureDP):
-        eps_t = plan.per_step.epsilon
-        if laplace_scale(plan.sensitivity, eps_t) == 0.0:
-            return lambda t, g: g
-    else:
-        sigma = gaussian_sigma(plan.sensitivity, plan.per_step)
-        if sigma == 0:
-            return lambda t, g: g
-        if not math.isfinite(sigma):
-            return None
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], steps)
-    # calls (group j, round t) -> key keys[j][t]; each call releases 2 coordinates
-    flat = None if keys is None else [k for per in keys for k in per]
-    if isinstance(plan.per_step, PureDP):
-        rounds = S.laplace_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
-                                  epsilon=float(eps_t), keys=flat)
-    else:
-        rounds = S.gaussian_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
-                                   sigma=sigma, keys=flat)
-    first = np.arange(g_count, dtype=np.int64) * steps  # call of group j, round 0
-
-    def release(t: int, g: np.ndarray) -> np.ndarray:
-        return rounds.release_rows(first + t, g)
-
-    return release
-
-
-def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
+def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
+    """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on
+    the batch, with the per-round gradient sums of every group computed by segment sums
+    (bit-identical to the per-group ``.sum()``) and one mechanism call per group per round."""
     from dpreg.simple import _gradient_descent as gd
 
     idx = out.active
@@ -265,42 +227,26 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -
     plan = gd._plan(probe, probe, variant=variant, epsilon=eps, rho=rho, delta=delta,
                     x_bounds=spec.x_bounds, y_bounds=spec.y_bounds, tau=opts.get("tau", 1.0),
                     steps=opts.get("steps", 80), x_eval=None)
-    release = _gd_round_noise(spec, idx, plan)
-    if release is None:
-        _per_group(spec, part, out, workers)
-        return
     xs, ys, starts = _active_segments(part, idx)
     (xlo, xhi), (ylo, yhi) = plan.x_bounds, plan.y_bounds
     u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
-    steps, tau = plan.steps, plan.tau
-    g_count = idx.size
-    seg = np.repeat(np.arange(g_count), np.diff(starts))
+    tau = plan.tau
+    seg = np.repeat(np.arange(idx.size), np.diff(starts))
     a = 0.75 - u
     b = u - 0.25
-    p25 = np.full(g_count, 0.5)
-    p75 = np.full(g_count, 0.5)
-    sq_sum = np.zeros(g_count)
-    keep_from = steps // 2 + 1
-    kept = np.empty((steps + 1 - keep_from, g_count, 2))
-    for t in range(steps):
-        resid = 1.0 * (2.0 * (p25[seg] * a + p75[seg] * b) - v)
-        grad = np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
+
+    def gradient(p: np.ndarray) -> np.ndarray:
+        resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
+        return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
                                 segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
-        noisy = release(t, grad)
-        g0, g1 = noisy[:, 0], noisy[:, 1]
-        sq_sum += g0 * g0 + g1 * g1
-        with np.errstate(divide="ignore"):
-            step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
-        p25 = p25 - g0 * step
-        p75 = p75 - g1 * step
-        if t + 1 >= keep_from:
-            kept[t + 1 - keep_from, :, 0] = p25
-            kept[t + 1 - keep_from, :, 1] = p75
-    avg = kept.mean(axis=0)
-    slope, intercept = plan.line(avg[:, 0], avg[:, 1])
+
+    p25, p75 = gd.release_gradient_descent(
+        gradient, plan=plan, rows=idx.size,
+        rng=group_randomness(spec, [spec.keys[k] for k in idx]))
+    slope, intercept = plan.line(p25, p75)
     preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
-    out.set_line(idx, slope, intercept, preds, np.ones(g_count, dtype=bool), [""] * g_count)
+    out.set_line(idx, slope, intercept, preds, np.ones(idx.size, dtype=bool), [""] * idx.size)
 
 
 # ---------------------------------------------------------------------- per-group cores
@@ -472,7 +418,7 @@ def fit_local(spec: GroupSpec, part: Partition, *, workers: int | None = None) -
     elif spec.method == "dp-intercept":
         _dp_intercept_kernel(spec, part, out)
     elif spec.method == "dp-gd":
-        _dp_gd_kernel(spec, part, out, nw)
+        _dp_gd_kernel(spec, part, out)
     else:
         _per_group(spec, part, out, nw)
     return out.table(spec)
