@@ -43,7 +43,6 @@ import numpy as np
 
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms.smooth import student_t_scale
 from dpreg.privacy import PureDP
 from dpreg.simple import _gradient_descent as _gd
 from dpreg.simple._common import div_down, max_matchings
@@ -56,7 +55,7 @@ __all__ = [
     "em_median_rows",
     "em_interval_rows",
     "smooth_median_rows",
-    "smooth_bound_rows",
+    "doubled_rows",
     "doubled_median_rows",
     "gd_replicates",
     "theil_sen_all_pairs",
@@ -377,81 +376,25 @@ def doubled_median_rows(ms: SortedMultisets, *, lo: float = -np.inf, hi: float =
     return 0.5 * (v[:, 0] + v[:, 1])
 
 
-def smooth_bound_rows(ms: SortedMultisets, *, lo: float, hi: float, k: int, t: float
-                      ) -> np.ndarray:
-    """t-smooth upper bound of the median's local sensitivity, row-wise.
-
-    Same value as :func:`dpreg.mechanisms.median_smooth_sensitivity` on each row's doubled
-    multiset (``k`` = values changed per record, 2·design degree for Theil-Sen).  The term
-    A(l) = max_s Z[m+s] − Z[m−w+s] (w = k(l+1)) is computed exactly only when its cheap upper
-    bound Z[m+w] − Z[m−w] (sorted Z) could beat the running maximum; skipped terms cannot
-    change the maximum, so the result is identical.
-    """
-    size = 2 * ms.size + 2
-    width_all = hi - lo
-    rows_all = np.arange(ms.rows)
-    mids = (ms.size, ms.size + 1)  # the two middle order statistics (M = 2S is even)
-    # l_max: the reference loop stops at the first l with e^{-lt}(hi − lo) <= best (best only
-    # grows) or once a window spans the whole list
-    z0 = _doubled_at(ms, np.repeat(np.array([[m - k, m, m + k] for m in mids]).reshape(1, -1),
-                                   ms.rows, axis=0), lo, hi)
-    best0 = np.minimum(np.maximum(z0[:, 2] - z0[:, 1], z0[:, 1] - z0[:, 0]),
-                       np.maximum(z0[:, 5] - z0[:, 4], z0[:, 4] - z0[:, 3]))
-    pos = best0 > 0
-    l_stop = np.where(pos, np.ceil(np.log(width_all / np.where(pos, best0, 1.0)) / t), np.inf)
-    l_max = int(min(np.max(l_stop), math.ceil((size - 1) / k))) + 1
-    reach = k * (l_max + 1) + 1
-    base = mids[0] - reach
-    zb = _doubled_at(ms, np.repeat(np.arange(base, mids[1] + reach + 1)[None, :], ms.rows,
-                                   axis=0), lo, hi)  # index clipping reads the bookends
-
-    def col(i: int) -> int:
-        return i - base
-
-    result = np.full(ms.rows, -np.inf)
-    for m in mids:
-        zm = zb[:, col(m)]
-        best = np.maximum(zb[:, col(m + k)] - zm, zm - zb[:, col(m - k)])
-        ls = np.arange(1, l_max + 1)
-        ws = k * (ls + 1)
-        upper = zb[:, col(m) + ws] - zb[:, col(m) - ws]  # (rows, l_max): Z sorted
-        active = np.ones(ms.rows, dtype=bool)
-        for j, l in enumerate(ls):
-            decay = math.exp(-l * t)
-            active &= ~(decay * width_all <= best)
-            if not active.any():
-                break
-            w = int(ws[j])
-            need = active & (upper[:, j] * decay > best)
-            if need.any():
-                hi_win = zb[:, col(m):col(m) + w + 1]
-                lo_win = zb[:, col(m - w):col(m - w) + w + 1]
-                if need.all():
-                    a = np.max(hi_win - lo_win, axis=1) * decay
-                    best = np.maximum(best, a)
-                else:
-                    ar = np.nonzero(need)[0]
-                    a = np.max(hi_win[ar] - lo_win[ar], axis=1) * decay
-                    best[ar] = np.maximum(best[ar], a)
-            if w >= size - 1:
-                break
-        result = np.maximum(result, best)
-    del rows_all
-    return result
+def doubled_rows(ms: SortedMultisets, *, lo: float, hi: float) -> np.ndarray:
+    """Every row's doubled multiset clipped to [lo, hi], sorted and bookended: (rows, 2S + 2)
+    arrays [lo, ..., hi] (the input of :func:`dpreg.mechanisms.smooth.smooth_median_rows`)."""
+    p = np.arange(2 * ms.size + 2)[None, :]
+    return _doubled_at(ms, np.repeat(p, ms.rows, axis=0), lo, hi)
 
 
 def smooth_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float, hi: float,
                        dof: int = 3, rng: Any, draws_per_row: int = 1) -> np.ndarray:
-    """DPSSTheilSen's median step per row: median + (S/s)·Student-t(dof), at budget ε_t."""
+    """DPSSTheilSen's median step per row at budget ε_t: the library's mechanism
+    (:func:`dpreg.mechanisms.smooth.smooth_median_rows`, 2k values per record) on each row's
+    doubled multiset."""
+    from dpreg.mechanisms.smooth import smooth_median_rows as release
+
     gen = check_rng(rng)
-    center = doubled_median_rows(ms, lo=lo, hi=hi)
     if math.isinf(epsilon_target):
-        return np.repeat(center, draws_per_row)
-    t, s = student_t_scale(epsilon_target, dof)
-    sens = smooth_bound_rows(ms, lo=lo, hi=hi, k=2 * ms.k, t=t)
-    if draws_per_row == 1:
-        return center + (sens / s) * gen.standard_t(dof, size=ms.rows)
-    return center[0] + (sens[0] / s) * gen.standard_t(dof, size=draws_per_row)
+        return np.repeat(doubled_median_rows(ms, lo=lo, hi=hi), draws_per_row)
+    return release(doubled_rows(ms, lo=lo, hi=hi), epsilon=epsilon_target, k=2 * ms.k, dof=dof,
+                   rng=gen, draws_per_row=draws_per_row)
 
 
 def median_split(epsilon: float, estimand: str) -> float:

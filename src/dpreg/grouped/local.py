@@ -1,9 +1,11 @@
 """LocalBackend: per-group releases vectorised over groups.
 
-One stable sort puts every group's rows in a contiguous segment; the deterministic part of
-each method is then computed for all groups at once with segment operations, and the noise of
-all groups is drawn by one batched call of the exact samplers (:mod:`dpreg.mechanisms.secure`,
-``laplace_batch``/``gaussian_batch``: vectorised lanes with per-group grid plans).
+One stable sort puts every group's rows in a contiguous segment; the statistics step of each
+method is then computed for all groups at once with segment operations, and the release is the
+method's one release function (:mod:`dpreg.simple`) run on the batch of groups, its noise drawn
+through :mod:`dpreg.mechanisms` with one row per group
+(:class:`~dpreg.mechanisms.batch.RowRandomness`, built by
+:func:`dpreg.grouped._common.group_randomness`):
 
 * **seeded** (``random_state`` given): every group's noise still comes from its own stream --
   the keys its own fit would take from its per-key generator (a ``SeedSequence`` derived from
@@ -11,25 +13,22 @@ all groups is drawn by one batched call of the exact samplers (:mod:`dpreg.mecha
   per coordinate that only that lane reads.  The releases are therefore **identical** (bit for
   bit) to :func:`dpreg.grouped.reference.fit_reference` and do not depend on partitioning,
   ordering or backend -- the tests check it method by method;
-* **secure** (no seed): the same batched samplers read one os.urandom source for the whole
-  batch (the per-group loop is not needed: secure noise is not reproducible anyway).
+* **secure** (no seed): the same batched exact samplers read one os.urandom source for the
+  whole batch (the per-group loop is not needed: secure noise is not reproducible anyway).
 
-Kernels:
+Kernels (statistics step here, release in :mod:`dpreg.simple`):
 
 * ``noisy-stats`` / ``dp-intercept``: clipped means by segment pairwise sums (NumPy's own
-  summation order), nvar/ncov per segment, then the noise-and-divide step for all groups
-  (three batched Laplace releases: ncov, nvar, then the intercept of the groups whose slope is
-  usable, each with its own sensitivity);
-* ``dp-gd``: the T rounds run for all groups together (per-round gradient sums by segment);
-  the integer grid noise of all T rounds is drawn up front (it does not depend on the
-  gradients) and each round releases γ·(rint(g/γ) + K), as the per-group mechanism call does;
-* ``theil-sen-*``: the median step per group (its cost is the median itself: sorting and
-  sampling the doubled multiset, or the O(n log n) exact-fast path for groups with
-  n >= 2000), run on ``workers`` threads -- NumPy releases the GIL in the heavy parts.  With
-  a seed, the options are validated once (the first group goes through the core) and the
-  other groups skip the core's per-call bookkeeping (``_lean_exp``/``_lean_smooth``: the
-  same arithmetic and draws; the smooth-sensitivity bound compiled with numba).  Without a
-  seed every group is fitted by the functional core with a fresh CSPRNG generator.
+  summation order), nvar/ncov per segment, then
+  :func:`dpreg.simple._noisy_stats.release_noisy_stats` /
+  :func:`~dpreg.simple._noisy_stats.release_dp_intercept` on all groups;
+* ``dp-gd``: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on all groups,
+  the per-round gradient sums computed by segment sums;
+* ``theil-sen-*``: :func:`dpreg.simple._theil_sen.release_theil_sen` per group (its cost is
+  the median itself: sorting and sampling the doubled multiset, or the O(n log n) exact-fast
+  path for groups with n >= 2000), run on ``workers`` threads -- NumPy (and the compiled
+  smooth-sensitivity bound) release the GIL in the heavy parts.  The first group goes
+  through the core, which validates the options.
 
 Methods or options the vectorised kernels do not cover (the multivariate methods, ``ci_alpha``,
 ``inference=True``, ...) are delegated to the reference loop.
@@ -280,60 +279,16 @@ def _core_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.G
         dof=opts.get("dof", 3), rng=g)
 
 
-def _lean_smooth(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
-    """theil-sen-smooth with the smooth-sensitivity bound compiled: the same arithmetic and
-    the same draws as :func:`dpreg.simple.theil_sen` (the first group still goes through the
-    core, which also validates the options)."""
-    from dpreg.grouped._segments import median_smooth_bound
-    from dpreg.mechanisms.smooth import student_t_scale
+def _release_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator],
+                                              Any]:
+    """theil-sen-* on one group from options validated once: the core's own release
+    (:func:`dpreg.simple._theil_sen.release_theil_sen`, the same draws as
+    :func:`dpreg.simple.theil_sen`) without the per-call validation, ledger and statement
+    (the first group still goes through the core, which validates the options)."""
     from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval
+    from dpreg.simple._common import check_pairs_arg, default_x_eval
     from dpreg.simple._result import SimpleRegressionResult
-    from dpreg.simple.pairs import doubled_pair_values, make_design
-    from dpreg.simple.ranges import default_prediction_range
-
-    opts = spec.options
-    out_range = opts.get("output_range")
-    lo, hi = default_prediction_range(spec.y_bounds) if out_range is None else out_range
-    lo, hi = float(lo), float(hi)
-    eps_t = PureDP(spec.epsilon).split([1, 1])[0].epsilon
-    dof = int(opts.get("dof", 3))
-    t, s = student_t_scale(eps_t, dof)
-    xe = default_x_eval(spec.x_bounds)
-    pairs = opts.get("pairs", "all")
-
-    def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
-        design = make_design(x.size, pairs, gen)
-        vals = []
-        for xv in xe:
-            arr = doubled_pair_values(x, y, design, estimand="predictions", x_eval=xv)
-            clipped = np.clip(arr, lo, hi)
-            center = float(np.median(clipped))
-            zb = np.concatenate(([lo], np.sort(clipped), [hi]))
-            sens = median_smooth_bound(zb, 2 * design.k, t)
-            vals.append(center + (sens / s) * float(gen.standard_t(dof)))
-        (x1, x2), (p1, p2) = xe, vals
-        slope = (p2 - p1) / (x2 - x1)
-        return SimpleRegressionResult("theil-sen-smooth", None,  # type: ignore[arg-type]
-                                      released_slope=slope, released_intercept=p1 - slope * x1,
-                                      released_predictions={x1: p1, x2: p2}, n=x.size)
-
-    return call
-
-
-def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
-              ) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
-    """theil-sen-exp/-wide without the per-call validation and bookkeeping of the core: the
-    same arithmetic and the same draws as :func:`dpreg.simple.theil_sen` (materialising path;
-    groups the core sends to the O(n log n) path, n >= AUTO_FAST_MIN_N with all pairs, still
-    go through ``core``).  The first group goes through the core, which validates the options.
-    """
-    from dpreg.mechanisms.exponential import _shifted_sorted, sample_piecewise_constant
-    from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval, div_down
-    from dpreg.simple._result import SimpleRegressionResult
-    from dpreg.simple._theil_sen import AUTO_FAST_MIN_N, check_theta
-    from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple._theil_sen import check_theta, release_theil_sen, resolve_algorithm
     from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
@@ -342,29 +297,22 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
     lo, hi = default_prediction_range(spec.y_bounds) if out_range is None else out_range
     lo, hi = float(lo), float(hi)
     th = check_theta(opts.get("theta"), median, (lo, hi))
-    eps_t = PureDP(spec.epsilon).split([1, 1])[0].epsilon
+    targets = PureDP(spec.epsilon).split([1, 1])
     xe = default_x_eval(spec.x_bounds)
-    pairs = opts.get("pairs", "all")
-    method = spec.method
+    pairs, dof, method = opts.get("pairs", "all"), int(opts.get("dof", 3)), spec.method
 
     def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
-        if pairs == "all" and x.size >= AUTO_FAST_MIN_N:
-            return core(x, y, gen)
-        design = make_design(x.size, pairs, gen)
-        eps = div_down(eps_t, 2 * design.k)
-        vals = []
-        for xv in xe:
-            arr = doubled_pair_values(x, y, design, estimand="predictions", x_eval=xv)
-            srt = _shifted_sorted(arr, 0.5, lo, hi, th)
-            m = srt.size
-            rung = np.floor(np.abs(np.arange(m + 1, dtype=np.float64) - m * 0.5))
-            breaks = np.concatenate(([lo], srt, [hi]))
-            vals.append(float(sample_piecewise_constant(breaks, -(eps / 2.0) * rung, rng=gen)))
-        (x1, x2), (p1, p2) = xe, vals
+        n = int(x.size)
+        pairs_arg = check_pairs_arg(pairs, n)
+        (p1, p2), _ = release_theil_sen(
+            x, y, median=median, estimand="predictions", pairs=pairs_arg, x_eval=xe,
+            targets=targets, lo=lo, hi=hi, theta=th, dof=dof,
+            algorithm=resolve_algorithm("auto", n=n, pairs=pairs_arg, median=median), rng=gen)
+        (x1, x2) = xe
         slope = (p2 - p1) / (x2 - x1)
         return SimpleRegressionResult(method, None,  # type: ignore[arg-type]
                                       released_slope=slope, released_intercept=p1 - slope * x1,
-                                      released_predictions={x1: p1, x2: p2}, n=x.size)
+                                      released_predictions={x1: p1, x2: p2}, n=n)
 
     return call
 
@@ -372,13 +320,7 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
 def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
     call = _core_call(spec)
     idx = out.active
-    lean = None
-    if (spec.seeded and spec.method == "theil-sen-smooth" and math.isfinite(spec.epsilon)
-            and idx.size > 1):
-        lean = _lean_smooth(spec)
-    elif (spec.seeded and spec.method in ("theil-sen-exp", "theil-sen-wide")
-          and math.isfinite(spec.epsilon) and idx.size > 1):
-        lean = _lean_exp(spec, call)
+    lean = _release_call(spec) if math.isfinite(spec.epsilon) and idx.size > 1 else None
 
     def run(k: int, fn: Callable[..., Any] = call) -> Any:
         s, e = part.starts[k], part.starts[k + 1]
