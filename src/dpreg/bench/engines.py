@@ -18,11 +18,10 @@ hundreds of millions of pairwise estimates; these engines vectorise over trials:
   non-private median): the methods then share the design draw of a trial (common random
   numbers), while each method's own distribution is unchanged.
 * **DP medians on many sorted multisets** (:func:`em_median_rows`, :func:`smooth_median_rows`):
-  the exponential / θ-widened mechanism and the smooth-sensitivity median computed row-wise
-  from the *undoubled* sorted values, reproducing the doubled ±∞ multiset of Sarathy & Vadhan
-  exactly (tested against :func:`dpreg.mechanisms.quantile_em_intervals` and
-  :func:`dpreg.mechanisms.median_smooth_sensitivity`).  Intervals whose exponential-mechanism
-  weight is below e⁻⁶⁰ of the largest are never sampled (total dropped mass < 1e−20).
+  the doubled ±∞ multiset of Sarathy & Vadhan is rebuilt row-wise from the *undoubled* sorted
+  values (:func:`doubled_rows`, tested equal to the library's multiset) and handed to the
+  library's own batched mechanisms (:func:`dpreg.mechanisms.exponential.exp_quantile_rows`,
+  :func:`dpreg.mechanisms.smooth.smooth_median_rows`) -- no mechanism is re-implemented here.
 * **DP gradient descent** (:func:`gd_replicates`): the clipped gradient sum equals the
   unclipped one whenever no example reaches the clipping bound; that is checked exactly per
   replicate and step (max |residual| over the convex-hull vertices of the points times the
@@ -53,7 +52,6 @@ __all__ = [
     "kmatch_multisets",
     "all_pairs_multiset",
     "em_median_rows",
-    "em_interval_rows",
     "smooth_median_rows",
     "doubled_rows",
     "doubled_median_rows",
@@ -61,10 +59,6 @@ __all__ = [
     "theil_sen_all_pairs",
     "median_split",
 ]
-
-#: intervals with log-weight below (max − LOG_CUT) are never sampled (weight < e⁻⁶⁰ ≈ 1e−26)
-LOG_CUT = 60.0
-
 
 @dataclass(frozen=True)
 class SortedMultisets:
@@ -190,162 +184,23 @@ def all_pairs_multiset(x: np.ndarray, y: np.ndarray, *, estimand: str = "predict
     return _sorted_rows(z[None, :].copy(), tied[None, :], design.k)
 
 
-def _breakpoints(ms: SortedMultisets, pos: np.ndarray, rows: np.ndarray, *, lo: float,
-                 hi: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Breakpoint values and cumulative doubled counts at positions ``pos`` (per row).
-
-    The undoubled breakpoint list of a row with U untied values: the lowest ⌊U/2⌋ values
-    shifted down by θ (each standing for two doubled entries), for odd U the middle value once
-    down and once up (one entry each), the rest shifted up by θ; clipped to [lo, hi].
-    Position −1 reads as ``lo`` and positions >= U + (U mod 2) as ``hi``.
-    """
-    u = ms.untied[rows][:, None]
-    half, odd = u // 2, u % 2
-    length = u + odd
-    p = pos
-    src = np.where(p < half, p, np.where(p <= half + odd, half, p - odd))
-    src = np.clip(src, 0, ms.size - 1)
-    base = np.clip(ms.values[rows[:, None], src], lo, hi)
-    down = (p < half) | ((odd == 1) & (p == half))
-    bp = np.where(down, np.clip(base - theta, lo, hi), np.clip(base + theta, lo, hi))
-    bp = np.where(p < 0, lo, np.where(p >= length, hi, bp))
-    cum = np.where(odd == 1, np.where(p < half, 2 * (p + 1), np.where(p == half, 2 * half + 1,
-                                                                        2 * p)), 2 * (p + 1))
-    cum = np.clip(cum, 0, 2 * u)
-    return bp, cum
-
-
-def _interval_band(ms: SortedMultisets, idx: np.ndarray, rows: np.ndarray, *, epsilon: float,
-                   lo: float, hi: float, theta: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(left, right, log-weight, rung) of the intervals with indices ``idx`` (per row).
-
-    Interval i lies between breakpoints i − 1 and i; interval 0 starts at ``lo``.  Its rung is
-    U for i = 0 and |cum_{i−1} − U| otherwise (``cum`` = doubled untied entries at or below).
-    """
-    left, cum_left = _breakpoints(ms, idx - 1, rows, lo=lo, hi=hi, theta=theta)
-    right, _ = _breakpoints(ms, idx, rows, lo=lo, hi=hi, theta=theta)
-    u = ms.untied[rows][:, None]
-    rung = np.where(idx == 0, u, np.abs(cum_left - u)).astype(np.float64)
-    rung = np.where(idx < 0, np.inf, rung)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logw = np.log(right - left) - (epsilon / 2.0) * rung
-    logw = np.where(np.isnan(logw), -np.inf, logw)
-    return left, right, logw, rung
-
-
-def em_interval_rows(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float,
-                     theta: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All intervals ``(left, right, log-weight)``, each of shape (rows, S+2), of the median.
-
-    Equals :func:`dpreg.mechanisms.quantile_em_intervals` on the doubled multiset at q = ½
-    with ``epsilon`` the mechanism's ε (ε_t/(2k)), once its zero-length intervals are dropped
-    (log-weight = ln|I| − (ε/2)·rung; −inf for empty intervals and row padding).
-
-    In the doubled list the lowest S entries move down by θ and the others up (S = number of
-    pairs); tied pairs sit at the ends (−∞, +∞) and only shift the count below each interval
-    by the same amount they shift S, so with U untied values the interval above c doubled
-    untied entries has rung |c − U|.
-    """
-    rows = np.arange(ms.rows)
-    idx = np.repeat(np.arange(ms.size + 2)[None, :], ms.rows, axis=0)
-    left, right, logw, _ = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                          theta=theta)
-    return left, right, logw
-
-
-def _sample_band(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float, theta: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Intervals around the median that hold all but < e⁻⁶⁰ of each row's weight."""
-    rows = np.arange(ms.rows)
-    center = (ms.untied // 2)[:, None]
-    width = ms.size + 2
-    band = min(width, max(64, int(np.ceil(200.0 / max(epsilon, 1e-300)))))
-    while True:
-        if band >= width:
-            idx = np.repeat(np.arange(width)[None, :], ms.rows, axis=0)
-            left, right, logw, _ = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                                  theta=theta)
-            return left, right, logw
-        start = np.clip(center - band // 2, 0, width - band)
-        idx = start + np.arange(band)[None, :]
-        left, right, logw, rung = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                                 theta=theta)
-        # every excluded interval has a rung at least that of the band's end intervals
-        # (the rung is V-shaped in the index) and length at most hi − lo
-        edge = np.where(start[:, 0] > 0, rung[:, 0], np.inf)
-        edge = np.minimum(edge, np.where(start[:, 0] + band < width, rung[:, -1], np.inf))
-        outside = (math.log(width) + math.log(hi - lo) - (epsilon / 2.0) * edge)
-        if np.all(outside <= np.max(logw, axis=1) - LOG_CUT - 1.0):
-            return left, right, logw
-        band *= 4
-
-
-def _tie_free_band(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float, theta: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_sample_band` for rows without ties (all rows share the breakpoint layout)."""
-    size = ms.size
-    half, odd = size // 2, size % 2
-    vals = np.clip(ms.values, lo, hi)
-    parts = [np.clip(vals[:, :half] - theta, lo, hi)]
-    if odd:
-        parts += [np.clip(vals[:, half:half + 1] - theta, lo, hi),
-                  np.clip(vals[:, half:half + 1] + theta, lo, hi),
-                  np.clip(vals[:, half + 1:] + theta, lo, hi)]
-        cum = np.concatenate([2 * np.arange(1, half + 1), [2 * half + 1],
-                              2 * np.arange(half + 1, size + 1)])
-    else:
-        parts.append(np.clip(vals[:, half:] + theta, lo, hi))
-        cum = 2 * np.arange(1, size + 1)
-    rows = ms.rows
-    breaks = np.concatenate([np.full((rows, 1), lo)] + parts + [np.full((rows, 1), hi)], axis=1)
-    rung = np.concatenate([[size], np.abs(cum - size)]).astype(np.float64)
-    width = rung.size
-    band = min(width, max(64, int(np.ceil(200.0 / max(epsilon, 1e-300)))))
-    while True:
-        start = max(0, min(half + odd - band // 2, width - band))
-        stop = start + band
-        left, right = breaks[:, start:stop], breaks[:, start + 1:stop + 1]
-        with np.errstate(divide="ignore"):
-            logw = np.log(right - left) - (epsilon / 2.0) * rung[None, start:stop]
-        if band >= width:
-            return left, right, logw
-        edge = min(rung[start] if start > 0 else np.inf, rung[stop - 1] if stop < width else np.inf)
-        outside = math.log(width) + math.log(hi - lo) - (epsilon / 2.0) * edge
-        if np.all(outside <= np.max(logw, axis=1) - LOG_CUT - 1.0):
-            return left, right, logw
-        band *= 4
-
-
 def em_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float, hi: float,
                    theta: float = 0.0, rng: Any, draws_per_row: int = 1) -> np.ndarray:
-    """DP (θ-widened) median of each row at the target budget ε_t (mechanism ε_t/(2k)).
-
-    One draw per row (each row its own design), or ``draws_per_row`` i.i.d. draws from a
-    single row (a fixed design such as all pairs).  Returns a flat array.
+    """DP (θ-widened) median of each row at the target budget ε_t: the library's mechanism
+    (:func:`dpreg.mechanisms.exponential.exp_quantile_rows` at ε_t/(2k)) on each row's doubled
+    multiset.  One draw per row (each row its own design), or ``draws_per_row`` i.i.d. draws
+    from a single row (a fixed design such as all pairs).  Returns a flat array.
     """
+    from dpreg.mechanisms.exponential import exp_quantile_rows
+
     gen = check_rng(rng)
     if math.isinf(epsilon_target):
         return np.repeat(doubled_median_rows(ms, lo=lo, hi=hi), draws_per_row)
-    eps_mech = div_down(epsilon_target, 2 * ms.k)
-    if ms.tie_free:
-        left, right, logw = _tie_free_band(ms, epsilon=eps_mech, lo=lo, hi=hi, theta=theta)
-    else:
-        left, right, logw = _sample_band(ms, epsilon=eps_mech, lo=lo, hi=hi, theta=theta)
-    top = np.max(logw, axis=1, keepdims=True)
-    logw = np.where(logw >= top - LOG_CUT, logw, -np.inf)
-    if draws_per_row == 1:  # inverse-CDF draw of the interval, then uniform inside it
-        w = np.cumsum(np.exp(logw - top), axis=1)
-        target = gen.random(w.shape[0]) * w[:, -1]
-        j = np.minimum(np.sum(w <= target[:, None], axis=1), w.shape[1] - 1)
-        r = np.arange(logw.shape[0])
-        return gen.uniform(left[r, j], right[r, j])
-    if ms.rows != 1:
+    if draws_per_row > 1 and ms.rows != 1:
         raise InvalidInputError("draws_per_row > 1 needs a single row (a fixed design)")
-    w = np.exp(logw[0] - top[0, 0])
-    w /= w.sum()
-    idx = gen.choice(w.size, size=draws_per_row, p=w)
-    return gen.uniform(left[0, idx], right[0, idx])
+    doubled = doubled_rows(ms, lo=lo, hi=hi)[:, 1:-1]
+    return exp_quantile_rows(doubled, epsilon=div_down(epsilon_target, 2 * ms.k), lo=lo, hi=hi,
+                             theta=theta, rng=gen, draws_per_row=draws_per_row)
 
 
 def _doubled_at(ms: SortedMultisets, p: np.ndarray, lo: float, hi: float,
