@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key
 from dpreg._validation import check_positive
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms.secure import secure_gaussian
+from dpreg.mechanisms.secure import _finite_values, secure_gaussian
 from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
 
 __all__ = ["gaussian", "gaussian_sigma", "gaussian_calls"]
@@ -97,14 +97,7 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
     :class:`~dpreg._random.SimulationGenerator` floating-point noise (simulations only).
     """
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        from dpreg.exceptions import InvalidInputError as _Invalid
-
-        raise _Invalid("value must be a real number or an array of real numbers") from None
-    if not np.all(np.isfinite(arr)):
-        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    arr = _finite_values(value)
     gen = check_rng(rng)
     if sigma == 0:
         noisy = arr.copy()
@@ -130,7 +123,7 @@ def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
     array per call, row g as row g's own call).  Guarantee: that of ``count`` Gaussian
     releases (compose them)."""
     from dpreg.mechanisms.batch import RowRandomness
-    from dpreg.mechanisms.laplace import row_calls
+    from dpreg.mechanisms.laplace import generator_calls, row_calls
     from dpreg.mechanisms.secure import gaussian_rounds
 
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
@@ -152,25 +145,5 @@ def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
     if sigma == 0 or not math.isfinite(sigma) or is_simulation(gen):
         return lambda value: gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
                                       calibration=calibration)
-    state: dict[str, Any] = {"t": 0}
-
-    def call(value: Any) -> Any:
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidInputError("value must be a real number or an array of real "
-                                    "numbers") from None
-        if not np.all(np.isfinite(arr)):
-            raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
-        if "rounds" not in state:
-            keys = None if is_secure(gen) else noise_keys(gen, count)
-            state["rounds"] = gaussian_rounds(count, arr.size, sensitivity=float(sensitivity),
-                                              sigma=sigma, keys=keys)
-        t = state["t"]
-        if t >= count:
-            raise InvalidInputError(f"gaussian_calls was prepared for {count} calls")
-        state["t"] = t + 1
-        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
-        return float(noisy) if noisy.ndim == 0 else noisy
-
-    return call
+    return generator_calls(count, gen, lambda n, coords, keys: gaussian_rounds(
+        n, coords, sensitivity=float(sensitivity), sigma=sigma, keys=keys), "gaussian_calls")

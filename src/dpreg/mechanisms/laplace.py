@@ -27,7 +27,7 @@ import numpy as np
 
 from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
 from dpreg._validation import check_epsilon, check_positive
-from dpreg.mechanisms.secure import secure_laplace
+from dpreg.mechanisms.secure import _finite_values, secure_laplace
 
 __all__ = ["laplace", "laplace_scale", "laplace_calls", "laplace_rows"]
 
@@ -67,16 +67,7 @@ def laplace(value: Any, *, sensitivity: float, epsilon: float, rng: Any = None) 
     does not know the seed).
     """
     scale = laplace_scale(sensitivity, epsilon)
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        from dpreg.exceptions import InvalidInputError as _Invalid
-
-        raise _Invalid("value must be a real number or an array of real numbers") from None
-    if not np.all(np.isfinite(arr)):
-        from dpreg.exceptions import InvalidInputError
-
-        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    arr = _checked(value)
     gen = check_rng(rng)
     if scale == 0.0:
         noisy = arr.copy()
@@ -175,19 +166,29 @@ def laplace_calls(count: int, *, sensitivity: float, epsilon: float, rng: Any = 
     gen = check_rng(rng)
     if scale == 0.0 or is_simulation(gen):
         return lambda value: laplace(value, sensitivity=sensitivity, epsilon=epsilon, rng=gen)
+    return generator_calls(count, gen, lambda n, coords, keys: laplace_rounds(
+        n, coords, sensitivity=float(sensitivity), epsilon=float(epsilon), keys=keys),
+        "laplace_calls")
+
+
+def generator_calls(count: int, gen: np.random.Generator, rounds: Callable[[int, int, Any], Any],
+                    name: str) -> Callable[[Any], Any]:
+    """``count`` successive mechanism calls with one generator (secure or seeded): call t
+    releases its value with the t-th of ``count`` noise rounds, drawn by ``rounds(count,
+    coords, keys)`` at the first call (seeded: the ``count`` keys the calls would take, in
+    order).  Shared by :func:`laplace_calls` and :func:`~dpreg.mechanisms.gaussian_calls`."""
     state: dict[str, Any] = {"t": 0}
 
     def call(value: Any) -> Any:
         arr = _checked(value)
         if "rounds" not in state:
             keys = None if is_secure(gen) else noise_keys(gen, count)
-            state["rounds"] = laplace_rounds(count, arr.size, sensitivity=float(sensitivity),
-                                             epsilon=float(epsilon), keys=keys)
+            state["rounds"] = rounds(count, arr.size, keys)
         t = state["t"]
         if t >= count:
             from dpreg.exceptions import InvalidInputError
 
-            raise InvalidInputError(f"laplace_calls was prepared for {count} calls")
+            raise InvalidInputError(f"{name} was prepared for {count} calls")
         state["t"] = t + 1
         noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
         return float(noisy) if noisy.ndim == 0 else noisy
@@ -196,15 +197,8 @@ def laplace_calls(count: int, *, sensitivity: float, epsilon: float, rng: Any = 
 
 
 def _checked(value: Any) -> np.ndarray:
-    from dpreg.exceptions import InvalidInputError
-
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidInputError("value must be a real number or an array of real numbers") from None
-    if not np.all(np.isfinite(arr)):
-        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
-    return arr
+    """``value`` as a finite float64 array (the check every mechanism call makes first)."""
+    return _finite_values(value)
 
 
 def row_calls(count: int, rng: Any, rounds: Callable[[int, int, Any], Any],
