@@ -184,8 +184,9 @@ def smooth_median_rows(bookended: np.ndarray, *, epsilon: float, k: int, dof: in
         if rows != 1 or isinstance(rng, RowRandomness):
             raise InvalidInputError("draws_per_row > 1 needs a single row and one generator")
         return center[0] + (sens[0] / s) * check_rng(rng).standard_t(dof, size=draws_per_row)
+    draws: np.ndarray
     if isinstance(rng, RowRandomness):
         draws = np.array([rng.generator(r).standard_t(dof) for r in range(rows)])
     else:
-        draws = check_rng(rng).standard_t(dof, size=rows)
+        draws = np.asarray(check_rng(rng).standard_t(dof, size=rows))
     return center + (sens / s) * draws
