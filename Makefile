@@ -6,8 +6,8 @@ STAMP  := $(VENV)/.dpreg-installed
 PYTEST := $(BIN)/python -m pytest
 XDIST  ?= -n 2
 
-.PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
-        api-snapshot pin-notes
+.PHONY: setup test test-slow test-all bench lint lint-imports wheel-check demo clean reproduce \
+        reproduce-quick results-page audit api-snapshot pin-notes
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,9 +43,19 @@ audit: $(STAMP)
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+## style, types, the package's layers and the wheel's contents (CI runs this and `make test`)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks studies
 	$(BIN)/mypy
+	$(MAKE) --no-print-directory lint-imports wheel-check
+
+## the layers and no import cycles ([tool.importlinter] in pyproject.toml; docs/architecture.md)
+lint-imports: $(STAMP)
+	$(BIN)/lint-imports --no-cache
+
+## the wheel ships the library only: build it offline and list it (tests/wheel_contents.py)
+wheel-check: $(STAMP)
+	$(BIN)/python tests/wheel_contents.py
 
 ## rewrite tests/snapshots/public_api.txt from the live API (after checking that no user-visible
 ## name or parameter is lost; commit it with the change) -- docs/architecture.md

@@ -65,9 +65,7 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
-    out.dep_var = y_name
-    out.bounds = {y_name: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_names, x_bounds)}}
-    return out
+    return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))})
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,

@@ -335,3 +335,21 @@ def test_one_pair_of_bounds_applies_to_every_column():
     assert r.bounds["x0"] == (0.0, 1.0) and r.bounds["x1"] == (0.0, 1.0)
     r = fit_auto(X[:, 0], y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(-1, 2), random_state=0)
     assert r.bounds["x0"] == (0.0, 1.0)
+
+
+def test_the_pipeline_builds_one_frozen_result_with_its_own_statement():
+    """fit_auto composes its statement before the final result is built (no edit of a fitted
+    result): the inner method's statement is named inside it, and the record in the statement
+    cannot be changed through the result's extra."""
+    x, y = _line(300)
+    r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", random_state=0)
+    inner = r.privacy.details["method"]
+    assert r.privacy.mechanism == "auto → " + inner["mechanism"]
+    assert r.privacy.details["auto"] == r.extra["auto"]
+    assert r.bounds == {k: tuple(v) for k, v in r.extra["auto"]["private_bounds"].items()}
+    with pytest.raises(AttributeError, match="frozen"):
+        r.privacy = None
+    with pytest.raises(TypeError, match="frozen"):
+        r.extra["auto"] = {}
+    r.extra["auto"]["private_bounds"]["x0"] = (0.0, 0.0)  # a caller's own view of metadata ...
+    assert r.privacy.details["auto"]["private_bounds"]["x0"] != (0.0, 0.0)  # ... not the statement

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dpreg._validation import check_int, check_rng
+from dpreg.covariance._view import ReleaseView
 from dpreg.covariance.calibration import INTERCEPT
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.multivariate._common import check_choice
-
-if TYPE_CHECKING:
-    from dpreg.covariance.release import SSCPRelease
 
 __all__ = ["sweep_regression", "parse_release_formula", "regress_release", "PLUGIN_SE",
            "SE_KINDS"]
@@ -69,7 +67,7 @@ def parse_release_formula(columns: Sequence[str], formula: str) -> tuple[str, li
     return response, regressors, intercept
 
 
-def regress_release(rel: SSCPRelease, formula: str, *, se: str = "dp", n_sim: int = 2000,
+def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: int = 2000,
                     kind: str = "percentile", rng: Any = None) -> RegressionResults:
     """:meth:`dpreg.covariance.SSCPRelease.regress` (documented there): OLS ``formula`` from the
     released matrix by post-processing, with DP-aware (parametric bootstrap, ``se="dp"``) or

@@ -8,6 +8,10 @@ standard error that ignores the privacy noise is always labelled as such.
 
 A failed release (⊥) is a typed result: ``failed`` is True, ``reason`` says why, and reading
 ``params`` raises :class:`~dpreg.exceptions.MechanismFailure` instead of handing out numbers.
+
+A result is frozen once built: its attributes cannot be set or deleted, and ``extra`` and
+``bounds`` are read-only mappings.  :meth:`RegressionResults.replace` returns a new result with
+some metadata changed (what the estimators, the dispatcher and ``auto`` add around a release).
 """
 
 from __future__ import annotations
@@ -32,6 +36,30 @@ from dpreg.privacy.notices import NOT_PRIVATE_NOTICE
 __all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]
 
 
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict (``extra`` and ``bounds`` of a result): every mutator raises
+    ``TypeError``; copies (``dict(d)``, ``{**d}``) are ordinary dicts.  Pickles as its items."""
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a RegressionResults is frozen: its mappings are read-only (build a new "
+                        "result with .replace(...))")
+
+    __setitem__ = __delitem__ = _readonly
+    clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        import copy
+
+        return type(self)(copy.deepcopy(dict(self), memo))
+
+
 class NoUncertaintyError(DPRegError):
     """The method has no valid standard error/interval at the requested level."""
 
@@ -53,6 +81,11 @@ def _as_series(values: Any, names: Sequence[str]) -> pd.Series:
         return pd.Series({n: float(values[n]) for n in names}, dtype=float)
     arr = np.asarray(values, dtype=float).ravel()
     return pd.Series(arr, index=list(names), dtype=float)
+
+
+def _frozen_bounds(bounds: Mapping[str, Any] | None) -> FrozenDict | None:
+    return None if bounds is None else FrozenDict(
+        {str(k): (float(v[0]), float(v[1])) for k, v in bounds.items()})
 
 
 class RegressionResults:
@@ -89,7 +122,14 @@ class RegressionResults:
         ⊥ flag and explanation.
     extra:
         Method-specific released quantities (e.g. predictions at x_eval, noisy statistics).
+
+    The object is frozen after construction (setting an attribute raises ``AttributeError``;
+    ``extra`` and ``bounds`` are read-only); :meth:`replace` builds a changed copy.
     """
+
+    #: what :meth:`replace` may change: metadata around the release, not the release itself
+    _REPLACEABLE = ("privacy", "method", "dep_var", "bounds", "extra", "nobs", "uncertainty",
+                    "ci_method")
 
     def __init__(
         self,
@@ -133,11 +173,42 @@ class RegressionResults:
         self.dep_var = dep_var
         self.failed = bool(failed)
         self.reason = reason
-        self.extra = dict(extra or {})
+        self.extra = FrozenDict(extra or {})
         #: the public bounds the release used (column -> (lo, hi)), when known
-        self.bounds = None if bounds is None else {str(k): (float(v[0]), float(v[1]))
-                                                   for k, v in bounds.items()}
+        self.bounds = _frozen_bounds(bounds)
         self.version = __version__
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"a RegressionResults is frozen: cannot set {name!r} (build a new "
+                                 "result with .replace(...))")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a RegressionResults is frozen: cannot delete {name!r}")
+
+    def replace(self, **changes: Any) -> RegressionResults:
+        """A new result equal to this one but for ``changes``: ``privacy``, ``method``,
+        ``dep_var``, ``bounds``, ``extra``, ``nobs``, ``uncertainty`` or ``ci_method`` (the
+        metadata around the release).  The estimates, intervals and the ⊥ flag are the
+        release's own and cannot be replaced.  Post-processing: no budget."""
+        unknown = sorted(set(changes) - set(self._REPLACEABLE))
+        if unknown:
+            raise TypeError(f"replace() cannot change {unknown}; it changes only "
+                            f"{list(self._REPLACEABLE)}")
+        new = object.__new__(type(self))
+        state = dict(vars(self))  # shallow: the copy shares the release's interval cache, so a
+        # random interval construction gives one answer for the release, whichever copy asks
+        if "bounds" in changes:
+            changes["bounds"] = _frozen_bounds(changes["bounds"])
+        if "extra" in changes:
+            changes["extra"] = FrozenDict(changes["extra"] or {})
+        if "ci_method" in changes:
+            state["_ci_method"] = changes.pop("ci_method")
+        state.update(changes)
+        vars(new).update(state)
+        return new
 
     # ------------------------------------------------------------------ numbers
     def _guard(self) -> None:

@@ -179,8 +179,8 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     _validate_data_xy = _validate
 
     def _store(self, results: RegressionResults) -> DPRegressorBase:
-        if results.bounds is None:
-            results.bounds = self._public_bounds(results)
+        if results.bounds is None:  # record the public bounds this fit used (a new result)
+            results = results.replace(bounds=self._public_bounds(results))
         self.results_ = results
         self.privacy_ = results.privacy
         if results.failed:
