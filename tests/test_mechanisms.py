@@ -361,6 +361,20 @@ def test_smooth_bound_is_its_definition():
     assert only_l0 != _smooth_bound_brute_force(z, 0.0, 1.0, 3, 0.05)
 
 
+def test_smooth_bound_window_maximum_forms_agree():
+    """The window maximum inside the bound has a NumPy form (no numba) and a loop form (what
+    numba compiles): both give the same float on every window, bookends included."""
+    from dpreg.mechanisms.smooth import _window_max_loop, _window_max_numpy
+
+    g = np.random.default_rng(4)
+    for n, m, w in ((10, 5, 3), (50, 20, 40), (200, 100, 500), (30, 1, 2), (7, 8, 1)):
+        zb = np.r_[0.0, np.sort(g.uniform(0, 1, n)), 1.0]
+        assert _window_max_numpy(zb, m, w) == _window_max_loop(zb, m, w)
+    # windows reaching past the list read the bookends: one spanning everything gives hi − lo
+    zb = np.r_[0.0, np.sort(g.uniform(0, 1, 10)), 1.0]
+    assert _window_max_numpy(zb, 6, 30) == _window_max_loop(zb, 6, 30) == 1.0
+
+
 def test_smooth_median_rows_is_the_single_release_row_by_row():
     """Row r of the batched smooth median equals smooth_median on row r's values with the
     same stream (one Generator: the Student-t draws of rows calls in a row)."""

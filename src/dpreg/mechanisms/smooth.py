@@ -45,11 +45,33 @@ def _bookended(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.concatenate(([lo], np.sort(np.clip(z, lo, hi)), [hi]))
 
 
+def _window_max_numpy(zb: np.ndarray, m: int, w: int) -> float:
+    """max_{s=0..w} zb[m+s] − zb[m−w+s], indices clipped to the bookends (NumPy form)."""
+    top = zb.size - 1
+    s = np.arange(w + 1)
+    return float(np.max(zb[np.minimum(m + s, top)] - zb[np.maximum(m - w + s, 0)]))
+
+
+def _window_max_loop(zb: np.ndarray, m: int, w: int) -> float:  # pragma: no cover - numba
+    """:func:`_window_max_numpy` as a loop (what numba compiles: no temporary arrays)."""
+    top = zb.size - 1
+    best = zb[min(m, top)] - zb[max(m - w, 0)]
+    for s in range(1, w + 1):
+        d = zb[min(m + s, top)] - zb[max(m - w + s, 0)]
+        if d > best:
+            best = d
+    return best
+
+
+_window_max = _window_max_numpy
+
+
 def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
     """t-smooth upper bound of the local sensitivity of the order statistic zb[m] (the module
     doc's S_m; ``zb`` bookended and sorted; indices out of range read the bookends).  The one
-    implementation: compiled with numba when it is installed (the ``fast`` extra), plain NumPy
-    otherwise -- the same float differences and maxima, so the same value."""
+    implementation: compiled with numba when it is installed (the ``fast`` extra; the window
+    maximum then runs as a loop), plain NumPy otherwise -- the same float differences and
+    maxima, so the same value."""
     top = zb.size - 1  # M + 1
     width_all = zb[top] - zb[0]
     d1 = zb[min(m + k, top)] - zb[m]
@@ -61,8 +83,7 @@ def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
         if decay * width_all <= best:
             break
         w = k * (el + 1)
-        s = np.arange(w + 1)
-        a = np.max(zb[np.minimum(m + s, top)] - zb[np.maximum(m - w + s, 0)]) * decay
+        a = _window_max(zb, m, w) * decay
         if a > best:
             best = a
         if w >= top:
@@ -74,6 +95,7 @@ def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
 try:  # numba is the optional ``fast`` extra
     import numba as _numba
 
+    _window_max = _numba.njit(cache=True, nogil=True)(_window_max_loop)
     _smooth_bound_at = _numba.njit(cache=True, nogil=True)(_smooth_bound_at)
 except ImportError:  # pragma: no cover - exercised where numba is not installed
     pass
