@@ -263,16 +263,14 @@ def oracle_noise_draws(method: str, X: np.ndarray, y: np.ndarray, des: Design, *
         from dpreg.privacy import PureDP
         from dpreg.simple._noisy_stats import (
             INFERENCE_SPLIT,
-            _clipped_stats,
-            _release_line,
-            noisy_stats_sensitivities,
+            noisy_stats_statistics,
+            release_noisy_stats,
         )
 
-        n = X.shape[0]
         parts = PureDP(epsilon).split(INFERENCE_SPLIT)
-        draw = _release_line(_clipped_stats(X[:, 0], y, xb[0], des.y_bounds),
-                             noisy_stats_sensitivities(xb[0], des.y_bounds, n), parts[:3],
-                             xb[0], des.y_bounds, n, rng, size=size)
+        stats = noisy_stats_statistics(X[:, 0], y, xb[0], des.y_bounds).replicate(size)
+        draw = release_noisy_stats(stats, x_bounds=xb[0], y_bounds=des.y_bounds,
+                                   parts=parts[:3], rng=rng)
         ok = draw["reason"] == ""
         return np.column_stack([draw["intercept"], draw["slope"]])[ok]
     if method == "covariance-ols":
