@@ -9,10 +9,10 @@ XDIST  ?= -n 2
 .PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
         api-snapshot pin-notes
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'  # spark: CI runs the Spark tests (local[2])
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
 
