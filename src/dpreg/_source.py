@@ -232,6 +232,24 @@ class FileSource(DataSource):
                 f"could not read columns {columns} of {self.where} as numbers "
                 f"({type(exc).__name__}); check that they hold only numbers") from None
 
+    def to_pandas(self, columns: Sequence[str]) -> Any:
+        """Only ``columns`` of the file as a pandas DataFrame (the per-group front end reads
+        the key, x and y columns this way; the other columns are never read)."""
+        cols = DataSource.check_columns(self, columns)
+        try:
+            return self._dataset.to_table(columns=cols, use_threads=False).to_pandas()
+        except Exception as exc:
+            raise InvalidInputError(f"could not read columns {cols} of {self.where} "
+                                    f"({type(exc).__name__})") from None
+
+    def spark_frame(self, session: Any) -> Any:
+        """The file as a Spark DataFrame, read by the executors (``spark.read``)."""
+        reader = session.read
+        if self.format == "csv":
+            return reader.option("header", "true").option("inferSchema", "true").csv(
+                str(self.path))
+        return reader.parquet(str(self.path))
+
     def _chunks(self, columns: list[str]) -> Iterator[np.ndarray]:
         for batch in self.batches(columns):
             arr = batch_to_array(batch, len(columns))

@@ -27,6 +27,8 @@ def table(seed=0):
     return pd.DataFrame({"k": keys, "x": x, "y": y}).sample(frac=1, random_state=seed)
 
 
+@pytest.mark.slow  # ~60 s on 2 shared cores; make test keeps test_spark_keys_follow_the_rule and
+# tests/scale/test_sources_spark.py (per-group from Parquet, covariance release) on Spark
 def test_spark_backend(spark, monkeypatch):
     """One test (one Spark session per xdist worker): equality with the local backend for
     native-aggregation and applyInPandas methods, Spark DataFrame input, key handling."""
