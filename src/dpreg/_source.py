@@ -221,9 +221,14 @@ class FileSource(DataSource):
     def batches(self, columns: list[str]) -> Iterator[Any]:
         """pyarrow RecordBatches of ``columns``, one at a time (no read-ahead, one thread)."""
         try:
+            import pyarrow.dataset as ds
+
+            # no pre-buffering of whole files, no read-ahead, one thread: one batch in memory
+            opts = (ds.ParquetFragmentScanOptions(pre_buffer=False)
+                    if self.format == "parquet" else None)
             scanner = self._dataset.scanner(columns=columns, batch_size=self.batch_rows,
                                             use_threads=False, batch_readahead=0,
-                                            fragment_readahead=0)
+                                            fragment_readahead=0, fragment_scan_options=opts)
             yield from scanner.to_batches()
         except InvalidInputError:
             raise
