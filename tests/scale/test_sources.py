@@ -101,3 +101,33 @@ def test_file_sources_refuse_bad_input_naming_the_column(data, tmp_path):
     (tmp_path / "t.txt").write_text("a,b\n1,2\n")
     with pytest.raises(InvalidInputError, match="must end in .parquet"):
         FileSource(tmp_path / "t.txt")
+
+
+def test_cli_streams_a_parquet_file(data, tmp_path):
+    """``dpreg release-cov data.parquet`` and ``dpreg fit data.parquet`` stream the file and
+    give the CSV (pandas) release for the same seed."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    df, d = data
+    args = ["-c", "x1,x2,y", "-b", "x1=-1:1", "-b", "x2=0:10", "-b", "y=-5:15", "-e", "1",
+            "-d", "1e-6", "--seed", "4"]
+    r = CliRunner()
+    for fmt in ("parquet", "csv"):
+        res = r.invoke(app, ["release-cov", str(d / f"t.{fmt}"), *args, "--out",
+                             str(tmp_path / f"{fmt}.json")])
+        assert res.exit_code == 0, res.output
+    a, b = (json.loads((tmp_path / f"{f}.json").read_text()) for f in ("parquet", "csv"))
+    np.testing.assert_allclose(a["noisy_scaled"], b["noisy_scaled"], rtol=RTOL)
+    fit = ["--y", "y", "--x", "x1", "--x", "x2", "-m", "covariance-ols", "-e", "1", "-d", "1e-6",
+           "-b", "x1=-1:1", "-b", "x2=0:10", "-b", "y=-5:15", "--seed", "4", "--json"]
+    outs = []
+    for fmt in ("parquet", "csv"):
+        res = r.invoke(app, ["fit", str(d / f"t.{fmt}"), *fit])
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(res.stdout[res.stdout.index("{"):]))
+    for key in ("intercept", "coef"):
+        np.testing.assert_allclose(pd.Series(outs[0][key]), pd.Series(outs[1][key]), rtol=RTOL)

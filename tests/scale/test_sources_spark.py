@@ -30,14 +30,14 @@ def frame(n=5000, seed=0):
 
 def test_covariance_release_and_adassp_on_spark_equal_local(spark, tmp_path):
     df = frame()
-    sdf = spark.createDataFrame(df).repartition(3)
+    sdf = spark.createDataFrame(df)  # 2 partitions: two partials summed on the driver
     kw = dict(columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6, rng=11)
     mem = release_sscp(df, **kw)
     got = release_sscp(sdf, **kw)
     np.testing.assert_allclose(got.noisy_scaled, mem.noisy_scaled, rtol=RTOL)
     # a wrong release (another seed) is outside the tolerance
-    assert not np.allclose(release_sscp(sdf, **{**kw, "rng": 12}).noisy_scaled,
-                           mem.noisy_scaled, rtol=RTOL)
+    assert not np.allclose(release_sscp(df, **{**kw, "rng": 12}).noisy_scaled,
+                           got.noisy_scaled, rtol=RTOL)
     rk = dict(method="adassp", epsilon=1.0, delta=1e-6, bounds=BOUNDS, random_state=2)
     np.testing.assert_allclose(dpreg.regress(sdf, "y ~ x1 + x2", **rk).params.to_numpy(),
                                dpreg.regress(df, "y ~ x1 + x2", **rk).params.to_numpy(),
@@ -58,6 +58,33 @@ def test_fit_by_group_reads_a_parquet_file_on_the_executors(spark, tmp_path):
     spk = fit_by_group(str(path), "k", "x1", "y", backend="spark", spark=spark, **kw)
     pd.testing.assert_frame_equal(spk, loc, check_exact=False, rtol=RTOL, atol=1e-12)
     pd.testing.assert_frame_equal(fit_by_group(path, "k", "x1", "y", **kw), loc)
+    # the CLI: fit-groups --backend spark reads the Parquet file on the executors (the active
+    # session); fit --backend spark sums the statistics there
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    (tmp_path / "keys.txt").write_text("\n".join(map(str, range(6))))
+    r = CliRunner()
+    res = r.invoke(app, ["fit-groups", str(path), "--by", "k", "--x", "x1", "--y", "y", "-m",
+                         "noisy-stats", "-e", "1", "-b", "x1=-1:1", "-b", "y=-5:15", "--seed",
+                         "4", "--groups-file", str(tmp_path / "keys.txt"), "--backend", "spark",
+                         "--out", str(tmp_path / "out.csv")])
+    assert res.exit_code == 0, res.output
+    cli = pd.read_csv(tmp_path / "out.csv")
+    np.testing.assert_allclose(cli["slope"], loc["slope"], rtol=RTOL)
+    fit = ["fit", str(path), "--y", "y", "--x", "x1", "-m", "adassp", "-e", "1", "-d", "1e-6",
+           "-b", "x1=-1:1", "-b", "y=-5:15", "--seed", "4", "--json"]
+    outs = []
+    for backend in ("spark", "local"):
+        res = r.invoke(app, [*fit, "--backend", backend])
+        assert res.exit_code == 0, res.output
+        outs.append(res.stdout[res.stdout.index("{"):])
+    import json
+
+    a, b = (json.loads(o) for o in outs)
+    np.testing.assert_allclose([a["intercept"], a["coef"]["x1"]],
+                               [b["intercept"], b["coef"]["x1"]], rtol=RTOL)
 
 
 @pytest.mark.slow
