@@ -124,7 +124,9 @@ class ArraySource(DataSource):
     its columns are requested in order), so nothing of the size of the data is copied."""
 
     def __init__(self, data: np.ndarray | Sequence[np.ndarray], names: Sequence[str],
-                 *, chunk_rows: int = CHUNK_ROWS) -> None:
+                 *, chunk_rows: int = CHUNK_ROWS, validated: bool = False) -> None:
+        #: True when the caller has checked every value (finite numbers): no per-chunk check
+        self.validated = bool(validated)
         self.columns = [str(c) for c in names]
         blocks = [data] if isinstance(data, np.ndarray) else list(data)
         self._blocks = [b if b.ndim == 2 else b.reshape(-1, 1)
@@ -147,13 +149,21 @@ class ArraySource(DataSource):
                ) -> np.ndarray:
         """As :meth:`DataSource.reduce`; ``checked=True`` skips the finiteness check of each
         chunk (the caller has validated the whole array already)."""
-        if not checked:
+        if not (checked or self.validated):
             return super().reduce(columns, stat)
         cols = self.check_columns(columns)
         total: np.ndarray | None = None
-        for chunk in self._chunks(cols):
-            part = stat(chunk)
-            total = part if total is None else total + part
+        by_blocks = getattr(stat, "blocks", None)
+        if by_blocks is not None and cols == self.columns and len(self._blocks) > 1:
+            # the chunk function reads the blocks side by side itself: no stacked copy
+            step = self.chunk_rows
+            for i in range(0, self.n_rows, step):
+                part = by_blocks([b[i:i + step] for b in self._blocks])
+                total = part if total is None else total + part
+        else:
+            for chunk in self._chunks(cols):
+                part = stat(chunk)
+                total = part if total is None else total + part
         if total is None:
             total = stat(np.zeros((0, len(cols))))
         return np.asarray(total, dtype=float)

@@ -227,7 +227,7 @@ def _extract(data: Any, columns: Any) -> tuple[DataSource, list[str], bool]:
     if isinstance(data, DataSource) or is_external(data):
         source = open_source(data)
         source.check_columns(cols)  # names (and a file's column types) only: no value read
-        return source, cols, False
+        return source, cols, bool(getattr(source, "validated", False))
     if isinstance(data, pd.DataFrame):
         missing = [c for c in cols if c not in data.columns]
         if missing:
@@ -269,13 +269,25 @@ class ScaledSSCP:
         return {**self.__dict__, "_buf": None}
 
     def __call__(self, chunk: np.ndarray) -> np.ndarray:
-        m, d = chunk.shape
+        return self.blocks([chunk])
+
+    def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """The same for a chunk given as column blocks side by side (1-D or 2-D row slices of
+        equal length), written into the work buffer without stacking them first."""
+        m = parts[0].shape[0]
+        d = self.lo.size
         if self._buf is None or self._buf.shape[0] < m:
             self._buf = np.empty((m, d + 1))
             self._buf[:, 0] = 1.0
         D = self._buf[:m]
+        j = 1
+        for part in parts:
+            k = 1 if part.ndim == 1 else part.shape[1]
+            v = D[:, j:j + k]
+            sl = slice(j - 1, j - 1 + k)
+            np.clip(part.reshape(m, k), self.lo[sl], self.hi[sl], out=v)
+            j += k
         v = D[:, 1:]
-        np.clip(chunk, self.lo, self.hi, out=v)
         v -= self.lo
         v /= self.width
         return D.T @ D

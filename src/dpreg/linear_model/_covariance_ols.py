@@ -87,7 +87,8 @@ class CovarianceOLS(_MultivariateBase):
         assert scaling is not None
         cols = _release_names(names)
         # the columns side by side, read chunk by chunk (no copy of [X, y])
-        return self._release(ArraySource([Xa, ya], cols), cols, names, scaling.fit_intercept)
+        return self._release(ArraySource([Xa, ya], cols, validated=True), cols, names,
+                             scaling.fit_intercept)
 
     def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> CovarianceOLS:
         """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in

@@ -116,27 +116,34 @@ class SSPGram:
         return {**self.__dict__, "_buf": None}
 
     def __call__(self, chunk: np.ndarray) -> np.ndarray:
-        m, k = chunk.shape
+        return self.blocks([chunk[:, :-1], chunk[:, -1]])
+
+    def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """The same for the chunk given as two row slices, X (m×d) and y (m), side by side
+        (no stacked copy)."""
+        X, y = parts
+        m = X.shape[0]
+        y = y.reshape(m)
         sc = self.scaling
-        p = k - 1 if sc is None else sc.n_columns
+        p = X.shape[1] if sc is None else sc.n_columns
         if self._buf is None or self._buf.shape[0] < m or self._buf.shape[1] != p + 1:
             self._buf = np.empty((max(m, 1), p + 1))
         A = self._buf[:m]
         Z, yv = A[:, :p], A[:, p]
         if sc is None:
-            Z[...] = chunk[:, :-1]
-            yv[...] = chunk[:, -1]
+            Z[...] = X
+            yv[...] = y
         else:
             off = 1 if sc.fit_intercept else 0
             V = Z[:, off:]
-            np.clip(chunk[:, :-1], sc.lows, sc.highs, out=V)
+            np.clip(X, sc.lows, sc.highs, out=V)
             V -= sc.shift
             V /= sc.scale
             if off:
                 Z[:, 0] = 1.0
             if sc.column_factor != 1.0:
                 Z *= sc.column_factor
-            yv[...] = chunk[:, -1]
+            yv[...] = y
             if sc.y_bounds is not None:
                 np.clip(yv, sc.y_bounds[0], sc.y_bounds[1], out=yv)
                 yv -= sc.y_shift
