@@ -326,6 +326,7 @@ def adassp(
     warn_if_not_private(eps, "AdaSSP")
 
     if stats is None:
+        assert Xa is not None and ya is not None
         stats = ssp_statistics(ArraySource([Xa, ya], [*map(str, range(d)), "y"]),
                                x_norm_bound=bnd, y_bound=cbd, checked=True)
     xtx, xty, yty = stats.xtx, stats.xty, stats.yty
