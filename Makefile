@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dpreg-installed
 PYTEST := $(BIN)/python -m pytest
-XDIST  ?= -n 2
+# loadgroup: tests marked xdist_group("spark") share one worker, so one JVM starts, not two
+XDIST  ?= -n 2 --dist loadgroup
 
 .PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
         api-snapshot pin-notes

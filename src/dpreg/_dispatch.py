@@ -70,6 +70,14 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     return out
 
 
+def source_methods() -> tuple[str, ...]:
+    """The registered methods whose estimator can fit from a :class:`~dpreg._source.DataSource`
+    (it defines ``_fit_source``: a statistics step read in chunks)."""
+    return tuple(m.name for m in _registry.methods()
+                 if not m.is_selector and m.estimator is not None
+                 and hasattr(m.load_estimator(), "_fit_source"))
+
+
 def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsilon: float,
                delta: float | None, x_bounds: list[tuple[float, float]],
                y_bounds: tuple[float, float], fit_intercept: bool, ledger: Any,

@@ -98,7 +98,9 @@ class DataSource:
         return np.asarray(total, dtype=float)
 
     def _chunks(self, columns: list[str]) -> Iterator[np.ndarray]:  # pragma: no cover
-        raise NotImplementedError
+        """The chunks of ``columns`` read in this process (sources computed elsewhere, like
+        Spark, override :meth:`reduce` instead)."""
+        raise TypeError(f"{type(self).__name__} reads no chunks in this process")
 
     def select(self, columns: Sequence[str], names: Sequence[str]) -> DataSource:
         """A view of ``columns`` under new ``names`` (e.g. formula-safe release names)."""

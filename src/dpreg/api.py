@@ -47,7 +47,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
 from dpreg.privacy.notices import public_function
 
-__all__ = ["regress", "SOURCE_METHODS", "METHODS", "parse_formula", "ModelFrame", "fit_arrays",
+__all__ = ["regress", "source_methods", "METHODS", "parse_formula", "ModelFrame", "fit_arrays",
            "charged_budget"]
 
 #: methods that fit y on exactly one x
@@ -217,8 +217,13 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
                                     n_features=n_features)
 
 
-#: methods that fit from a file or a Spark DataFrame (one pass of chunked sufficient statistics)
-SOURCE_METHODS: tuple[str, ...] = ("adassp", "covariance-ols")
+def source_methods() -> tuple[str, ...]:
+    """Methods that fit from a file or a Spark DataFrame (one pass of chunked sufficient
+    statistics): those whose estimator has a statistics step for a data source
+    (:func:`dpreg._dispatch.source_methods`)."""
+    from dpreg import _dispatch
+
+    return _dispatch.source_methods()
 
 
 def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bounds: Any,
@@ -230,10 +235,10 @@ def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bou
     from dpreg import _dispatch, _formula
     from dpreg._source import open_source
 
-    if method not in SOURCE_METHODS:
+    if method not in source_methods():
         raise InvalidInputError(
             f"method {method!r} needs the data in memory; from a file or a Spark DataFrame "
-            f"dpreg fits {list(SOURCE_METHODS)} (one pass of sufficient statistics); got "
+            f"dpreg fits {list(source_methods())} (one pass of sufficient statistics); got "
             f"method={method!r}")
     if not isinstance(bounds, Mapping):
         raise InvalidInputError(
@@ -268,7 +273,7 @@ def regress(
     ----------
     data:
         pandas DataFrame holding the private data; or, for the sufficient-statistics methods
-        (:data:`SOURCE_METHODS`), a path to a Parquet/CSV file (streamed in chunks: memory is
+        (:func:`source_methods`), a path to a Parquet/CSV file (streamed in chunks: memory is
         bounded by the chunk, not the file) or a Spark DataFrame (statistics aggregated on the
         executors) -- the formula may then use plain column names only.
     formula:

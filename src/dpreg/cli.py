@@ -409,7 +409,7 @@ def fit(
     opts = parse_options(option)
     try:
         from dpreg._formula import formula_from_columns
-        from dpreg.api import SOURCE_METHODS, regress
+        from dpreg.api import regress, source_methods
         from dpreg.exceptions import InvalidInputError
 
         # the formula is built from the header alone (each --y/--x a column name, or one term
@@ -420,11 +420,11 @@ def fit(
         formula = formula_from_columns(y, x, _header(data),
                                        intercept=not no_intercept).text()
         if backend == "spark":  # the executors read the file and sum the statistics
-            if method not in SOURCE_METHODS:
-                raise InvalidInputError(f"--backend spark fits {list(SOURCE_METHODS)}; got "
+            if method not in source_methods():
+                raise InvalidInputError(f"--backend spark fits {list(source_methods())}; got "
                                         f"--method {method}")
             frame = _spark_frame(data)
-        elif method in SOURCE_METHODS and _is_parquet(data):
+        elif method in source_methods() and _is_parquet(data):
             frame = str(data)  # streamed in chunks: memory bounded by the chunk
         else:
             frame = _read_table(data)

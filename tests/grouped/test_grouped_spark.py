@@ -11,7 +11,7 @@ import pytest
 
 from dpreg import InvalidInputError, fit_by_group
 
-pytestmark = [pytest.mark.spark,
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"),
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support"),
               pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
 

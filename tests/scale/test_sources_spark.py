@@ -11,7 +11,7 @@ import dpreg
 from dpreg import InvalidInputError, fit_by_group
 from dpreg.covariance import release_sscp
 
-pytestmark = [pytest.mark.spark,
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"),
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support"),
               pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
 
