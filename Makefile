@@ -4,15 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dpreg-installed
 PYTEST := $(BIN)/python -m pytest
-XDIST  ?= -n 2
+# loadgroup: tests marked xdist_group("spark") share one worker, so one JVM starts, not two
+XDIST  ?= -n 2 --dist loadgroup
 
 .PHONY: setup test test-slow test-all bench lint lint-imports wheel-check demo clean reproduce \
         reproduce-quick results-page audit api-snapshot pin-notes
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'  # spark: CI runs the Spark tests (local[2])
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
 

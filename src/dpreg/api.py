@@ -47,7 +47,8 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
 from dpreg.privacy.notices import public_function
 
-__all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays", "charged_budget"]
+__all__ = ["regress", "source_methods", "METHODS", "parse_formula", "ModelFrame", "fit_arrays",
+           "charged_budget"]
 
 #: methods that fit y on exactly one x
 SIMPLE_ONLY: tuple[str, ...] = _registry.names(selector=False, features="one")
@@ -225,6 +226,50 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
                                     n_features=n_features)
 
 
+def source_methods() -> tuple[str, ...]:
+    """Methods that fit from a file or a Spark DataFrame (one pass of chunked sufficient
+    statistics): those whose estimator has a statistics step for a data source
+    (:func:`dpreg._dispatch.source_methods`)."""
+    from dpreg import _dispatch
+
+    return _dispatch.source_methods()
+
+
+def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bounds: Any,
+                    delta: float | None, ledger: Any, random_state: Any,
+                    options: dict[str, Any]) -> RegressionResults:
+    """``regress`` on a file or Spark source: the formula is parsed against the column names
+    (plain columns only), then the method's statistics step reads the source in one pass and
+    the same release as for a DataFrame runs on the driver."""
+    from dpreg import _dispatch, _formula
+    from dpreg._source import open_source
+
+    if method not in source_methods():
+        raise InvalidInputError(
+            f"method {method!r} needs the data in memory; from a file or a Spark DataFrame "
+            f"dpreg fits {list(source_methods())} (one pass of sufficient statistics); got "
+            f"method={method!r}")
+    if not isinstance(bounds, Mapping):
+        raise InvalidInputError(
+            f"bounds must be a dict mapping column -> (lo, hi); got {type(bounds).__name__}")
+    source = open_source(data)
+    try:
+        response, regressors, intercept = _formula.linear_terms(
+            _formula.parse_formula(formula, source.columns))
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{exc} (from a file or a Spark DataFrame the formula may use plain column names "
+            "only: 'y ~ x1 + x2', '- 1' to drop the intercept)") from None
+    if not regressors:
+        raise InvalidInputError(f"formula must have at least one regressor; got {formula!r}")
+    x_bounds = [_bounds_for(c, bounds, "regressor") for c in regressors]
+    y_bounds = _bounds_for(response, bounds, "response")
+    return _dispatch.fit_source(method, source, x_cols=regressors, y_col=response,
+                                epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                                y_bounds=y_bounds, fit_intercept=intercept, ledger=ledger,
+                                random_state=random_state, options=options)
+
+
 @public_function()
 def regress(
     data: pd.DataFrame, formula: str, *, method: str, epsilon: float,
@@ -236,7 +281,10 @@ def regress(
     Parameters
     ----------
     data:
-        pandas DataFrame holding the private data.
+        pandas DataFrame holding the private data; or, for the sufficient-statistics methods
+        (:func:`source_methods`), a path to a Parquet/CSV file (streamed in chunks: memory is
+        bounded by the chunk, not the file) or a Spark DataFrame (statistics aggregated on the
+        executors) -- the formula may then use plain column names only.
     formula:
         ``"y ~ x1 + x2"`` (restricted formula grammar, docs/formulas.md; ``- 1`` drops the
         intercept).  Anything outside the grammar is an ``InvalidInputError`` naming the token.
@@ -268,6 +316,12 @@ def regress(
     """
     if isinstance(epsilon, float) and math.isnan(epsilon):
         raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
+    from dpreg._source import is_external
+
+    if is_external(data):  # a Parquet/CSV path or a Spark DataFrame: read in chunks
+        return _regress_source(data, formula, method=method, epsilon=epsilon, bounds=bounds,
+                               delta=delta, ledger=ledger, random_state=random_state,
+                               options=method_options)
     if isinstance(bounds, str) and bounds == "private":
         bounds = _AllPrivate()
     mf = parse_formula(data, formula, bounds)

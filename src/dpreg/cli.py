@@ -168,6 +168,48 @@ def _read_csv_header(path: Path) -> list[str]:
         raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
 
 
+def _is_parquet(path: Path) -> bool:
+    """A Parquet file (or a directory of them), by name."""
+    from dpreg._source import file_format
+
+    try:
+        return path.exists() and file_format(path) == "parquet"
+    except DPRegError:
+        return False
+
+
+def _read_table(path: Path) -> Any:
+    """DATA as a pandas DataFrame: CSV (pandas) or Parquet (pyarrow)."""
+    if not _is_parquet(path):
+        return _read_csv(path)
+    from dpreg._source import FileSource
+
+    src = FileSource(path)
+    return src.to_pandas(src.columns)
+
+
+def _header(path: Path) -> list[str]:
+    """DATA's column names (a CSV header row or the Parquet schema); no value is read."""
+    if not _is_parquet(path):
+        return _read_csv_header(path)
+    from dpreg._source import FileSource
+
+    return FileSource(path).columns
+
+
+def _spark_frame(path: Path) -> Any:
+    """DATA read by Spark executors (``--backend spark``; the active session or local[2])."""
+    from dpreg._source import FileSource
+    from dpreg.grouped.spark import spark_session
+
+    return FileSource(path).spark_frame(spark_session(None))
+
+
+_BACKEND_HELP = ("local (default: in this process; a Parquet file is streamed in chunks for the "
+                 "sufficient-statistics methods) or spark (the executors read DATA and sum the "
+                 "statistics; the active SparkSession or local[2]; needs dpreg[spark] and Java)")
+
+
 def _read_text(path: Path, option: str) -> str:
     """A small text input (e.g. the groups file) as UTF-8; a one-line error naming the file."""
     from dpreg.exceptions import InvalidInputError
@@ -437,7 +479,7 @@ def _library_warnings() -> Iterator[None]:
 # ------------------------------------------------------------------ fit
 @app.command()
 def fit(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file.")],
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several), "
                                          "or one formula term such as 'log(income)'.")],
@@ -463,21 +505,34 @@ def fit(
     allow_unreliable: Annotated[bool, typer.Option(
         "--allow-unreliable", help="With --method auto --bounds private: fit even when the "
         "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
+    backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
 ) -> None:
-    """Fit one DP regression of Y on X from a CSV file."""
+    """Fit one DP regression of Y on X from a CSV or Parquet file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
         from dpreg._formula import formula_from_columns
-        from dpreg.api import regress
+        from dpreg.api import regress, source_methods
+        from dpreg.exceptions import InvalidInputError
 
         # the formula is built from the header alone (each --y/--x a column name, or one term
         # of the restricted grammar), before any value of the data is read
-        formula = formula_from_columns(y, x, _read_csv_header(data),
+
+        if backend not in ("local", "spark"):
+            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
+        formula = formula_from_columns(y, x, _header(data),
                                        intercept=not no_intercept).text()
-        frame = _read_csv(data)
+        if backend == "spark":  # the executors read the file and sum the statistics
+            if method not in source_methods():
+                raise InvalidInputError(f"--backend spark fits {list(source_methods())}; got "
+                                        f"--method {method}")
+            frame = _spark_frame(data)
+        elif method in source_methods() and _is_parquet(data):
+            frame = str(data)  # streamed in chunks: memory bounded by the chunk
+        else:
+            frame = _read_table(data)
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
@@ -550,7 +605,8 @@ def datasets() -> None:
 # ------------------------------------------------------------------ per-group fits
 @app.command("fit-groups")
 def fit_groups(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file "
+                                         "(with --backend spark, read by the executors).")],
     by: Annotated[str, typer.Option("--by", help="Group key column (keys are treated as public).")],
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[str, typer.Option("--x", help="The regressor column.")],
@@ -587,6 +643,8 @@ def fit_groups(
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
+        import pandas as pd
+
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
 
@@ -599,13 +657,24 @@ def fit_groups(
                 "per line; every listed key gets a row, so the output does not reveal which "
                 "groups occur), or --keys-from-data takes them from the data (the key set is "
                 "then NOT protected)")
-        frame = _read_csv(data)
         keys: Any = "from-data"
+        if backend == "spark":  # the executors read the file; the driver only its schema
+            from dpreg._source import FileSource
+
+            if not data.exists():
+                raise InvalidInputError(f"DATA file {data} does not exist")
+            frame: Any = str(data)
+            schema = FileSource(data)._schema
+            key_col = (pd.Series([], dtype=schema.field(by).type.to_pandas_dtype())
+                       if by in schema.names else None)
+        else:
+            frame = _read_table(data)
+            key_col = frame[by] if by in frame.columns else None
         if groups_file is not None:
             from dpreg.grouped import parse_key_list
 
             keys = parse_key_list(_read_text(groups_file, "--groups-file").splitlines(),
-                                  frame[by] if by in frame.columns else None)
+                                  key_col)
         led = _open_ledger(ledger, use_default=True)
         from dpreg.privacy import release_context
 
@@ -647,7 +716,8 @@ def fit_groups(
 # ------------------------------------------------------------------ covariance release
 @app.command("release-cov")
 def release_cov(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file "
+                                         "(streamed in chunks).")],
     columns: Annotated[list[str], typer.Option("--columns", "-c", help="Columns to release (repeat).")],
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS")],
@@ -657,6 +727,7 @@ def release_cov(
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -668,9 +739,17 @@ def release_cov(
         cols.extend(part for part in c.split(",") if part)
     try:
         from dpreg.covariance import release_sscp
+        from dpreg.exceptions import InvalidInputError
         from dpreg.privacy import release_context
 
-        frame = _read_csv(data)
+        if backend not in ("local", "spark"):
+            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
+        if backend == "spark":
+            frame: Any = _spark_frame(data)
+        elif _is_parquet(data):
+            frame = str(data)  # streamed in chunks: memory bounded by the chunk, not the file
+        else:
+            frame = _read_csv(data)
         led = _open_ledger(ledger, use_default=True)
         with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,

@@ -43,6 +43,7 @@ See docs/scale.md.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,7 +137,10 @@ def fit_by_group(
     Parameters
     ----------
     df:
-        pandas DataFrame (any backend) or a pyspark DataFrame (``backend="spark"``).
+        pandas DataFrame (any backend), a pyspark DataFrame (``backend="spark"``), or a path to
+        a Parquet/CSV file (or a directory of them): with ``backend="spark"`` the executors
+        read it (``spark.read``, nothing passes through the driver); with the local backends
+        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.
     by, x, y:
         Group key column, regressor and response.
     method, epsilon, delta, bounds, **options:
@@ -181,6 +185,16 @@ def fit_by_group(
 
         if not isinstance(ledger, Ledger):
             raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+    from dpreg._source import FileSource, is_spark_frame
+
+    if not is_spark_frame(df) and isinstance(df, (str, os.PathLike)):
+        source = FileSource(df)
+        if backend == "spark":  # the executors read the file
+            from dpreg.grouped.spark import spark_session
+
+            df = source.spark_frame(spark_session(spark))
+        else:  # only the key, x and y columns are read (Arrow -> pandas)
+            df = source.to_pandas(list(dict.fromkeys([by, x, y])))
     if backend == "spark":
         from dpreg.grouped.spark import fit_spark
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpreg._source import ArraySource
 from dpreg.linear_model._base import _MultivariateBase, resolve_inference
-from dpreg.multivariate.ssp import adassp
+from dpreg.multivariate.ssp import SSPStatistics, adassp, ssp_statistics
 
 __all__ = ["AdaSSP"]
 
@@ -67,10 +68,28 @@ class AdaSSP(_MultivariateBase):
     def fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None and scaling.label_bound is not None
+        # the statistics step: scale, clip and accumulate in chunks (no copy of the design)
+        src = ArraySource([Xa, ya], [f"c{j}" for j in range(Xa.shape[1] + 1)])
+        stats = ssp_statistics(src, x_norm_bound=scaling.row_norm_bound,
+                               y_bound=scaling.label_bound, scaling=scaling, checked=True)
+        return self._release(stats, scaling, names)
+
+    def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> AdaSSP:
+        """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in
+        chunks, or a Spark DataFrame aggregated on its executors): the same statistics step
+        and the same release as :meth:`fit`."""
+        scaling, names = self._prepare_source(source, x_cols, y_col)
+        assert scaling.label_bound is not None
+        stats = ssp_statistics(source, columns=[*x_cols, y_col],
+                               x_norm_bound=scaling.row_norm_bound,
+                               y_bound=scaling.label_bound, scaling=scaling)
+        return self._release(stats, scaling, names)
+
+    def _release(self, stats: SSPStatistics, scaling: Any, names: list[str]) -> AdaSSP:
         # "auto": the yᵀy release whenever n is public or estimable from the ones column
         infer = resolve_inference(self.inference, supported=scaling.fit_intercept
                                   or self._n_is_public())
-        core = adassp(scaling.design(Xa), scaling.label(ya), x_norm_bound=scaling.row_norm_bound,
+        core = adassp(stats, None, x_norm_bound=scaling.row_norm_bound,
                       y_bound=scaling.label_bound, epsilon=self._required_epsilon(),
                       delta=self._required_delta(),
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,

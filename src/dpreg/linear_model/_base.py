@@ -350,6 +350,28 @@ class _MultivariateBase(DPRegressorBase):
                                             unit_ball=self._unit_ball)
         return Xa, ya, scaling, names
 
+    def _prepare_source(self, source: Any, x_cols: Sequence[str], y_col: str
+                        ) -> tuple[PublicScaling, list[str]]:
+        """The public scaling for a fit from a :class:`~dpreg._source.DataSource` (a file or
+        a Spark DataFrame read in chunks): bounds and options are checked from the names
+        alone, before any value is read."""
+        names = source.check_columns([*x_cols, y_col])[:-1]
+        d = len(names)
+        fit_intercept = _check_fit_intercept(self.fit_intercept)  # type: ignore[attr-defined]
+        bx = resolve_bounds_X(self.bounds_X, d)  # type: ignore[attr-defined]
+        by = self.bounds_y  # type: ignore[attr-defined]
+        if by is None:
+            raise InvalidInputError(
+                "bounds_y is required: give public (lo, hi) bounds for the response (from "
+                "domain knowledge, never from the data), e.g. bounds_y=(0, 100)")
+        check_bounds(by, "bounds_y")
+        self._required_epsilon()
+        self._required_delta()
+        self.n_features_in_ = d
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        return PublicScaling.from_bounds(bx, by, fit_intercept=fit_intercept,
+                                         unit_ball=self._unit_ball), names
+
     def _finish(self, core: RegressionResults, scaling: PublicScaling | None,
                 names: list[str], fit_intercept: bool) -> DPRegressorBase:
         out_names = (["intercept"] if fit_intercept else []) + names
