@@ -209,7 +209,8 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *
     y_name = str(lhs.columns[0])
     cols = [str(c) for c in rhs.columns]
     if not isinstance(bounds, _AllPrivate):
-        check_known_keys(bounds, names + [c for c in cols + [y_name] if c not in names],
+        check_known_keys(bounds, names + [c for c in cols + [y_name]
+                                          if c not in names and c != "Intercept"],
                          what="a column of the data or a term of the formula")
     fit_intercept = "Intercept" in cols
     x_idx = [j for j, c in enumerate(cols) if c != "Intercept"]

@@ -248,7 +248,7 @@ def release_sscp(
     data: Any,
     *,
     columns: Sequence[str],
-    bounds: Any,
+    bounds: Any = None,
     epsilon: float,
     delta: float,
     rng: Any = None,
@@ -256,6 +256,7 @@ def release_sscp(
     calibration: str = "analytic",
     ledger: Any = None,
     psd_tol: float = 1e-10,
+    codebook: Any = None,
 ) -> SSCPRelease:
     """Release a DP SSCP matrix of ``columns`` (plus an intercept column) of ``data``.
 
@@ -278,8 +279,22 @@ def release_sscp(
         Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise.
     psd_tol:
         Relative tolerance of the PSD repair.
+    codebook:
+        A codebook (TOML path or :class:`dpreg.codebook.Codebook`; docs/codebook.md) whose
+        bounds are used for the columns; ``bounds`` given here extend it and win.  Its public
+        n is checked under replace-one neighbours (a mismatch is refused without revealing n).
     """
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    names = [str(c) for c in data.columns] if isinstance(data, pd.DataFrame) else (
+        [str(c) for c in data] if isinstance(data, Mapping) else None)
+    cb = resolve_codebook(codebook, names)
+    bounds = merge_bounds(cb, bounds)
     arr, cols = _extract(data, columns)
+    if isinstance(bounds, Mapping) and names is not None:
+        from dpreg._validation import check_known_keys
+
+        check_known_keys(bounds, names)
     bnds = resolve_bounds(bounds, cols)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
@@ -289,6 +304,8 @@ def release_sscp(
     if tol >= 1:
         raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
     n, d = arr.shape
+    if cb is not None:
+        cb.check_n(n, rel is Neighbouring.REPLACE_ONE, "this SSCP release")
     sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
     gen = check_rng(rng)
     budget = ApproxDP(eps, dlt)
