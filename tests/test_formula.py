@@ -387,9 +387,15 @@ def test_values_outside_declared_levels_are_not_echoed(frame):
 
 
 def test_nan_from_a_transform_is_a_clear_error(frame):
-    with pytest.raises(InvalidInputError, match=r"'np.log\(z - 0.5\)' has missing"):
+    # declared bounds of z outside log's domain: refused from the public bounds (issue 20)
+    with pytest.raises(InvalidInputError, match=r"cannot derive bounds for regressor "
+                       r"'np.log\(z - 0.5\)'.*log needs a range above 0"):
         dpreg.regress(frame, "y ~ log(z - 0.5)", method="noisy-stats", epsilon=1.0,
                       bounds=BOUNDS)
+    # no raw bounds, only the term's: NaN rows are refused naming the term, not the rows
+    with pytest.raises(InvalidInputError, match=r"'np.log\(z - 0.5\)' has missing"):
+        dpreg.regress(frame, "y ~ log(z - 0.5)", method="noisy-stats", epsilon=1.0,
+                      bounds={"y": (0, 1), "np.log(z - 0.5)": (-5, 0)})
 
 
 def test_cli_builds_the_formula_from_names_and_terms(csv):

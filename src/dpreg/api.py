@@ -140,6 +140,33 @@ def _term_bounds(name: str, factors: tuple[Any, ...], bounds: Mapping[str, Any],
     return out
 
 
+def _check_domains(parsed: Any, bounds: Mapping[str, Any]) -> None:
+    """Every transform/``I()`` of the formula must be defined on the declared box of its raw
+    columns (checked from the public bounds alone, before the model matrix is built -- so a
+    range leaving a transform's domain is refused without looking at any row)."""
+    from dpreg import _formula, _intervals
+
+    if isinstance(bounds, _AllPrivate):
+        return
+    for side, what in ((parsed.lhs, "response"), (parsed.rhs, "regressor")):
+        for node in _formula._walk(side):
+            if not isinstance(node, _formula.Call) or node.func == "C":
+                continue
+            cols = {n.name for n in _formula._walk(node) if isinstance(n, _formula.Col)}
+            if not cols or any(not isinstance(bounds.get(c), (tuple, list)) for c in cols):
+                continue
+            usable = {c: check_bounds(bounds[c], f"bounds[{c!r}]") for c in sorted(cols)}
+            try:
+                _intervals.interval_of(node, usable)
+            except _intervals.DomainError as exc:
+                name = _formula._render(node, _formula.display_name)
+                declared = ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in usable.items())
+                raise InvalidInputError(
+                    f"cannot derive bounds for {what} {name!r} from the declared bounds "
+                    f"({declared}): {exc}. Declare a range inside the transform's domain, or "
+                    f"give bounds for the term itself ({name!r})") from None
+
+
 def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *,
                   levels: Mapping[str, Any] | None = None) -> ModelFrame:
     """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc).
@@ -187,6 +214,7 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *
             "public levels (C(col, levels=[...]), a codebook, or a pandas Categorical), so "
             "that the set of levels is not read off the data"
         )
+    _check_domains(parsed, bounds)  # public refusals before any value is read
     # raw numeric columns are clamped to their declared bounds before terms are generated,
     # so every generated column lies in the bounds derived from them (and log/sqrt never see
     # a value outside the declared domain)
