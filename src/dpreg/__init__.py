@@ -19,6 +19,7 @@ the exceptions.  Functional cores live in :mod:`dpreg.simple`
 from dpreg._version import __version__
 from dpreg.api import METHODS, regress
 from dpreg.auto import AutoDPRegression
+from dpreg.codebook import Codebook, load_codebook
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.exceptions import (
     BudgetExceededError,
@@ -63,6 +64,8 @@ __all__ = [
     "release_sscp",
     "SSCPRelease",
     "fit_by_group",
+    "Codebook",
+    "load_codebook",
     "RegressionResults",
     "NoisyStats",
     "DPTheilSen",

@@ -44,6 +44,11 @@ app = typer.Typer(
 ledger_app = typer.Typer(help="Create and inspect persistent privacy ledgers.",
                          no_args_is_help=True)
 app.add_typer(ledger_app, name="ledger")
+codebook_app = typer.Typer(help="Codebooks: public bounds and levels of a data set's columns "
+                           "(docs/codebook.md).", no_args_is_help=True)
+app.add_typer(codebook_app, name="codebook")
+_CODEBOOK_HELP = ("TOML codebook with public bounds/levels per column (docs/codebook.md); "
+                  "--bounds flags add to it and win for the same column.")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -486,9 +491,10 @@ def fit(
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
                                          help="Privacy budget ε of this fit.")],
-    bounds: Annotated[list[str], typer.Option(
-        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor "
-        "(with --method auto: 'private' or COL=private spends part of ε on DP bounds).")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every raw "
+        "regressor column (bounds of formula terms are derived from them; with --method auto: "
+        "'private' or COL=private spends part of ε on DP bounds).")] = None,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA",
                                               help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
@@ -506,6 +512,7 @@ def fit(
         "--allow-unreliable", help="With --method auto --bounds private: fit even when the "
         "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
     backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
+    codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -542,7 +549,7 @@ def fit(
 
         with _library_warnings(), release_context(entry="dpreg fit", data=str(data)):
             res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
-                          ledger=led, random_state=seed, **opts)
+                          ledger=led, random_state=seed, codebook=codebook, **opts)
         _warn_delta_per_n(dlt, res.nobs)
         ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
         _plot_result(res, plot, ci)
@@ -613,8 +620,9 @@ def fit_groups(
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
                                          help="ε per group (parallel composition).")],
-    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV, one row per group.")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
     groups_file: Annotated[Path | None, typer.Option(
         "--groups-file", help="Text file with the public list of group keys (one per line; "
         "surrounding whitespace is ignored). Required unless --keys-from-data.")] = None,
@@ -636,6 +644,9 @@ def fit_groups(
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the per-group estimates (with their intervals, and the ECDF "
         "of the interval widths, when the table has interval columns) to this file.")] = None,
+    codebook: Annotated[Path | None, typer.Option(
+        "--codebook", help=_CODEBOOK_HELP + " Its [groups] keys are the public key list when "
+        "--groups-file is not given.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -651,13 +662,17 @@ def fit_groups(
         if groups_file is not None and keys_from_data:
             raise InvalidInputError("give either --groups-file (the public key list) or "
                                     "--keys-from-data, not both")
-        if groups_file is None and not keys_from_data:
+        from dpreg.codebook import resolve_codebook
+
+        cb = resolve_codebook(codebook, _header(data))
+        cb_keys = cb is not None and cb.group_keys is not None and cb.group_by in (None, by)
+        if groups_file is None and not keys_from_data and not cb_keys:
             raise InvalidInputError(
                 "the group keys must be declared: --groups-file FILE lists the public keys (one "
                 "per line; every listed key gets a row, so the output does not reveal which "
-                "groups occur), or --keys-from-data takes them from the data (the key set is "
-                "then NOT protected)")
-        keys: Any = "from-data"
+                "groups occur), a --codebook with [groups] keys, or --keys-from-data takes them "
+                "from the data (the key set is then NOT protected)")
+        keys: Any = "from-data" if keys_from_data else None  # None: the codebook's keys
         if backend == "spark":  # the executors read the file; the driver only its schema
             from dpreg._source import FileSource
 
@@ -682,7 +697,7 @@ def fit_groups(
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=not as_json, backend=backend,
-                                 workers=workers, ledger=led, **opts)
+                                 workers=workers, ledger=led, codebook=cb, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -719,15 +734,17 @@ def release_cov(
     data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file "
                                          "(streamed in chunks).")],
     columns: Annotated[list[str], typer.Option("--columns", "-c", help="Columns to release (repeat).")],
-    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS")],
     delta: Annotated[str, typer.Option("--delta", "-d", metavar="DELTA")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
     backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
+    codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -753,7 +770,7 @@ def release_cov(
         led = _open_ledger(ledger, use_default=True)
         with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
-                               rng=seed, ledger=led)
+                               rng=seed, ledger=led, codebook=codebook)
         rel.save(out)
     except DPRegError as exc:
         _fail(exc)
@@ -854,6 +871,44 @@ def plan_cmd(
         _print_json(res.to_dict())
     else:
         console.print(str(res), highlight=False)
+
+
+# ------------------------------------------------------------------ codebook
+@codebook_app.command("init")
+def codebook_init(
+    data: Annotated[Path, typer.Argument(help="CSV file: only its header line is read.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write the template here (default: standard output).")] = None,
+) -> None:
+    """Write a codebook template: the CSV's column names with EMPTY bounds to fill in from
+    public knowledge (no value of the data is read)."""
+    try:
+        import csv
+
+        from dpreg.codebook import codebook_template
+        from dpreg.exceptions import InvalidInputError
+
+        try:
+            with data.open("rb") as fh:  # the first line only: no data row is decoded
+                first = fh.readline(1 << 20).decode("utf-8-sig").rstrip("\r\n")
+            header = next(csv.reader([first]), None)
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise InvalidInputError(f"could not read the header line of {data} "
+                                    f"({type(exc).__name__})") from None
+        if not header:
+            raise InvalidInputError(f"{data} has no header line")
+        text = codebook_template(header)
+        if out is None:
+            sys.stdout.write(text)
+            return
+        if out.exists():
+            raise InvalidInputError(f"{out} already exists; not overwritten")
+        out.write_text(text, encoding="utf-8")
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"wrote a codebook template for {len(header)} columns to {out}: fill in the "
+                  "public bounds (and levels) before using it with --codebook", highlight=False)
 
 
 # ------------------------------------------------------------------ ledger

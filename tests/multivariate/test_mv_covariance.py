@@ -315,7 +315,8 @@ def test_undefined_standard_errors_are_flagged():
 
 
 def test_summary_and_uncertainty_labels():
-    rel = release_sscp(simulated(), columns=["murder", "poverty", "single"], bounds=BOUNDS,
+    cols = ["murder", "poverty", "single"]  # bounds keys must be columns of the data
+    rel = release_sscp(simulated(), columns=cols, bounds={c: BOUNDS[c] for c in cols},
                        epsilon=1.0, delta=1e-6, rng=8)
     res = rel.regress("murder ~ poverty + single", se="plugin")
     assert "plug-in" in res.uncertainty

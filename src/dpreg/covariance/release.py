@@ -317,7 +317,7 @@ def release_sscp(
     data: Any,
     *,
     columns: Sequence[str],
-    bounds: Any,
+    bounds: Any = None,
     epsilon: float,
     delta: float,
     rng: Any = None,
@@ -325,6 +325,7 @@ def release_sscp(
     calibration: str = "analytic",
     ledger: Any = None,
     psd_tol: float = 1e-10,
+    codebook: Any = None,
 ) -> SSCPRelease:
     """Release a DP SSCP matrix of ``columns`` (plus an intercept column) of ``data``.
 
@@ -355,8 +356,22 @@ def release_sscp(
         (default: the session's default ledger, :func:`dpreg.set_default_ledger`, if set).
     psd_tol:
         Relative tolerance of the PSD repair.
+    codebook:
+        A codebook (TOML path or :class:`dpreg.codebook.Codebook`; docs/codebook.md) whose
+        bounds are used for the columns; ``bounds`` given here extend it and win.  Its public
+        n is checked under replace-one neighbours (a mismatch is refused without revealing n).
     """
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    names = [str(c) for c in data.columns] if isinstance(data, pd.DataFrame) else (
+        [str(c) for c in data] if isinstance(data, Mapping) else None)
+    cb = resolve_codebook(codebook, names)
+    bounds = merge_bounds(cb, bounds)
     source, cols, checked = _extract(data, columns)
+    if isinstance(bounds, Mapping) and names is not None:
+        from dpreg._validation import check_known_keys
+
+        check_known_keys(bounds, names)
     bnds = resolve_bounds(bounds, cols)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
@@ -374,6 +389,8 @@ def release_sscp(
     if rel is Neighbouring.REPLACE_ONE and S[0, 0] < 1:  # n is public under replace-one
         raise InvalidInputError("data must have at least one row")
     n = int(round(float(S[0, 0])))  # the exact count: used only where n is public
+    if cb is not None:  # a declared public n must match (checked under replace-one only)
+        cb.check_n(n, rel is Neighbouring.REPLACE_ONE, "this SSCP release")
     budget = ApproxDP(eps, dlt)
     charge(ledger, budget, "SSCP release (Analyze Gauss)", rel)
     warn_if_not_private(eps, "the SSCP matrix")

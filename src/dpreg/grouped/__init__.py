@@ -124,13 +124,39 @@ def charge_table(ledger: Any, spec: GroupSpec, budget: Any, counts: np.ndarray) 
            "(parallel composition)", Neighbouring.REPLACE_ONE)
 
 
+def _with_codebook(df: Any, by: str, bounds: Any, groups: Any, codebook: Any
+                   ) -> tuple[Any, Any]:
+    """Bounds and group keys of a per-group run, with a codebook's declarations merged in
+    (explicit ``bounds``/``groups`` win); bounds keys must be columns of the data."""
+    from dpreg._validation import check_known_keys
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    names = [str(c) for c in getattr(df, "columns", [])]
+    cb = resolve_codebook(codebook, names or None)
+    bounds = merge_bounds(cb, bounds)
+    if bounds is None:
+        raise InvalidInputError("bounds are required: pass bounds={x: (lo, hi), y: (lo, hi)} "
+                                "with public limits, or codebook=PATH (docs/codebook.md)")
+    if isinstance(bounds, Mapping) and names:
+        check_known_keys(bounds, names)
+    if cb is not None:
+        if groups is None and cb.group_keys is not None and cb.group_by in (None, by):
+            groups = list(cb.group_keys)
+            if isinstance(df, pd.DataFrame) and by in df.columns:  # as the key column's kind
+                groups = parse_key_list([str(k) for k in groups], df[by].iloc[:0])
+        if isinstance(df, pd.DataFrame):
+            cb.check_n(len(df), True, "fit_by_group (replace-one neighbours)")
+    return bounds, groups
+
+
 @public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
-    bounds: Mapping[str, Any], delta: float | None = None,
+    bounds: Mapping[str, Any] | None = None, delta: float | None = None,
     groups: Sequence[Any] | str | None = None,
     backend: str = "local", random_state: Any = None, progress: bool = False,
-    workers: int | None = None, spark: Any = None, ledger: Any = None, **options: Any,
+    workers: int | None = None, spark: Any = None, ledger: Any = None, codebook: Any = None,
+    **options: Any,
 ) -> pd.DataFrame:
     """Fit ``y ~ x`` with ``method`` in every group; one output row per group key.
 
@@ -169,6 +195,12 @@ def fit_by_group(
         any group is released.  If it does not fit, :class:`~dpreg.BudgetExceededError` is
         raised and nothing is released.  The per-group fits charge nothing.  Default: the
         session's default ledger (:func:`dpreg.set_default_ledger`), if one is set.
+    codebook:
+        A codebook (TOML path or :class:`dpreg.codebook.Codebook`; docs/codebook.md): bounds
+        for x and y (``bounds`` given here extend it and win) and, when ``groups`` is not
+        given and the codebook's ``[groups] by`` is ``by``, the public key list.  Its public n
+        is checked against the number of rows of a pandas DataFrame (n is public under
+        replace-one; a mismatch is refused without revealing n).
 
     Returns a DataFrame with columns ``group`` (the key), ``n``, ``intercept``, ``slope``,
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method
@@ -180,6 +212,7 @@ def fit_by_group(
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)
+    bounds, groups = _with_codebook(df, by, bounds, groups, codebook)
     if ledger is not None:
         from dpreg.privacy import Ledger
 

@@ -469,7 +469,9 @@ class Summary:
         details = r.privacy.details if isinstance(r.privacy.details, Mapping) else {}
         auto = details.get("auto", {})
         private = set(auto.get("private_bounds") or {}) if isinstance(auto, Mapping) else set()
-        text = "; ".join(f"{k} in [{lo:g}, {hi:g}]" + (" (DP estimate)" if k in private else "")
+        derived = r.extra.get("derived_bounds") or {}  # from the raw columns' (formula terms)
+        text = "; ".join(f"{k} in [{lo:g}, {hi:g}]" + (" (DP estimate)" if k in private else
+                                                        " (derived)" if k in derived else "")
                          for k, (lo, hi) in r.bounds.items())
         return ("Bounds" if private else "Public bounds", text)
 
