@@ -404,6 +404,8 @@ def fit(
         if ci_frame is not None:
             out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
                                          for k, r in ci_frame.iterrows()}}
+            if "ci_informative" in res.extra:  # an end at the search range is not a finding
+                out["ci"]["informative"] = dict(res.extra["ci_informative"])
         _print_json(out)
         return
     console.print(str(res.summary(alpha=ci)), highlight=False)

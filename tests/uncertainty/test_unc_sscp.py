@@ -14,6 +14,7 @@ from dpreg import release_sscp
 from dpreg.covariance import repair_psd, sweep_regression
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.ssp import SSCPModel, batched_repair_psd, sym_noise_cov
+from dpreg.inference.results import NoUncertaintyError
 from dpreg.linear_model import CovarianceOLS
 
 BOUNDS = {"a": (0.0, 1.0), "b": (0.0, 1.0), "y": (-2.0, 3.0)}
@@ -140,7 +141,10 @@ def test_estimator_interval_uses_its_own_names_and_flags_unreliable_releases():
     bnd = {"murder": (0, 50), "poverty": (0, 100), "single": (0, 100)}
     rel = release_sscp(crime, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, rng=8)
     bad = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
-    assert bad.extra["dp_ci_reliable"] is False and "WARNING" in bad.uncertainty
+    assert bad.extra["dp_ci_reliable"] is False and bad.extra["dp_ci_refused"] is True
+    assert "refused" in bad.uncertainty and not bad.has_bse
+    with pytest.raises(NoUncertaintyError, match="more rows|larger ε"):
+        bad.conf_int(0.05)
     good = release_sscp(frame(n=50_000), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=4.0,
                         delta=1e-6, rng=9).regress("y ~ a + b", n_sim=100, rng=0)
     assert good.extra["dp_ci_reliable"] is True and "WARNING" not in good.uncertainty
