@@ -150,7 +150,7 @@ def regress_release(rel: SSCPRelease, formula: str, *, se: str = "dp", n_sim: in
     if not fit["se_defined"] and se_kind == "plugin":
         uncertainty = ("undefined: RSS <= 0 or n - p <= 0 in the released matrix, so no "
                        "standard errors exist")
-    elif not fit["se_defined"]:
+    elif not fit["se_defined"] and "dp_ci_refused" not in plugin_extra:
         uncertainty += ("; the released RSS is <= 0 (or n <= p), so the sampling part is "
                         "set to 0 and the interval reflects the privacy noise only -- "
                         "which then dominates")
