@@ -334,8 +334,8 @@ def summarise_real(df: pd.DataFrame) -> pd.DataFrame:
 def run_cells(methods: Sequence[str], datasets: Sequence[str], kinds: Sequence[str],
               epsilons: Sequence[float], *, reps: int, seed: int, n_boot: int,
               out: str | None = None, progress: bool = True) -> pd.DataFrame:
-    """Every cell (method × data set × kind × ε), summaries concatenated (and appended to
-    ``out`` as they finish, so a long run keeps what it has done)."""
+    """Every cell (method × data set × kind × ε), summaries concatenated (and written to
+    ``out`` after every cell)."""
     tables = []
     for method in methods:
         for ds in datasets:
@@ -348,19 +348,12 @@ def run_cells(methods: Sequence[str], datasets: Sequence[str], kinds: Sequence[s
                     tab = summarise_real(df)
                     tab["seconds"] = round(df.attrs["seconds"], 1)
                     tables.append(tab)
-                    if out:
-                        tab.to_csv(out, mode="a", index=False,
-                                   header=not _exists_nonempty(out))
+                    if out:  # rewritten after every cell: a long run keeps what it did
+                        pd.concat(tables, ignore_index=True).to_csv(out, index=False)
                     if progress:
                         with pd.option_context("display.width", 220, "display.max_columns", 30):
                             print(tab.round(4).to_string(index=False), flush=True)
     return pd.concat(tables, ignore_index=True)
-
-
-def _exists_nonempty(path: str) -> bool:
-    import os
-
-    return os.path.exists(path) and os.path.getsize(path) > 0
 
 
 def markdown_summary(tab: pd.DataFrame) -> str:
@@ -382,7 +375,7 @@ def markdown_summary(tab: pd.DataFrame) -> str:
             lines.append(head + f"{refused} | – | – | – | – | all refused |")
             continue
 
-        def rng(a: float) -> str:
+        def rng(a: float, gi: pd.DataFrame = gi) -> str:
             s = gi[np.isclose(gi["alpha"].astype(float), a)]["coverage"]
             return f"{s.min():.3f}–{s.max():.3f}" if len(s) else "–"
 

@@ -24,7 +24,6 @@ import pytest
 
 import dpreg
 from dpreg.data import load_dataset
-from dpreg.inference.dpci.engine import ParametricBootstrap
 from dpreg.inference.dpci.ssp import ADASSP_NOISE_RATIO_LIMIT
 from dpreg.inference.results import NoUncertaintyError
 from dpreg.inference.uncertainty import bootstrap_kwargs

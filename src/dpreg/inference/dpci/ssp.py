@@ -386,9 +386,10 @@ class AdaSSPModel(BootstrapModel):
                 else "many more rows or a much larger ε")
         return (f"none: refused -- this AdaSSP release carries too little information for a "
                 f"valid interval: its noisy XᵀX is dominated by the privacy noise ({what}), so "
-                f"AdaSSP's ridge (λ = {self.lam:.3g}) shrinks the estimate toward 0 by an amount the release cannot correct. Needs {more} "
-                f"(κ falls in proportion to both), or use method covariance-ols, whose "
-                f"interval replays its own release")
+                f"AdaSSP's ridge (λ = {self.lam:.3g}) shrinks the estimate toward 0 by an "
+                f"amount the release cannot correct. Needs {more} (κ falls in proportion to "
+                f"both), or try method covariance-ols, which spends the whole budget on one "
+                f"matrix and applies the same check to its own release")
 
 
 def _solve_stack(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
