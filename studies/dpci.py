@@ -370,6 +370,9 @@ def coverage_study(method: str, design_name: str, *, n: int | None = None,
         if res.failed:
             rows.append({"rep": r, "failed": True})
             continue
+        if res.bootstrap is None:  # interval refused (κ above the limit, issue 18)
+            rows.append({"rep": r, "failed": True, "refused": True})
+            continue
         est = res.params.to_numpy()
         plug = np.asarray(res.extra["bse_plugin_ignores_noise"], dtype=float)
         beta_np, se_np = _ols(X, y)

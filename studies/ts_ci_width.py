@@ -11,7 +11,7 @@ variance bound, 95% intervals.  Two budgets for the interval: the whole ε
 their ratio, the share of intervals with an end at the slope range (``informative`` False)
 and the coverage of the true slope 0.5.
 
-``python -m studies.ts_ci_width --reps 100 --out docs/uncertainty-data/ts-ci-width.csv``
+``python -m studies.ts_ci_width --reps 100 --out docs/uncertainty-data/theil-sen/ts-ci-width.csv``
 """
 
 from __future__ import annotations
