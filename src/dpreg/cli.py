@@ -291,6 +291,8 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
     if ci_frame is not None:
         out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
                                      for k, r in ci_frame.iterrows()}}
+        if "ci_informative" in res.extra:  # an end at the search range is not a finding
+            out["ci"]["informative"] = dict(res.extra["ci_informative"])
     return out
 
 

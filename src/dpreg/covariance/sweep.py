@@ -115,13 +115,23 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
                           psd_tol=float(rel.metadata["psd_tol"]), n_public=public_n,
                           x_idx=x_idx, y_idx=y_idx, names=names,
                           noisy_scaled=rel.noisy_scaled)
-        boot = ParametricBootstrap(model, n_boot=k, kind=boot_kind, rng=check_rng(rng))
-        dp_kw = bootstrap_kwargs(boot, what="the released SSCP matrix")
-        dp_kw["uncertainty"] = dp_kw["uncertainty"].replace("DP-aware:",
-                                                            "DP-aware (noise-aware):", 1)
-        plugin_extra = dp_kw.pop("extra_uncertainty")
-        bse = dp_kw.pop("bse")
-        uncertainty = dp_kw.pop("uncertainty")
+        if model.noise_ratio > model.noise_ratio_limit:
+            # too little information: refuse (measured: such intervals covered 0.15-0.54 at a
+            # nominal 0.9-0.95 on small real data, docs/uncertainty.md)
+            from dpreg.inference.uncertainty import refusal_kwargs
+
+            dp_kw = refusal_kwargs(model.refusal(), noise_ratio=model.noise_ratio)
+            plugin_extra = dp_kw.pop("extra_uncertainty")
+            bse = None
+            uncertainty = dp_kw.pop("uncertainty")
+        else:
+            boot = ParametricBootstrap(model, n_boot=k, kind=boot_kind, rng=check_rng(rng))
+            dp_kw = bootstrap_kwargs(boot, what="the released SSCP matrix")
+            dp_kw["uncertainty"] = dp_kw["uncertainty"].replace("DP-aware:",
+                                                                "DP-aware (noise-aware):", 1)
+            plugin_extra = dp_kw.pop("extra_uncertainty")
+            bse = dp_kw.pop("bse")
+            uncertainty = dp_kw.pop("uncertainty")
     if intercept:
         tss = fit["yy"] - C[0, y_idx] ** 2 / C[0, 0]
     else:
@@ -138,7 +148,7 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
     if not fit["se_defined"] and se_kind == "plugin":
         uncertainty = ("undefined: RSS <= 0 or n - p <= 0 in the released matrix, so no "
                        "standard errors exist")
-    elif not fit["se_defined"]:
+    elif not fit["se_defined"] and "dp_ci_refused" not in plugin_extra:
         uncertainty += ("; the released RSS is <= 0 (or n <= p), so the sampling part is "
                         "set to 0 and the interval reflects the privacy noise only -- "
                         "which then dominates")

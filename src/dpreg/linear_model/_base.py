@@ -397,11 +397,12 @@ class _MultivariateBase(DPRegressorBase):
                     b0, bj = (float(th[0]), th[1:]) if fit_intercept else (0.0, th)
                 return np.concatenate([[b0], bj]) if fit_intercept else np.asarray(bj)
 
-            kw = reparametrised_kwargs(core, to_params, out_names)
+            kw = reparametrised_kwargs(core, to_params, out_names, point=params)
             extra.update(kw.pop("extra_uncertainty"))
             kw.update(_ssp_fit_statistics(core.bootstrap.model, scaling, fit_intercept, extra))
         else:
-            kw = {"uncertainty": core.uncertainty if core.has_bse else no_ci_text(core.method),
+            own = core.has_bse or core.extra.get("dp_ci_refused")  # a refusal keeps its reason
+            kw = {"uncertainty": core.uncertainty if own else no_ci_text(core.method),
                   "ci_method": None if core.has_bse else "none"}
         res = RegressionResults(params, names=out_names, privacy=core.privacy,
                                 method=core.method, nobs=core.nobs, extra=extra, **kw)

@@ -120,7 +120,7 @@ class CovarianceOLS(_MultivariateBase):
                                       failed=True, reason=res.reason)
         else:
             kw: dict[str, Any] = {"uncertainty": res.uncertainty, "ci_method": res.ci_method,
-                                  "bse": res.bse.to_numpy()}
+                                  "bse": res.bse.to_numpy() if res.has_bse else None}
             if res.bootstrap is not None:
                 kw = reparametrised_kwargs(res, lambda th: th, out_names)
                 kw.pop("extra_uncertainty")  # already in res.extra

@@ -53,7 +53,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.engine import ParametricBootstrap, check_kind
 from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text
+from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text, refusal_kwargs
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -367,9 +367,12 @@ def adassp(
             log_term=math.sqrt(log6), ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)),
             n_public=float(n) if rel is Neighbouring.REPLACE_ONE else None,
             count_index=count_index, count_scale=1.0, label_bound=cbd, names=labels)
-        boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind,
-                                   rng=int(gen.integers(0, 2**63 - 1)))
-        dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics")
+        boot_seed = int(gen.integers(0, 2**63 - 1))
+        if model.sufficient:
+            boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind, rng=boot_seed)
+            dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics", point=theta)
+        else:  # too little information in the release: refuse, saying why (docs/uncertainty.md)
+            dp_kw = refusal_kwargs(model.refusal(), noise_ratio=model.noise_ratio)
         extra.update(dp_kw.pop("extra_uncertainty"))
         extra["noisy_yty"] = yty_hat
 

@@ -203,6 +203,17 @@ class ConfidenceInterval:
     def width(self) -> float:
         return self.high - self.low
 
+    @property
+    def clipped(self) -> tuple[str, ...]:
+        """Ends (``"lower"``/``"upper"``) that lie at the search/output range: there the
+        interval is the public range, not a finding from the data."""
+        return tuple(self.details.get("clipped", ()))
+
+    @property
+    def informative(self) -> bool:
+        """False when an end of the interval is the search range (see :attr:`clipped`)."""
+        return not self.clipped
+
     def __contains__(self, value: object) -> bool:
         if not isinstance(value, (int, float, np.floating, np.integer)):
             return False
