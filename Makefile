@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.dpreg-installed
 RUNTIME := $(VENV)/.dpreg-runtime
 DOCSTAMP := $(VENV)/.dpreg-docs
 PYTEST := $(BIN)/python -m pytest
-XDIST  ?= -n 2
+# loadgroup: tests marked xdist_group("spark") share one worker, so one JVM starts, not two
+XDIST  ?= -n 2 --dist loadgroup
 
-.PHONY: setup test test-slow test-all bench lint demo clean reproduce reproduce-quick results-page audit \
-        api-snapshot pin-notes docs
+.PHONY: setup test test-slow test-all bench lint lint-imports wheel-check demo clean reproduce \
+        reproduce-quick results-page audit api-snapshot pin-notes docs
 
 # runtime only (what `pip install '.[fast]'` gives a user): enough for the demo and the CLI
 $(RUNTIME): pyproject.toml
@@ -18,9 +19,10 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[fast]'
 	@touch $(RUNTIME)
 
-# the development tools on top (tests, lint) and ISLP's data sets
-$(STAMP): $(RUNTIME) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast]'
+# the development tools on top (tests, lint), Spark (CI runs the Spark tests, local[2]) and
+# ISLP's data sets
+$(STAMP): $(RUNTIME) pyproject.toml Makefile
+	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
 
@@ -55,9 +57,19 @@ audit: $(STAMP)
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+## style, types, the package's layers and the wheel's contents (CI runs this and `make test`)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks studies
 	$(BIN)/mypy
+	$(MAKE) --no-print-directory lint-imports wheel-check
+
+## the layers and no import cycles ([tool.importlinter] in pyproject.toml; docs/architecture.md)
+lint-imports: $(STAMP)
+	$(BIN)/lint-imports --no-cache
+
+## the wheel ships the library only: build it offline and list it (tests/wheel_contents.py)
+wheel-check: $(STAMP)
+	$(BIN)/python tests/wheel_contents.py
 
 ## rewrite tests/snapshots/public_api.txt from the live API (after checking that no user-visible
 ## name or parameter is lost; commit it with the change) -- docs/architecture.md

@@ -263,16 +263,14 @@ def oracle_noise_draws(method: str, X: np.ndarray, y: np.ndarray, des: Design, *
         from dpreg.privacy import PureDP
         from dpreg.simple._noisy_stats import (
             INFERENCE_SPLIT,
-            _clipped_stats,
-            _release_line,
-            noisy_stats_sensitivities,
+            noisy_stats_statistics,
+            release_noisy_stats,
         )
 
-        n = X.shape[0]
         parts = PureDP(epsilon).split(INFERENCE_SPLIT)
-        draw = _release_line(_clipped_stats(X[:, 0], y, xb[0], des.y_bounds),
-                             noisy_stats_sensitivities(xb[0], des.y_bounds, n), parts[:3],
-                             xb[0], des.y_bounds, n, rng, size=size)
+        stats = noisy_stats_statistics(X[:, 0], y, xb[0], des.y_bounds).replicate(size)
+        draw = release_noisy_stats(stats, x_bounds=xb[0], y_bounds=des.y_bounds,
+                                   parts=parts[:3], rng=rng)
         ok = draw["reason"] == ""
         return np.column_stack([draw["intercept"], draw["slope"]])[ok]
     if method == "covariance-ols":
@@ -369,6 +367,9 @@ def coverage_study(method: str, design_name: str, *, n: int | None = None,
                           seed=int(s_rel.generate_state(1, dtype=np.uint64)[0] >> 1))
         if res.failed:
             rows.append({"rep": r, "failed": True})
+            continue
+        if res.bootstrap is None:  # interval refused (κ above the limit, issue 18)
+            rows.append({"rep": r, "failed": True, "refused": True})
             continue
         est = res.params.to_numpy()
         plug = np.asarray(res.extra["bse_plugin_ignores_noise"], dtype=float)
@@ -474,7 +475,21 @@ def _main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--epsilon", type=float, default=None)
     ap.add_argument("--kinds", default="percentile,studentized,basic")
     ap.add_argument("--out", default=None, help="CSV file for the summary table")
+    ap.add_argument("--real", action="store_true",
+                    help="real-data study (studies/dpci_real.py): --real-methods, --datasets, "
+                         "--real-kinds, --epsilons; summaries appended to --out")
+    ap.add_argument("--real-methods", default="noisy-stats,adassp,covariance-ols,theil-sen")
+    ap.add_argument("--datasets", default="diabetes,star98,boston,fair")
+    ap.add_argument("--real-kinds", default="residual,fixed")
+    ap.add_argument("--epsilons", default="0.5,1,4")
     args = ap.parse_args(argv)
+    if args.real:
+        from studies.dpci_real import run_cells
+
+        run_cells(args.real_methods.split(","), args.datasets.split(","),
+                  args.real_kinds.split(","), [float(e) for e in args.epsilons.split(",")],
+                  reps=args.reps, seed=args.seed, n_boot=args.n_boot, out=args.out)
+        return
     if args.pool:
         pooled = pool_summaries([pd.read_csv(f) for f in args.pool])
         with pd.option_context("display.width", 200, "display.max_columns", 30):

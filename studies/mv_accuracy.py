@@ -67,7 +67,7 @@ def make(method: str, eps: float, bx: Any, by: Any, n: int, p: int, seed: int) -
     """The estimator of ``method`` with the study's settings (a fixed public rule for TukeyEM's m)."""
     common: dict[str, Any] = dict(epsilon=eps, delta=1e-6, bounds_X=bx, bounds_y=by, random_state=seed)
     if method == "AdaSSP":
-        return AdaSSP(**common)
+        return AdaSSP(inference=False, **common)  # Wang's release (the study's subject)
     if method == "BoostedAdaSSP":
         return BoostedAdaSSP(split="equal", **common)
     if method == "BoostedAdaSSP-author":

@@ -28,3 +28,42 @@ def no_leak_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         yield
+
+
+def spark_unavailable() -> str | None:
+    """Why the Spark tests cannot run here (None when they can)."""
+    import shutil
+
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark/pyarrow are not installed (pip install 'dpreg[spark]')"
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        return "no Java runtime (install Java 17+, e.g. apt-get install openjdk-17-jre-headless)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession per test session (per xdist worker): the JVM starts once.
+    Executors run this interpreter (``PYSPARK_PYTHON``), so they import this checkout's dpreg."""
+    import sys
+
+    reason = spark_unavailable()
+    if reason:
+        pytest.skip(reason)
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    session = (SparkSession.builder.master("local[2]").appName("dpreg-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -357,15 +357,17 @@ def test_generated_terms_take_bounds_by_their_name(frame):
 
 
 @pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")  # eps = inf: exact reference
-def test_dummies_get_unit_bounds_but_interactions_with_numbers_do_not(frame):
+def test_dummies_get_unit_bounds_and_interactions_with_numbers_derived_ones(frame):
     r = dpreg.regress(frame, "y ~ x + C(g, levels=['a', 'b'])", method="adassp",
                       epsilon=np.inf, delta=1e-6, bounds=BOUNDS, random_state=0)
     assert "C(g, levels=['a', 'b'])[T.b]" in r.params.index
     big = frame.assign(x=frame.x * 100)
-    # g comes first: its dummy times x is not in [0, 1] -- it needs declared bounds
-    with pytest.raises(InvalidInputError, match=r"bounds for regressor 'g\[a\]:x'"):
-        dpreg.regress(big, "y ~ g:x", method="adassp", epsilon=1.0, delta=1e-6,
-                      bounds={"y": (0, 1), "x": (0, 100)})
+    # g comes first: its dummies times x lie in [0, 1] x [0, 100] (issue 20: derived, stated)
+    r = dpreg.regress(big, "y ~ g:x", method="adassp", epsilon=np.inf, delta=1e-6,
+                      bounds={"y": (0, 1), "x": (0, 100)}, random_state=0)
+    assert r.bounds["g[a]:x"] == (0.0, 100.0) and r.bounds["g[b]:x"] == (0.0, 100.0)
+    assert r.extra["derived_bounds"]["g[a]:x"] == "from x in [0, 100]"
+    assert "g[a]:x in [0, 100] (derived)" in str(r.summary())
 
 
 def test_c_without_levels_needs_a_categorical(frame):
@@ -385,9 +387,15 @@ def test_values_outside_declared_levels_are_not_echoed(frame):
 
 
 def test_nan_from_a_transform_is_a_clear_error(frame):
-    with pytest.raises(InvalidInputError, match=r"'np.log\(z - 0.5\)' has missing"):
+    # declared bounds of z outside log's domain: refused from the public bounds (issue 20)
+    with pytest.raises(InvalidInputError, match=r"cannot derive bounds for regressor "
+                       r"'np.log\(z - 0.5\)'.*log needs a range above 0"):
         dpreg.regress(frame, "y ~ log(z - 0.5)", method="noisy-stats", epsilon=1.0,
                       bounds=BOUNDS)
+    # no raw bounds, only the term's: NaN rows are refused naming the term, not the rows
+    with pytest.raises(InvalidInputError, match=r"'np.log\(z - 0.5\)' has missing"):
+        dpreg.regress(frame, "y ~ log(z - 0.5)", method="noisy-stats", epsilon=1.0,
+                      bounds={"y": (0, 1), "np.log(z - 0.5)": (-5, 0)})
 
 
 def test_cli_builds_the_formula_from_names_and_terms(csv):

@@ -314,3 +314,76 @@ def test_infinite_epsilon_warning_can_be_silenced():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         exp_quantile([1.0], epsilon=math.inf, lo=0, hi=2)
+
+
+def _smooth_bound_brute_force(z, lo, hi, k, t):
+    """The module doc's S = max_m max_l e^{−lt} A_m(l) over every l up to a window spanning
+    the whole bookended list (no early stop), read straight from the definition."""
+    zb = np.concatenate(([lo], np.sort(np.clip(z, lo, hi)), [hi]))
+    size = zb.size
+
+    def at(i):
+        return zb[min(max(i, 0), size - 1)]
+
+    mm = z.size
+    mids = [mm // 2, mm // 2 + 1] if mm % 2 == 0 else [(mm + 1) // 2]
+    out = -np.inf
+    for m in mids:
+        best = max(at(m + k) - at(m), at(m) - at(m - k))
+        el = 1
+        while True:
+            w = k * (el + 1)
+            a = max(at(m + s) - at(m - w + s) for s in range(w + 1))
+            best = max(best, a * math.exp(-el * t))
+            if w >= size - 1:
+                break
+            el += 1
+        out = max(out, best)
+    return out
+
+
+def test_smooth_bound_is_its_definition():
+    """The one implementation of the smooth bound (compiled with numba when installed, with an
+    early stop) gives exactly the value of the definition, also for rows of a batch."""
+    from dpreg.mechanisms.smooth import _bookended, _median_bound
+
+    g = np.random.default_rng(1)
+    for m, k, t in ((9, 1, 0.3), (40, 3, 0.05), (201, 8, 0.01), (50, 200, 0.5), (12, 2, 2.0)):
+        z = np.clip(g.normal(0.5, 0.3, m), 0, 1)
+        ref = _smooth_bound_brute_force(z, 0.0, 1.0, k, t)
+        assert median_smooth_sensitivity(z, lo=0, hi=1, k=k, t=t) == ref
+        assert _median_bound(_bookended(z, 0.0, 1.0), k, t) == ref
+    # a wrong bound (the l = 0 term only) is caught by the same comparison
+    z = np.clip(g.normal(0.5, 0.3, 40), 0, 1)
+    zb = _bookended(z, 0.0, 1.0)
+    only_l0 = max(zb[21 + 3] - zb[21], zb[21] - zb[21 - 3], zb[20 + 3] - zb[20],
+                  zb[20] - zb[20 - 3])
+    assert only_l0 != _smooth_bound_brute_force(z, 0.0, 1.0, 3, 0.05)
+
+
+def test_smooth_bound_window_maximum_forms_agree():
+    """The window maximum inside the bound has a NumPy form (no numba) and a loop form (what
+    numba compiles): both give the same float on every window, bookends included."""
+    from dpreg.mechanisms.smooth import _window_max_loop, _window_max_numpy
+
+    g = np.random.default_rng(4)
+    for n, m, w in ((10, 5, 3), (50, 20, 40), (200, 100, 500), (30, 1, 2), (7, 8, 1)):
+        zb = np.r_[0.0, np.sort(g.uniform(0, 1, n)), 1.0]
+        assert _window_max_numpy(zb, m, w) == _window_max_loop(zb, m, w)
+    # windows reaching past the list read the bookends: one spanning everything gives hi − lo
+    zb = np.r_[0.0, np.sort(g.uniform(0, 1, 10)), 1.0]
+    assert _window_max_numpy(zb, 6, 30) == _window_max_loop(zb, 6, 30) == 1.0
+
+
+def test_smooth_median_rows_is_the_single_release_row_by_row():
+    """Row r of the batched smooth median equals smooth_median on row r's values with the
+    same stream (one Generator: the Student-t draws of rows calls in a row)."""
+    from dpreg.mechanisms.smooth import smooth_median_rows
+
+    g = np.random.default_rng(2)
+    zs = [g.normal(0.5, 0.3, 30) for _ in range(4)]
+    batch = np.stack([np.concatenate(([0.0], np.sort(np.clip(z, 0, 1)), [1.0])) for z in zs])
+    rows = smooth_median_rows(batch, epsilon=0.8, k=2, dof=3, rng=np.random.default_rng(7))
+    gen = np.random.default_rng(7)
+    single = [smooth_median(z, epsilon=0.8, lo=0, hi=1, k=2, dof=3, rng=gen) for z in zs]
+    assert rows.tolist() == single

@@ -94,9 +94,12 @@ _LISTS_ALLOWED = {
     "_registry.py": "the table itself",
     "demo.py": "the demo's display order (same set as the registry's one-x methods, tested)",
     "inference/uncertainty.py": "per-method interval texts (every method covered, tested)",
+    "inference/prediction.py": "per-method fit-statistics texts (every method covered, tested "
+                               "in tests/uncertainty/test_unc_defaults_prediction.py)",
     "bench/kinds/simple.py": "which methods share the replicate code path",
     "grouped/local.py": "which Theil-Sen variants share the lean seeded path",
     "simple/_result.py": "which simple methods have an interval text",
+    "planner.py": "which methods the planner solves in closed form (the rest is simulated)",
 }
 
 
@@ -135,3 +138,42 @@ def test_demo_shows_every_one_x_method():
     from dpreg.demo import DEMO_METHODS
 
     assert sorted(DEMO_METHODS) == sorted(_registry.names(harness="simple"))
+
+
+def _layer_index() -> dict[str, int]:
+    """Top-level module of dpreg -> its layer (0 = top) in the import-linter layers contract."""
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (layers,) = [c["layers"] for c in conf["tool"]["importlinter"]["contracts"]
+                 if c["type"] == "layers"]
+    return {name.strip(): i for i, layer in enumerate(layers)
+            for name in layer.replace(":", "|").split("|")}
+
+
+def _top(path: str) -> str:
+    return path.partition(":")[0].split(".")[1]
+
+
+def test_dynamic_loads_respect_the_layers():
+    """The registry names estimators and cores by dotted path, loaded by _dispatch on demand: an
+    import import-linter cannot see.  Every method _dispatch fits must live below it; ``auto``
+    (loaded only by api, never by _dispatch) lives in auto/, between the two."""
+    idx = _layer_index()
+    assert idx["_registry"] > idx["mechanisms"] and set(idx) >= {"_dispatch", "api", "auto"}
+    for m in _registry.methods(selector=False):
+        for path in (m.estimator, *m.cores):
+            if path is not None:
+                assert idx[_top(path)] > idx["_dispatch"], (m.name, path)
+    for m in _registry.methods(selector=True):
+        for path in (m.estimator, *m.cores):
+            assert path is not None and idx["api"] < idx[_top(path)] < idx["_dispatch"], path
+    from dpreg import _dispatch
+
+    with pytest.raises(InvalidInputError):  # _dispatch refuses the selector: it never loads auto
+        _dispatch._entry("auto")
+
+
+def test_the_layer_check_sees_a_misplaced_core():
+    idx = _layer_index()
+    assert not idx[_top("dpreg.auto:fit_auto")] > idx["_dispatch"]  # what the check above rejects

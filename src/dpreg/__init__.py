@@ -19,6 +19,7 @@ the exceptions.  Functional cores live in :mod:`dpreg.simple`
 from dpreg._version import __version__
 from dpreg.api import METHODS, regress
 from dpreg.auto import AutoDPRegression
+from dpreg.codebook import Codebook, load_codebook
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.exceptions import (
     BudgetExceededError,
@@ -38,6 +39,7 @@ from dpreg.linear_model import (
     NoisyStats,
     TukeyEM,
 )
+from dpreg.planner import Plan, plan
 from dpreg.privacy import (
     GDP,
     ZCDP,
@@ -49,15 +51,21 @@ from dpreg.privacy import (
     PrivacyStatement,
     PureDP,
     compose,
+    get_default_ledger,
+    set_default_ledger,
 )
 
 __all__ = [
     "__version__",
     "regress",
+    "plan",
+    "Plan",
     "METHODS",
     "release_sscp",
     "SSCPRelease",
     "fit_by_group",
+    "Codebook",
+    "load_codebook",
     "RegressionResults",
     "NoisyStats",
     "DPTheilSen",
@@ -79,6 +87,8 @@ __all__ = [
     "GDP",
     "compose",
     "Ledger",
+    "set_default_ledger",
+    "get_default_ledger",
     "PrivacyEvent",
     "PrivacyStatement",
     "Neighbouring",

@@ -43,6 +43,10 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     if entry.always_intercept and not fit_intercept:
         raise InvalidInputError(f"method {method!r} always fits an intercept; remove '- 1' from "
                                 "the formula (or --no-intercept)")
+    if "inference" not in opts and takes_inference(method):
+        # the engine releases what it is asked for: per-group fits and ``auto`` keep the
+        # plain release; :func:`dpreg.regress` asks for ``inference="auto"`` itself
+        opts["inference"] = False
     ci_alpha = opts.pop("ci_alpha", None)  # other methods: intervals by post-processing
     if ci_alpha is not None:
         ci_alpha = check_probability(ci_alpha, "ci_alpha")
@@ -65,8 +69,52 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
-    out.dep_var = y_name
-    out.bounds = {y_name: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_names, x_bounds)}}
+    return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))})
+
+
+def takes_inference(method: str) -> bool:
+    """True when ``method``'s estimator takes ``inference=`` (NoisyStats, AdaSSP): releasing
+    the statistics its DP-aware interval needs is then an option of the fit."""
+    entry = _registry.get(method)
+    if entry.is_selector or entry.estimator is None:
+        return False
+    import inspect
+
+    return "inference" in inspect.signature(entry.load_estimator()).parameters
+
+
+def source_methods() -> tuple[str, ...]:
+    """The registered methods whose estimator can fit from a :class:`~dpreg._source.DataSource`
+    (it defines ``_fit_source``: a statistics step read in chunks)."""
+    return tuple(m.name for m in _registry.methods()
+                 if not m.is_selector and m.estimator is not None
+                 and hasattr(m.load_estimator(), "_fit_source"))
+
+
+def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsilon: float,
+               delta: float | None, x_bounds: list[tuple[float, float]],
+               y_bounds: tuple[float, float], fit_intercept: bool, ledger: Any,
+               random_state: Any, options: dict[str, Any]) -> RegressionResults:
+    """Fit a sufficient-statistics ``method`` (``adassp``, ``covariance-ols``) from a
+    :class:`~dpreg._source.DataSource` (a file streamed in chunks or a Spark DataFrame): the
+    estimator's own statistics step reads the source once, its own release adds the noise."""
+    entry = _entry(method)
+    _check_option_names(entry, options)
+    y_bounds = check_bounds(y_bounds, "bounds for the response")
+    if entry.needs_delta and delta is None:
+        raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
+                                "e.g. 1e-6 or smaller than 1/n)")
+    est = _estimator(entry, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
+                     fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
+                     opts=dict(options))
+    try:
+        est._fit_source(source, x_cols, y_col)
+    except MechanismFailure:
+        pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
+    out = est.results_
+    out.dep_var = y_col
+    out.bounds = {y_col: y_bounds, **{n: (float(b[0]), float(b[1]))
+                                      for n, b in zip(x_cols, x_bounds)}}
     return out
 
 

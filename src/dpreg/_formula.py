@@ -48,6 +48,7 @@ check needs the dtypes and is made by :func:`check_categorical_levels`.
 from __future__ import annotations
 
 import keyword
+import math
 import re
 import unicodedata
 import warnings
@@ -74,6 +75,9 @@ __all__ = [
     "model_matrices",
     "linear_terms",
     "check_categorical_levels",
+    "declare_levels",
+    "categorical_columns",
+    "level_node",
     "display_name",
 ]
 
@@ -212,6 +216,9 @@ class Call:
     func: str
     args: tuple[Node, ...]
     levels: tuple[Num | Str, ...] | None = None
+    #: ``C(col)`` whose levels come from a declaration (a codebook), not from the formula:
+    #: shown as ``C(col)``, given to formulaic with its levels
+    declared: bool = False
 
 
 Node = Col | Num | Str | Chain | Unary | Pow | Paren | Call
@@ -602,7 +609,8 @@ def display_name(name: str) -> str:
     return f"`{name}`"
 
 
-def _render(node: Node, col: Callable[[str], str]) -> str:
+def _render(node: Node, col: Callable[[str], str], full: bool = False) -> str:
+    """The text of ``node``; ``full``: declared levels written out (what formulaic gets)."""
     if isinstance(node, Col):
         return col(node.name)
     if isinstance(node, Num):
@@ -610,25 +618,25 @@ def _render(node: Node, col: Callable[[str], str]) -> str:
     if isinstance(node, Str):
         return repr(node.value)
     if isinstance(node, Chain):
-        parts = [_render(node.items[0], col)]
+        parts = [_render(node.items[0], col, full)]
         for op, item in zip(node.ops, node.items[1:]):
             parts.append(op if op == ":" else f" {op} ")
-            parts.append(_render(item, col))
+            parts.append(_render(item, col, full))
         return "".join(parts)
     if isinstance(node, Unary):
-        return node.op + _render(node.operand, col)
+        return node.op + _render(node.operand, col, full)
     if isinstance(node, Pow):
-        return f"{_render(node.base, col)} ** {_render(node.exp, col)}"
+        return f"{_render(node.base, col, full)} ** {_render(node.exp, col, full)}"
     if isinstance(node, Paren):
-        return f"({_render(node.inner, col)})"
+        return f"({_render(node.inner, col, full)})"
     if node.func == "C":
-        inner = _render(node.args[0], col)
-        if node.levels is not None:
-            inner += ", levels=[" + ", ".join(_render(v, col) for v in node.levels) + "]"
+        inner = _render(node.args[0], col, full)
+        if node.levels is not None and (full or not node.declared):
+            inner += ", levels=[" + ", ".join(_render(v, col, full) for v in node.levels) + "]"
         return f"C({inner})"
     if node.func == "I":
-        return f"I({_render(node.args[0], col)})"
-    return f"{TRANSFORMS[node.func]}({', '.join(_render(a, col) for a in node.args)})"
+        return f"I({_render(node.args[0], col, full)})"
+    return f"{TRANSFORMS[node.func]}({', '.join(_render(a, col, full) for a in node.args)})"
 
 
 @dataclass(frozen=True)
@@ -653,7 +661,7 @@ class Formula:
         def col(name: str) -> str:
             return _INTERNAL.format(index[name])
 
-        return f"{_render(self.lhs, col)} ~ {_render(self.rhs, col)}"
+        return f"{_render(self.lhs, col, True)} ~ {_render(self.rhs, col, True)}"
 
     def categorical_calls(self) -> list[Call]:
         return [n for side in (self.lhs, self.rhs) for n in _walk(side)
@@ -806,6 +814,81 @@ def formula_from_columns(y: str, xs: Sequence[str], columns: Sequence[str], *,
 
 
 # ------------------------------------------------------------------------------ use
+_LEVEL_TEXT_RE = re.compile(r"[^'\"\\`\x00-\x1f\x7f]*")
+
+
+def level_node(value: Any, where: str) -> Num | Str:
+    """A declared level (a number or a text) as a literal of the grammar; text may not hold
+    quotes, backslashes, backquotes or control characters (as in ``levels=[...]``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InvalidInputError(f"{where}: a level must be a number or a text; got "
+                                f"{type(value).__name__}")
+    if isinstance(value, str):
+        if not _LEVEL_TEXT_RE.fullmatch(value) or _INTERNAL_RE.search(value):
+            raise InvalidInputError(f"{where}: level {_show(value)} may not contain quotes, "
+                                    "backslashes, backquotes or control characters")
+        return Str(value)
+    if not math.isfinite(value) or (isinstance(value, int) and abs(value) >= 10 ** 18):
+        raise InvalidInputError(f"{where}: level {value!r} must be a finite number")
+    return Num(value)
+
+
+def declare_levels(formula: Formula, levels: Mapping[str, Sequence[Any]]) -> Formula:
+    """``formula`` with the declared ``levels`` (column -> public list of levels, e.g. from a
+    codebook) applied: ``C(col)`` without ``levels=`` and a bare factor ``col`` become
+    ``C(col)`` with those levels (shown as ``C(col)``; formulaic gets the levels), so that
+    both spellings give the same dummies.  Levels written in the formula win.  A declared
+    categorical column used in arithmetic, a transform or as the response is refused."""
+    if not levels:
+        return formula
+    declared = {c: tuple(level_node(v, f"levels of {c!r}") for v in vals)
+                for c, vals in levels.items()}
+
+    def numeric_use(node: Node) -> None:
+        for n in _walk(node):
+            if isinstance(n, Col) and n.name in declared:
+                raise InvalidInputError(
+                    f"formula: column {n.name!r} is declared categorical (levels "
+                    f"{list(levels[n.name])}); it can be a factor (C({display_name(n.name)}) "
+                    "or the bare name) but not a number in arithmetic, a transform or the "
+                    "response; declare it numeric with bounds instead")
+
+    def factor(node: Node) -> Node:
+        if isinstance(node, Col):
+            if node.name in declared:
+                return Call("C", (node,), declared[node.name], declared=True)
+            return node
+        if isinstance(node, Chain):
+            return Chain(node.ops, tuple(factor(i) for i in node.items))
+        if isinstance(node, Pow):
+            return Pow(factor(node.base), node.exp)
+        if isinstance(node, Paren):
+            return Paren(factor(node.inner))
+        if isinstance(node, Call) and node.func == "C":
+            col = node.args[0]
+            assert isinstance(col, Col)
+            if node.levels is None and col.name in declared:
+                return Call("C", node.args, declared[col.name], declared=True)
+            return node
+        if isinstance(node, (Num, Unary)):
+            return node
+        numeric_use(node)
+        return node
+
+    numeric_use(formula.lhs)
+    return Formula(formula.lhs, factor(formula.rhs), formula.columns)
+
+
+def categorical_columns(formula: Formula) -> set[str]:
+    """Columns used as categorical factors (inside ``C()``)."""
+    out = set()
+    for call in formula.categorical_calls():
+        col = call.args[0]
+        assert isinstance(col, Col)
+        out.add(col.name)
+    return out
+
+
 def check_categorical_levels(formula: Formula, dtypes: Mapping[str, Any]) -> None:
     """``C(col)`` without ``levels=`` needs a pandas Categorical ``col`` (public categories);
     otherwise its set of levels would be read off the private data.  Uses dtypes only."""
@@ -815,8 +898,9 @@ def check_categorical_levels(formula: Formula, dtypes: Mapping[str, Any]) -> Non
         if call.levels is None and not isinstance(dtypes.get(col.name), pd.CategoricalDtype):
             raise InvalidInputError(
                 f"formula: C({display_name(col.name)}) would read the set of levels off the "
-                "private data: give them, C(col, levels=[...]), or make the column a pandas "
-                "Categorical with the public categories"
+                "private data: declare them -- C(col, levels=[...]) in the formula, a codebook "
+                "entry (type = \"categorical\", levels = [...]; docs/codebook.md), or a pandas "
+                "Categorical column with the public categories"
             )
 
 
@@ -828,6 +912,55 @@ class ModelMatrices:
     rhs: pd.DataFrame
     #: per rhs column: True when every factor of its term is categorical (a 0/1 dummy product)
     dummy: tuple[bool, ...]
+    #: per rhs column: the factors whose product it is -- a numeric expression over the user's
+    #: column names, or ``None`` for a categorical factor (a 0/1 dummy); () for the intercept
+    factors: tuple[tuple[Node | None, ...], ...] = ()
+    #: the same for the lhs columns
+    lhs_factors: tuple[tuple[Node | None, ...], ...] = ()
+
+
+def _rename(node: Node, names: Mapping[str, str]) -> Node:
+    """``node`` with every column renamed by ``names``."""
+    if isinstance(node, Col):
+        return Col(names.get(node.name, node.name))
+    if isinstance(node, Chain):
+        return Chain(node.ops, tuple(_rename(i, names) for i in node.items))
+    if isinstance(node, Unary):
+        return Unary(node.op, _rename(node.operand, names))
+    if isinstance(node, Pow):
+        return Pow(_rename(node.base, names), _rename(node.exp, names))
+    if isinstance(node, Paren):
+        return Paren(_rename(node.inner, names))
+    if isinstance(node, Call):
+        return Call(node.func, tuple(_rename(a, names) for a in node.args), node.levels,
+                    node.declared)
+    return node
+
+
+def _term_factors(spec: Any, n_columns: int, columns: Sequence[str]
+                  ) -> tuple[tuple[Node | None, ...], ...]:
+    """Per model-matrix column of a formulaic ``ModelSpec``: its factors (see
+    :class:`ModelMatrices`).  A numeric factor's expression is re-parsed by this module's
+    grammar (over the internal identifiers) and mapped back to the user's column names."""
+    from formulaic.parser.types import Factor
+
+    internal = [_INTERNAL.format(i) for i in range(len(columns))]
+    back = dict(zip(internal, columns))
+    kinds = {expr: state[0] for expr, state in spec.encoder_state.items()}
+    out: list[tuple[Node | None, ...]] = [()] * n_columns
+    for term, idx in spec.term_indices.items():
+        facs: list[Node | None] = []
+        for f in term.factors:
+            expr = str(f.expr)
+            if expr == "1":
+                continue
+            if kinds.get(expr) == Factor.Kind.CATEGORICAL:
+                facs.append(None)
+            else:
+                facs.append(_rename(parse_term(expr, internal), back))
+        for j in idx:
+            out[j] = tuple(facs)
+    return tuple(out)
 
 
 def _back(name: str, columns: Sequence[str]) -> str:
@@ -879,8 +1012,25 @@ def model_matrices(formula: Formula, data: pd.DataFrame) -> ModelMatrices:
         ) from None
     lhs, rhs = mm.lhs, mm.rhs  # fresh objects of this call: renamed in place
     spec = rhs.model_spec
-    lhs.columns = [_back(str(c), cols) for c in lhs.columns]
-    rhs.columns = [_back(str(c), cols) for c in rhs.columns]
+    rhs_factors = _term_factors(spec, rhs.shape[1], cols)
+    lhs_factors = _term_factors(lhs.model_spec, lhs.shape[1], cols)
+    index = {c: _INTERNAL.format(i) for i, c in enumerate(cols)}
+
+    def col(name: str) -> str:
+        return index[name]
+
+    # declared levels (a codebook) are written out for formulaic; the names show C(col)
+    short = {_render(c, col, True): _render(c, col) for c in formula.categorical_calls()
+             if c.declared}
+
+    def name(c: Any) -> str:
+        text = str(c)
+        for full, brief in short.items():
+            text = text.replace(full, brief)
+        return _back(text, cols)
+
+    lhs.columns = [name(c) for c in lhs.columns]
+    rhs.columns = [name(c) for c in rhs.columns]
     kinds = {expr: state[0] for expr, state in spec.encoder_state.items()}
     dummy = [False] * rhs.shape[1]
     for term, idx in spec.term_indices.items():
@@ -889,7 +1039,7 @@ def model_matrices(formula: Formula, data: pd.DataFrame) -> ModelMatrices:
             kinds.get(str(f.expr)) == Factor.Kind.CATEGORICAL for f in factors)
         for j in idx:
             dummy[j] = cat
-    return ModelMatrices(lhs, rhs, tuple(dummy))
+    return ModelMatrices(lhs, rhs, tuple(dummy), rhs_factors, lhs_factors)
 
 
 def linear_terms(formula: Formula) -> tuple[str, list[str], bool]:

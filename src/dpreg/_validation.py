@@ -29,6 +29,8 @@ __all__ = [
     "check_int",
     "check_probability",
     "check_bounds",
+    "check_known_keys",
+    "did_you_mean",
     "check_array",
     "check_xy",
     "fmt",
@@ -197,6 +199,30 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
         raise _fail(name, f"a pair (lo, hi) with |lo|, |hi| <= {_BOUND_MAX:g} and "
                     f"hi - lo >= {_WIDTH_MIN:g}", bounds)
     return lo, hi
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """``"; did you mean 'age'?"`` when a known name is close to ``name`` (difflib), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def check_known_keys(keys: Any, known: Sequence[str], name: str = "bounds",
+                     what: str = "a column of the data") -> None:
+    """Every key of ``keys`` must be one of ``known`` (public names: columns, formula terms);
+    a typo is an error with a did-you-mean, never silently ignored."""
+    known_set = {str(k) for k in known}
+    for key in keys:
+        if str(key) not in known_set:
+            shown = sorted(known_set)
+            listed = shown if len(shown) <= 20 else shown[:20] + ["..."]
+            raise InvalidInputError(
+                f"{name} has the key {str(key)!r}, which is not {what}"
+                f"{did_you_mean(str(key), shown)} (known: {listed})")
 
 
 def _column_names(obj: Any) -> list[str] | None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,8 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
 from dpreg.privacy.notices import public_function
 
-__all__ = ["regress", "METHODS", "parse_formula", "ModelFrame", "fit_arrays", "charged_budget"]
+__all__ = ["regress", "source_methods", "METHODS", "parse_formula", "ModelFrame", "fit_arrays",
+           "charged_budget"]
 
 #: methods that fit y on exactly one x
 SIMPLE_ONLY: tuple[str, ...] = _registry.names(selector=False, features="one")
@@ -70,6 +71,8 @@ class ModelFrame:
     x_bounds: list[tuple[float, float]]
     y_bounds: tuple[float, float]
     fit_intercept: bool
+    #: bounds derived from the raw columns' (term -> how), stated in the summary
+    derived: Mapping[str, str] = field(default_factory=dict)
 
 
 class _AllPrivate(dict):  # type: ignore[type-arg]
@@ -95,14 +98,89 @@ def _bounds_for(name: str, bounds: Mapping[str, Any], what: str) -> tuple[float,
     return check_bounds(bounds[name], f"bounds[{name!r}]")
 
 
-def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any]) -> ModelFrame:
+def _term_bounds(name: str, factors: tuple[Any, ...], bounds: Mapping[str, Any], what: str,
+                 derived: dict[str, str]) -> tuple[float, float]:
+    """The bounds of one model-matrix column: given for it by name, or derived by interval
+    arithmetic (:mod:`dpreg._intervals`) from the declared bounds of the raw columns it is
+    computed from (a 0/1 dummy factor lies in [0, 1]).  Derived ones are noted in ``derived``."""
+    from dpreg import _formula, _intervals
+
+    if isinstance(bounds, _AllPrivate) or name in bounds:
+        return _bounds_for(name, bounds, what)
+    if factors == (_formula.Col(name),) or not factors:
+        return _bounds_for(name, bounds, what)  # a raw column: its own declaration
+    raw = sorted({n.name for f in factors if f is not None for n in _formula._walk(f)
+                  if isinstance(n, _formula.Col)})
+    usable = {c: check_bounds(bounds[c], f"bounds[{c!r}]") for c in raw
+              if c in bounds and not isinstance(bounds[c], str)}
+    missing = [c for c in raw if c not in usable]
+    if missing:
+        private = [c for c in missing if c in bounds]
+        why = (f"the raw column(s) {private} have private bounds, which cannot be carried "
+               "through a formula term" if private else
+               f"the raw column(s) {missing} have no declared bounds")
+        raise InvalidInputError(
+            f"bounds for {what} {name!r} are missing: {why}. Declare public bounds for the raw "
+            f"column(s) (bounds={{{missing[0]!r}: (lo, hi), ...}}, a codebook, or CLI --bounds "
+            f"{missing[0]}=LO:HI) and dpreg derives the term's bounds, or give bounds for the "
+            f"term itself ({name!r}). dpreg never reads bounds off the private data.")
+    try:
+        lo, hi = _intervals.column_interval(factors, usable)
+    except _intervals.DomainError as exc:
+        declared = ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in usable.items())
+        raise InvalidInputError(
+            f"cannot derive bounds for {what} {name!r} from the declared bounds ({declared}): "
+            f"{exc}. Declare a range inside the transform's domain, or give bounds for the "
+            f"term itself ({name!r})") from None
+    try:
+        out = check_bounds((lo, hi), f"derived bounds of {name!r}")
+    except InvalidInputError as exc:  # e.g. a constant term: lo == hi
+        raise InvalidInputError(f"{exc}; give bounds for the term itself ({name!r})") from None
+    derived[name] = "from " + ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in
+                                        usable.items()) if usable else "0/1 dummies"
+    return out
+
+
+def _check_domains(parsed: Any, bounds: Mapping[str, Any]) -> None:
+    """Every transform/``I()`` of the formula must be defined on the declared box of its raw
+    columns (checked from the public bounds alone, before the model matrix is built -- so a
+    range leaving a transform's domain is refused without looking at any row)."""
+    from dpreg import _formula, _intervals
+
+    if isinstance(bounds, _AllPrivate):
+        return
+    for side, what in ((parsed.lhs, "response"), (parsed.rhs, "regressor")):
+        for node in _formula._walk(side):
+            if not isinstance(node, _formula.Call) or node.func == "C":
+                continue
+            cols = {n.name for n in _formula._walk(node) if isinstance(n, _formula.Col)}
+            if not cols or any(not isinstance(bounds.get(c), (tuple, list)) for c in cols):
+                continue
+            usable = {c: check_bounds(bounds[c], f"bounds[{c!r}]") for c in sorted(cols)}
+            try:
+                _intervals.interval_of(node, usable)
+            except _intervals.DomainError as exc:
+                name = _formula._render(node, _formula.display_name)
+                declared = ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in usable.items())
+                raise InvalidInputError(
+                    f"cannot derive bounds for {what} {name!r} from the declared bounds "
+                    f"({declared}): {exc}. Declare a range inside the transform's domain, or "
+                    f"give bounds for the term itself ({name!r})") from None
+
+
+def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *,
+                  levels: Mapping[str, Any] | None = None) -> ModelFrame:
     """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc).
 
     The formula is parsed by the restricted grammar of :mod:`dpreg._formula` against the column
     *names* first (nothing is evaluated, no value is read); only a validated formula reaches
-    formulaic.
+    formulaic.  ``bounds`` are given for raw columns (the bounds of generated terms --
+    interactions, powers, transforms, dummies -- are derived from them, docs/formulas.md) or
+    for a term by its model-matrix name; ``levels`` declares the public levels of categorical
+    columns (column -> list, e.g. from a codebook).
     """
     from dpreg import _formula
+    from dpreg._validation import check_known_keys
 
     if not isinstance(data, pd.DataFrame):
         raise InvalidInputError(f"data must be a pandas DataFrame; got {type(data).__name__}")
@@ -118,6 +196,9 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any]) -
     if len(set(names)) != len(names):
         raise InvalidInputError("data must have distinct column names")
     parsed = _formula.parse_formula(formula, names)  # names only: before any value is read
+    if levels:
+        check_known_keys(levels, names, "levels")
+        parsed = _formula.declare_levels(parsed, levels)
     labels = dict(zip(names, data.columns))
     dtypes = {c: data[labels[c]].dtype for c in parsed.columns}
     _formula.check_categorical_levels(parsed, dtypes)
@@ -127,31 +208,51 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any]) -
         if isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_numeric_dtype(dt) \
                 or pd.api.types.is_bool_dtype(dt):
             continue
+        if col in _formula.categorical_columns(parsed):
+            continue  # C(col, levels=[...]) of a text column: declared levels
         raise InvalidInputError(
-            f"column {col!r} is not numeric (dtype {dt}); encode it as a pandas Categorical "
-            "with the public list of levels, e.g. pd.Categorical(df[col], categories=[...]), "
-            "so that the set of levels is not read off the data"
+            f"column {col!r} is not numeric (dtype {dt}); declare it categorical with its "
+            "public levels (C(col, levels=[...]), a codebook, or a pandas Categorical), so "
+            "that the set of levels is not read off the data"
         )
-    mm = _formula.model_matrices(parsed, data)
+    _check_domains(parsed, bounds)  # public refusals before any value is read
+    # raw numeric columns are clamped to their declared bounds before terms are generated,
+    # so every generated column lies in the bounds derived from them (and log/sqrt never see
+    # a value outside the declared domain)
+    used_as_factor = _formula.categorical_columns(parsed)
+    clamped = data
+    for col in parsed.columns:
+        value = None if isinstance(bounds, _AllPrivate) else bounds.get(col)
+        dt = dtypes[col]
+        if value is None or isinstance(value, str) or col in used_as_factor \
+                or isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dt):
+            continue
+        lo, hi = check_bounds(value, f"bounds[{col!r}]")
+        if clamped is data:
+            clamped = data.copy(deep=False)
+        clamped[labels[col]] = data[labels[col]].clip(lo, hi)
+    mm = _formula.model_matrices(parsed, clamped)
     lhs, rhs = mm.lhs, mm.rhs
     if lhs.shape[1] != 1:
         raise InvalidInputError(f"formula must have exactly one response; got {list(lhs.columns)}")
     y_name = str(lhs.columns[0])
     cols = [str(c) for c in rhs.columns]
+    if not isinstance(bounds, _AllPrivate):
+        check_known_keys(bounds, names + [c for c in cols + [y_name]
+                                          if c not in names and c != "Intercept"],
+                         what="a column of the data or a term of the formula")
     fit_intercept = "Intercept" in cols
     x_idx = [j for j, c in enumerate(cols) if c != "Intercept"]
     x_names = [cols[j] for j in x_idx]
     if not x_names:
         raise InvalidInputError(f"formula {formula!r} has no regressors besides the intercept")
-    x_bounds = []
-    for j, name in zip(x_idx, x_names):
-        # a dummy (every factor of its term categorical) lies in [0, 1] by construction
-        x_bounds.append((0.0, 1.0) if mm.dummy[j] and name not in bounds
-                        else _bounds_for(name, bounds, "regressor"))
-    y_bounds = _bounds_for(y_name, bounds, "response")
+    derived: dict[str, str] = {}
+    x_bounds = [_term_bounds(name, mm.factors[j], bounds, "regressor", derived)
+                for j, name in zip(x_idx, x_names)]
+    y_bounds = _term_bounds(y_name, mm.lhs_factors[0], bounds, "response", derived)
     X = np.asarray(rhs.iloc[:, x_idx], dtype=float)
     y = np.asarray(lhs.iloc[:, 0], dtype=float)
-    return ModelFrame(X, y, x_names, y_name, x_bounds, y_bounds, fit_intercept)
+    return ModelFrame(X, y, x_names, y_name, x_bounds, y_bounds, fit_intercept, derived)
 
 
 def fit_arrays(
@@ -162,7 +263,12 @@ def fit_arrays(
 ) -> RegressionResults:
     """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits):
     ``auto`` goes to :func:`dpreg.auto.fit_auto`, every other method to
-    :func:`dpreg._dispatch.fit`."""
+    :func:`dpreg._dispatch.fit`.
+
+    The engine releases exactly what ``options`` ask for: ``inference`` (NoisyStats, AdaSSP)
+    is off unless given, so per-group fits and ``auto`` keep the plain releases; :func:`regress`
+    and the estimators default to ``inference="auto"`` (the interval statistics wherever the
+    release supports them)."""
     from dpreg import _dispatch
 
     entry = _registry.get(method)
@@ -190,15 +296,19 @@ def fit_arrays(
         from dpreg.auto import check_options, fit_auto
 
         check_options(options)
-        return fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+        out = fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
                         x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
                         fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
                         **options)
-    return _dispatch.fit(
-        method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta, x_bounds=x_bounds,
-        y_bounds=y_bounds, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
-        ledger=ledger, random_state=random_state, options=options,
-    )
+    else:
+        out = _dispatch.fit(
+            method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+            x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
+            fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
+            options=options,
+        )
+    # the budget as the user gave it, next to the exact accounting (dpreg.privacy.units)
+    return out.replace(privacy=out.privacy.with_requested(epsilon, delta))
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,
@@ -216,18 +326,65 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
                                     n_features=n_features)
 
 
+def source_methods() -> tuple[str, ...]:
+    """Methods that fit from a file or a Spark DataFrame (one pass of chunked sufficient
+    statistics): those whose estimator has a statistics step for a data source
+    (:func:`dpreg._dispatch.source_methods`)."""
+    from dpreg import _dispatch
+
+    return _dispatch.source_methods()
+
+
+def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bounds: Any,
+                    delta: float | None, ledger: Any, random_state: Any,
+                    options: dict[str, Any]) -> RegressionResults:
+    """``regress`` on a file or Spark source: the formula is parsed against the column names
+    (plain columns only), then the method's statistics step reads the source in one pass and
+    the same release as for a DataFrame runs on the driver."""
+    from dpreg import _dispatch, _formula
+    from dpreg._source import open_source
+
+    if method not in source_methods():
+        raise InvalidInputError(
+            f"method {method!r} needs the data in memory; from a file or a Spark DataFrame "
+            f"dpreg fits {list(source_methods())} (one pass of sufficient statistics); got "
+            f"method={method!r}")
+    if not isinstance(bounds, Mapping):
+        raise InvalidInputError(
+            f"bounds must be a dict mapping column -> (lo, hi); got {type(bounds).__name__}")
+    source = open_source(data)
+    try:
+        response, regressors, intercept = _formula.linear_terms(
+            _formula.parse_formula(formula, source.columns))
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{exc} (from a file or a Spark DataFrame the formula may use plain column names "
+            "only: 'y ~ x1 + x2', '- 1' to drop the intercept)") from None
+    if not regressors:
+        raise InvalidInputError(f"formula must have at least one regressor; got {formula!r}")
+    x_bounds = [_bounds_for(c, bounds, "regressor") for c in regressors]
+    y_bounds = _bounds_for(response, bounds, "response")
+    return _dispatch.fit_source(method, source, x_cols=regressors, y_col=response,
+                                epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                                y_bounds=y_bounds, fit_intercept=intercept, ledger=ledger,
+                                random_state=random_state, options=options)
+
+
 @public_function()
 def regress(
     data: pd.DataFrame, formula: str, *, method: str, epsilon: float,
-    bounds: Mapping[str, Any], delta: float | None = None, ledger: Any = None,
-    random_state: Any = None, **method_options: Any,
+    bounds: Mapping[str, Any] | str | None = None, delta: float | None = None, ledger: Any = None,
+    random_state: Any = None, codebook: Any = None, **method_options: Any,
 ) -> RegressionResults:
     """Fit a DP linear regression described by a formula on a DataFrame.
 
     Parameters
     ----------
     data:
-        pandas DataFrame holding the private data.
+        pandas DataFrame holding the private data; or, for the sufficient-statistics methods
+        (:func:`source_methods`), a path to a Parquet/CSV file (streamed in chunks: memory is
+        bounded by the chunk, not the file) or a Spark DataFrame (statistics aggregated on the
+        executors) -- the formula may then use plain column names only.
     formula:
         ``"y ~ x1 + x2"`` (restricted formula grammar, docs/formulas.md; ``- 1`` drops the
         intercept).  Anything outside the grammar is an ``InvalidInputError`` naming the token.
@@ -236,18 +393,28 @@ def regress(
     epsilon, delta:
         Privacy budget of this fit (δ for the methods that need it).
     bounds:
-        Public ``(lo, hi)`` per response and regressor column (or formula term).  With
+        Public ``(lo, hi)`` per raw column used by the formula; the bounds of generated terms
+        (interactions, powers, transforms, dummies) are derived from them by interval
+        arithmetic and stated in the summary (docs/formulas.md), or given by the term's name.
+        A key that is neither a column nor a term is an error with a did-you-mean.  With
         ``method="auto"`` a column's entry may be ``"private"``, or ``bounds="private"`` for
         all columns: DP bounds are then proposed from part of ε (see :mod:`dpreg.auto`).
+    codebook:
+        A codebook (path to a TOML file, or a :class:`dpreg.codebook.Codebook`;
+        docs/codebook.md): public bounds and categorical levels of the raw columns, and
+        optionally the public n (checked under replace-one neighbours).  ``bounds`` given here
+        extend it and win for the same key.
     ledger:
-        Optional :class:`dpreg.Ledger` charged before any noise is drawn.
+        Optional :class:`dpreg.Ledger` charged before any noise is drawn (default: the
+        session's default ledger, :func:`dpreg.set_default_ledger`, if one is set).
     random_state:
         ``None`` (fresh OS entropy, for releases) or a seed (reproducible experiments).
     method_options:
         Method hyperparameters (e.g. ``theta=0.01`` for ``theil-sen-wide``, ``n_models`` for
-        ``tukey-em``).  Uncertainty (docs/uncertainty.md): ``inference=True`` for
-        ``noisy-stats``/``adassp`` (DP-aware parametric-bootstrap intervals, same budget),
-        ``se="plugin"`` for ``covariance-ols`` (labelled plug-in SEs; DP-aware is the default),
+        ``tukey-em``).  Uncertainty (docs/uncertainty.md): ``noisy-stats``/``adassp`` release
+        the statistics of their DP-aware parametric-bootstrap intervals by default
+        (``inference="auto"``, same budget; ``inference=False`` gives the plain release),
+        ``covariance-ols`` is DP-aware by default (``se="plugin"``: labelled plug-in SEs),
         ``ci_alpha=`` for the Theil-Sen methods (a DP slope interval from half of ε).
 
     Returns
@@ -257,11 +424,47 @@ def regress(
     """
     if isinstance(epsilon, float) and math.isnan(epsilon):
         raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
-    if isinstance(bounds, str) and bounds == "private":
-        bounds = _AllPrivate()
-    mf = parse_formula(data, formula, bounds)
-    return fit_arrays(
+    from dpreg._source import is_external
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    cb = resolve_codebook(codebook, [str(c) for c in data.columns]
+                          if isinstance(data, pd.DataFrame) else None)
+    merged: Any = merge_bounds(cb, bounds)
+    if merged is None:
+        raise InvalidInputError("bounds are required: pass bounds={column: (lo, hi), ...} with "
+                                "public limits, or codebook=PATH (docs/codebook.md)")
+    if is_external(data):  # a Parquet/CSV path or a Spark DataFrame: read in chunks
+        return _regress_source(data, formula, method=method, epsilon=epsilon, bounds=merged,
+                               delta=delta, ledger=ledger, random_state=random_state,
+                               options=method_options)
+    if isinstance(merged, str) and merged == "private":
+        merged = _AllPrivate()
+    mf = parse_formula(data, formula, merged, levels=cb.levels() if cb else None)
+    if cb is not None:
+        cb.check_n(data.shape[0], _n_is_public(method, method_options), f"method {method!r}")
+    if "inference" not in method_options and isinstance(method, str) \
+            and method in _registry.REGISTRY:
+        from dpreg._dispatch import takes_inference
+
+        if takes_inference(method):  # what the intervals need, by default (docs/uncertainty.md)
+            method_options = {**method_options, "inference": "auto"}
+    res = fit_arrays(
         mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,
         x_names=mf.x_names, y_name=mf.y_name, fit_intercept=mf.fit_intercept, delta=delta,
         ledger=ledger, random_state=random_state, **method_options,
     )
+    if mf.derived:  # a new (frozen) result that also says which bounds were derived
+        res = res.replace(extra={**res.extra, "derived_bounds": dict(mf.derived)})
+    return res
+
+
+def _n_is_public(method: str, options: Mapping[str, Any]) -> bool:
+    """Whether a fit of ``method`` is stated under replace-one neighbours (n public): the
+    ``neighbouring=`` option if given, else the method's default relation (registry)."""
+    from dpreg.privacy import Neighbouring, check_neighbouring
+
+    rel = options.get("neighbouring", _registry.get(method).relation)
+    try:
+        return check_neighbouring(rel) is Neighbouring.REPLACE_ONE
+    except InvalidInputError:
+        return False  # an unknown relation is reported by the fit's own checks

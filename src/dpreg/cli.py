@@ -44,6 +44,11 @@ app = typer.Typer(
 ledger_app = typer.Typer(help="Create and inspect persistent privacy ledgers.",
                          no_args_is_help=True)
 app.add_typer(ledger_app, name="ledger")
+codebook_app = typer.Typer(help="Codebooks: public bounds and levels of a data set's columns "
+                           "(docs/codebook.md).", no_args_is_help=True)
+app.add_typer(codebook_app, name="codebook")
+_CODEBOOK_HELP = ("TOML codebook with public bounds/levels per column (docs/codebook.md); "
+                  "--bounds flags add to it and win for the same column.")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -105,7 +110,18 @@ def parse_options(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _open_ledger(path: Path | None) -> Any:
+#: environment variable naming a default ledger file for fit, fit-groups and release-cov
+LEDGER_ENV = "DPREG_LEDGER"
+
+
+def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
+    """The ledger file ``path``; without one (and ``use_default``), the file named by
+    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``)."""
+    import os
+
+    how = ""
+    if path is None and use_default and os.environ.get(LEDGER_ENV):
+        path, how = Path(os.environ[LEDGER_ENV]), f" (from ${LEDGER_ENV})"
     if path is None:
         return None
     from dpreg import Ledger
@@ -113,10 +129,17 @@ def _open_ledger(path: Path | None) -> Any:
 
     if not path.exists():
         raise InvalidInputError(
-            f"ledger {path} does not exist; create it first with: dpreg ledger init {path} "
+            f"ledger {path}{how} does not exist; create it first with: dpreg ledger init {path} "
             "--epsilon TOTAL [--delta TOTAL_DELTA]"
         )
     return Ledger(None, path)
+
+
+def _ledger_line(led: Any) -> dict[str, Any]:
+    """What the ledger has left after a charge (for the output of fit, fit-groups,
+    release-cov): ``{"path", "spent", "remaining", "text"}`` in the ledger's units."""
+    return {"path": str(led.path), "spent": led.spent().as_dict(),
+            "remaining": led.remaining().as_dict(), "text": f"ledger {led.path}: {led.describe()}"}
 
 
 def _read_csv(path: Path) -> Any:
@@ -150,6 +173,48 @@ def _read_csv_header(path: Path) -> list[str]:
         raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
 
 
+def _is_parquet(path: Path) -> bool:
+    """A Parquet file (or a directory of them), by name."""
+    from dpreg._source import file_format
+
+    try:
+        return path.exists() and file_format(path) == "parquet"
+    except DPRegError:
+        return False
+
+
+def _read_table(path: Path) -> Any:
+    """DATA as a pandas DataFrame: CSV (pandas) or Parquet (pyarrow)."""
+    if not _is_parquet(path):
+        return _read_csv(path)
+    from dpreg._source import FileSource
+
+    src = FileSource(path)
+    return src.to_pandas(src.columns)
+
+
+def _header(path: Path) -> list[str]:
+    """DATA's column names (a CSV header row or the Parquet schema); no value is read."""
+    if not _is_parquet(path):
+        return _read_csv_header(path)
+    from dpreg._source import FileSource
+
+    return FileSource(path).columns
+
+
+def _spark_frame(path: Path) -> Any:
+    """DATA read by Spark executors (``--backend spark``; the active session or local[2])."""
+    from dpreg._source import FileSource
+    from dpreg.grouped.spark import spark_session
+
+    return FileSource(path).spark_frame(spark_session(None))
+
+
+_BACKEND_HELP = ("local (default: in this process; a Parquet file is streamed in chunks for the "
+                 "sufficient-statistics methods) or spark (the executors read DATA and sum the "
+                 "statistics; the active SparkSession or local[2]; needs dpreg[spark] and Java)")
+
+
 def _read_text(path: Path, option: str) -> str:
     """A small text input (e.g. the groups file) as UTF-8; a one-line error naming the file."""
     from dpreg.exceptions import InvalidInputError
@@ -181,6 +246,89 @@ def _print_json(obj: Any) -> None:
 def _json_default(o: Any) -> Any:
     """Objects :func:`strict_jsonable` leaves alone (paths, timestamps, ...) as text."""
     return str(o)
+
+
+#: the library's remedies in Python spelling -> the same remedies on the command line
+_CLI_SPELLING: tuple[tuple[str, str], ...] = (
+    ("AdaSSP(inference=True)", "--method adassp"),
+    ("inference=True", "-o inference=true"),
+    ("inference='auto'", "-o inference=auto"),
+    ("ci_alpha=...", "--ci ALPHA"),
+    ("ci_alpha=", "--ci "),
+    ('se="plugin"', "-o se=plugin"),
+    ("CovarianceOLS", "--method covariance-ols"),
+)
+
+
+def _cli_text(text: str) -> str:
+    """A library message (an error, the summary's Uncertainty row) with its remedies in CLI
+    spelling: "refit with inference=True" becomes "refit with -o inference=true"."""
+    for api, cli in _CLI_SPELLING:
+        text = text.replace(api, cli)
+    return text
+
+
+def _intervals(res: Any, ci: float | None) -> Any:
+    """The (1 − ci) intervals of a fitted result, or None (a note says why none exists: the
+    release is spent, so it is shown anyway)."""
+    if ci is None or res.failed:
+        return None
+    from dpreg.inference.results import NoUncertaintyError
+
+    try:
+        return res.conf_int(ci)
+    except NoUncertaintyError as exc:
+        err_console.print(f"note: no confidence interval: {_cli_text(str(exc))}",
+                          highlight=False)
+        return None
+
+
+def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
+    """``res.to_dict()`` with the remedies in CLI spelling and the intervals (``ci``)."""
+    out: dict[str, Any] = res.to_dict()
+    if isinstance(out.get("uncertainty"), str):
+        out["uncertainty"] = _cli_text(out["uncertainty"])
+    if ci_frame is not None:
+        out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
+                                     for k, r in ci_frame.iterrows()}}
+        if "ci_informative" in res.extra:  # an end at the search range is not a finding
+            out["ci"]["informative"] = dict(res.extra["ci_informative"])
+    return out
+
+
+def _print_summary(res: Any, ci: float | None) -> None:
+    console.print(_cli_text(str(res.summary(alpha=ci))), highlight=False)
+
+
+def _save_figure(fig: Any, path: Path) -> None:
+    """Write a matplotlib figure (format from the suffix: .png, .pdf, .svg) and close it."""
+    import matplotlib.pyplot as plt
+
+    from dpreg.exceptions import InvalidInputError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"could not write the plot to {path}: "
+                                f"{getattr(exc, 'strerror', None) or type(exc).__name__} "
+                                "(use a .png, .pdf or .svg file name)") from None
+    finally:
+        plt.close(fig)
+
+
+def _plot_result(res: Any, path: Path | None, ci: float | None) -> None:
+    """``--plot PATH``: coefficients with their DP-aware intervals (none for a ⊥ release)."""
+    if path is None:
+        return
+    if res.failed:
+        err_console.print("note: no plot: the release is ⊥", highlight=False)
+        return
+    from dpreg.inference.plots import use_file_backend
+
+    use_file_backend()
+    ax = res.plot(alpha=0.05 if ci is None else ci)
+    _save_figure(ax.figure, path)
 
 
 # ------------------------------------------------------------------ privacy parameters
@@ -338,16 +486,17 @@ def _library_warnings() -> Iterator[None]:
 # ------------------------------------------------------------------ fit
 @app.command()
 def fit(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file.")],
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several), "
                                          "or one formula term such as 'log(income)'.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name (see `dpreg methods`).")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
                                          help="Privacy budget ε of this fit.")],
-    bounds: Annotated[list[str], typer.Option(
-        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every regressor "
-        "(with --method auto: 'private' or COL=private spends part of ε on DP bounds).")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI for the response and every raw "
+        "regressor column (bounds of formula terms are derived from them; with --method auto: "
+        "'private' or COL=private spends part of ε on DP bounds).")] = None,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA",
                                               help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
@@ -358,42 +507,61 @@ def fit(
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the coefficients with their DP-aware (1-ALPHA) intervals to "
+        "this file (.png, .pdf, .svg).")] = None,
+    allow_unreliable: Annotated[bool, typer.Option(
+        "--allow-unreliable", help="With --method auto --bounds private: fit even when the "
+        "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
+    backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
+    codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
 ) -> None:
-    """Fit one DP regression of Y on X from a CSV file."""
+    """Fit one DP regression of Y on X from a CSV or Parquet file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
         from dpreg._formula import formula_from_columns
-        from dpreg.api import regress
+        from dpreg.api import regress, source_methods
+        from dpreg.exceptions import InvalidInputError
 
         # the formula is built from the header alone (each --y/--x a column name, or one term
         # of the restricted grammar), before any value of the data is read
-        formula = formula_from_columns(y, x, _read_csv_header(data),
+
+        if backend not in ("local", "spark"):
+            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
+        formula = formula_from_columns(y, x, _header(data),
                                        intercept=not no_intercept).text()
-        frame = _read_csv(data)
-        led = _open_ledger(ledger)
+        if backend == "spark":  # the executors read the file and sum the statistics
+            if method not in source_methods():
+                raise InvalidInputError(f"--backend spark fits {list(source_methods())}; got "
+                                        f"--method {method}")
+            frame = _spark_frame(data)
+        elif method in source_methods() and _is_parquet(data):
+            frame = str(data)  # streamed in chunks: memory bounded by the chunk
+        else:
+            frame = _read_table(data)
+        led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
-        with _library_warnings():
-            res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
-                          ledger=led, random_state=seed, **opts)
-        _warn_delta_per_n(dlt, res.nobs)
-        ci_frame = None
-        if ci is not None and not res.failed:
-            from dpreg.inference.results import NoUncertaintyError
+        if allow_unreliable:
+            opts["allow_unreliable"] = True
+        from dpreg.privacy import release_context
 
-            try:
-                ci_frame = res.conf_int(ci)
-            except NoUncertaintyError as exc:  # the release is spent: show it, say why no CI
-                err_console.print(f"note: no confidence interval: {exc}")
+        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)):
+            res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
+                          ledger=led, random_state=seed, codebook=codebook, **opts)
+        _warn_delta_per_n(dlt, res.nobs)
+        ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+        _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
-        out = res.to_dict()
+        out = _result_json(res, ci, ci_frame)
         out["method"] = method
+        out["reliable"] = bool(res.extra.get("reliable", True))
         auto = res.extra.get("auto")
         if auto is not None:  # --method auto: what was chosen, what the choice and bounds cost
             from dpreg._json import jsonable
@@ -401,12 +569,13 @@ def fit(
             out["chosen_method"] = auto.get("method")
             out["selection"] = jsonable({k: v for k, v in auto.items() if k != "private_bounds"})
             out["private_bounds"] = {k: list(v) for k, v in auto.get("private_bounds", {}).items()}
-        if ci_frame is not None:
-            out["ci"] = {"alpha": ci, **{k: [float(r["lower"]), float(r["upper"])]
-                                         for k, r in ci_frame.iterrows()}}
+        if led is not None:
+            out["ledger"] = _ledger_line(led)
         _print_json(out)
         return
-    console.print(str(res.summary(alpha=ci)), highlight=False)
+    _print_summary(res, ci)
+    if led is not None:
+        console.print(_ledger_line(led)["text"], highlight=False)
     if res.failed:
         raise typer.Exit(code=1)
 
@@ -445,15 +614,17 @@ def datasets() -> None:
 # ------------------------------------------------------------------ per-group fits
 @app.command("fit-groups")
 def fit_groups(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file "
+                                         "(with --backend spark, read by the executors).")],
     by: Annotated[str, typer.Option("--by", help="Group key column (keys are treated as public).")],
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[str, typer.Option("--x", help="The regressor column.")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS",
                                          help="ε per group (parallel composition).")],
-    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV, one row per group.")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
     groups_file: Annotated[Path | None, typer.Option(
         "--groups-file", help="Text file with the public list of group keys (one per line; "
         "surrounding whitespace is ignored). Required unless --keys-from-data.")] = None,
@@ -472,6 +643,12 @@ def fit_groups(
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
         "composition), before any group is released.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the per-group estimates (with their intervals, and the ECDF "
+        "of the interval widths, when the table has interval columns) to this file.")] = None,
+    codebook: Annotated[Path | None, typer.Option(
+        "--codebook", help=_CODEBOOK_HELP + " Its [groups] keys are the public key list when "
+        "--groups-file is not given.")] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -479,59 +656,97 @@ def fit_groups(
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
     try:
+        import pandas as pd
+
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
 
         if groups_file is not None and keys_from_data:
             raise InvalidInputError("give either --groups-file (the public key list) or "
                                     "--keys-from-data, not both")
-        if groups_file is None and not keys_from_data:
+        from dpreg.codebook import resolve_codebook
+
+        cb = resolve_codebook(codebook, _header(data))
+        cb_keys = cb is not None and cb.group_keys is not None and cb.group_by in (None, by)
+        if groups_file is None and not keys_from_data and not cb_keys:
             raise InvalidInputError(
                 "the group keys must be declared: --groups-file FILE lists the public keys (one "
                 "per line; every listed key gets a row, so the output does not reveal which "
-                "groups occur), or --keys-from-data takes them from the data (the key set is "
-                "then NOT protected)")
-        frame = _read_csv(data)
-        keys: Any = "from-data"
+                "groups occur), a --codebook with [groups] keys, or --keys-from-data takes them "
+                "from the data (the key set is then NOT protected)")
+        keys: Any = "from-data" if keys_from_data else None  # None: the codebook's keys
+        if backend == "spark":  # the executors read the file; the driver only its schema
+            from dpreg._source import FileSource
+
+            if not data.exists():
+                raise InvalidInputError(f"DATA file {data} does not exist")
+            frame: Any = str(data)
+            schema = FileSource(data)._schema
+            key_col = (pd.Series([], dtype=schema.field(by).type.to_pandas_dtype())
+                       if by in schema.names else None)
+        else:
+            frame = _read_table(data)
+            key_col = frame[by] if by in frame.columns else None
         if groups_file is not None:
             from dpreg.grouped import parse_key_list
 
             keys = parse_key_list(_read_text(groups_file, "--groups-file").splitlines(),
-                                  frame[by] if by in frame.columns else None)
-        led = _open_ledger(ledger)
-        with _library_warnings():
+                                  key_col)
+        led = _open_ledger(ledger, use_default=True)
+        from dpreg.privacy import release_context
+
+        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=not as_json, backend=backend,
-                                 workers=workers, ledger=led, **opts)
+                                 workers=workers, ledger=led, codebook=cb, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
+    if plot is not None:
+        try:
+            from dpreg.inference.plots import plot_groups, use_file_backend
+
+            use_file_backend()
+            _save_figure(plot_groups(table), plot)
+        except DPRegError as exc:
+            _fail(exc)
+            return
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
                "out": str(out), "privacy": table.attrs.get("privacy", ""),
                **_notice_fields(eps, seed)}
+    if plot is not None:
+        summary["plot"] = str(plot)
+    if led is not None:
+        summary["ledger"] = _ledger_line(led)
     if as_json:
         _print_json(summary)
     else:
         console.print(f"wrote {summary['groups']} group releases ({summary['failed']} ⊥) to {out}")
         console.print(summary["privacy"], highlight=False)
+        if led is not None:
+            console.print(summary["ledger"]["text"], highlight=False)
 
 
 # ------------------------------------------------------------------ covariance release
 @app.command("release-cov")
 def release_cov(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header row.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header row, or a Parquet file "
+                                         "(streamed in chunks).")],
     columns: Annotated[list[str], typer.Option("--columns", "-c", help="Columns to release (repeat).")],
-    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     epsilon: Annotated[str, typer.Option("--epsilon", "-e", metavar="EPS")],
     delta: Annotated[str, typer.Option("--delta", "-d", metavar="DELTA")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
+    backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
+    codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -543,16 +758,28 @@ def release_cov(
         cols.extend(part for part in c.split(",") if part)
     try:
         from dpreg.covariance import release_sscp
+        from dpreg.exceptions import InvalidInputError
+        from dpreg.privacy import release_context
 
-        frame = _read_csv(data)
-        with _library_warnings():
+        if backend not in ("local", "spark"):
+            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
+        if backend == "spark":
+            frame: Any = _spark_frame(data)
+        elif _is_parquet(data):
+            frame = str(data)  # streamed in chunks: memory bounded by the chunk, not the file
+        else:
+            frame = _read_csv(data)
+        led = _open_ledger(ledger, use_default=True)
+        with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
-                               rng=seed, ledger=_open_ledger(ledger))
+                               rng=seed, ledger=led, codebook=codebook)
         rel.save(out)
     except DPRegError as exc:
         _fail(exc)
         return
     fields = _notice_fields(eps, seed)
+    if led is not None:
+        fields["ledger"] = _ledger_line(led)
     if as_json:
         _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt, **fields})
     else:
@@ -564,6 +791,8 @@ def release_cov(
                       f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
         if fields["notice"]:
             console.print(fields["notice"], highlight=False)
+        if led is not None:
+            console.print(fields["ledger"]["text"], highlight=False)
 
 
 @app.command()
@@ -571,19 +800,117 @@ def regress(
     release: Annotated[Path, typer.Argument(help="A release written by `dpreg release-cov`.")],
     formula: Annotated[str, typer.Argument(help='Formula over released columns, e.g. "y ~ x1 + x2".')],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    ci: Annotated[float | None, typer.Option(
+        "--ci", help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="Seed of the interval's simulation (post-processing: it does not affect "
+        "privacy). Default: derived from the release file and the formula, so the same "
+        "release gives the same intervals on every run.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
 ) -> None:
     """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
     try:
         from dpreg.covariance import SSCPRelease
 
-        res = SSCPRelease.load(release).regress(formula)
+        rel = SSCPRelease.load(release)
+        res = rel.regress(formula, rng=_release_seed(release, formula) if seed is None
+                          else seed)
+        ci_frame = _intervals(res, ci)
+        _plot_result(res, plot, ci)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json(_result_json(res, ci, ci_frame))
+    else:
+        _print_summary(res, ci)
+
+
+def _release_seed(path: Path, formula: str) -> int:
+    """The default seed of ``dpreg regress``: a hash of the release file's bytes and the
+    formula (public: the file is a DP release), so reruns give the same intervals."""
+    import hashlib
+
+    digest = hashlib.sha256(path.read_bytes() + b"\0" + formula.encode("utf-8")).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+# ------------------------------------------------------------------ plan
+@app.command("plan")
+def plan_cmd(
+    y: Annotated[str, typer.Option("--y", help="Response column.")],
+    x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
+    method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
+    n: Annotated[int, typer.Option("--n", help="The public number of rows.")],
+    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
+    delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
+    target_sd: Annotated[float | None, typer.Option(
+        "--target-sd", help="Solve for the smallest ε whose noise sd meets this.")] = None,
+    target: Annotated[str | None, typer.Option(
+        "--target", help="Coefficient name or 'prediction' for --target-sd (default: the "
+        "largest slope sd).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the public design.")] = 0,
+    n_sim: Annotated[int, typer.Option("--n-sim", help="Simulated releases.")] = 200,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
+    eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
+    dlt = parse_delta(delta)
+    try:
+        from dpreg.planner import plan
+
+        formula = f"{y} ~ {' + '.join(x)}"
+        res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
+                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim,
+                   **parse_options(option))
     except DPRegError as exc:
         _fail(exc)
         return
     if as_json:
         _print_json(res.to_dict())
     else:
-        console.print(str(res.summary()), highlight=False)
+        console.print(str(res), highlight=False)
+
+
+# ------------------------------------------------------------------ codebook
+@codebook_app.command("init")
+def codebook_init(
+    data: Annotated[Path, typer.Argument(help="CSV file: only its header line is read.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write the template here (default: standard output).")] = None,
+) -> None:
+    """Write a codebook template: the CSV's column names with EMPTY bounds to fill in from
+    public knowledge (no value of the data is read)."""
+    try:
+        import csv
+
+        from dpreg.codebook import codebook_template
+        from dpreg.exceptions import InvalidInputError
+
+        try:
+            with data.open("rb") as fh:  # the first line only: no data row is decoded
+                first = fh.readline(1 << 20).decode("utf-8-sig").rstrip("\r\n")
+            header = next(csv.reader([first]), None)
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise InvalidInputError(f"could not read the header line of {data} "
+                                    f"({type(exc).__name__})") from None
+        if not header:
+            raise InvalidInputError(f"{data} has no header line")
+        text = codebook_template(header)
+        if out is None:
+            sys.stdout.write(text)
+            return
+        if out.exists():
+            raise InvalidInputError(f"{out} already exists; not overwritten")
+        out.write_text(text, encoding="utf-8")
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"wrote a codebook template for {len(header)} columns to {out}: fill in the "
+                  "public bounds (and levels) before using it with --codebook", highlight=False)
 
 
 # ------------------------------------------------------------------ ledger
@@ -634,6 +961,7 @@ def ledger_show(
         led = _open_ledger(path)
         info = led.as_dict()
         events = led.events()
+        describe = led.describe()
         led.close()
     except DPRegError as exc:
         _fail(exc)
@@ -643,17 +971,24 @@ def ledger_show(
         return
     from dpreg.privacy import Budget
 
+    def info_time(e: Any) -> str:
+        return str(e.as_dict()["time"]).removesuffix(" UTC")
+
     total, spent, remaining = (Budget.from_dict(info[k]) for k in ("total", "spent", "remaining"))
     relation = info["neighbouring"] + (" (legacy file: no relation stored, treated as "
                                        "replace-one)" if info["legacy_relation"] else "")
     table = Table(title=f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
                         f"remaining {remaining}")
-    for col in ("id", "charged", "stated (relation)", "label"):
+    for col in ("id", "time (UTC)", "requested", "charged", "stated (relation)", "released",
+                "label"):
         table.add_column(col)
     for e in events:
-        table.add_row(str(e.id), str(e.budget) + ("" if e.private else " NOT PRIVATE"),
-                      f"{e.stated} ({e.neighbouring})", e.label)
+        req = e.requested
+        table.add_row(str(e.id), info_time(e), "-" if req is None else str(req),
+                      str(e.budget) + ("" if e.private else " NOT PRIVATE"),
+                      f"{e.stated} ({e.neighbouring})", e.released if e.info else "-", e.label)
     console.print(table)
+    console.print(f"ledger {path}: {describe}", highlight=False)
     if not info["private"]:
         console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
                       "budget): its releases carry no privacy guarantee", highlight=False)

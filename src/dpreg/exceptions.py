@@ -14,6 +14,8 @@ __all__ = [
     "BudgetExceededError",
     "LedgerFileError",
     "MechanismFailure",
+    "InsufficientBudgetError",
+    "UnreliableReleaseWarning",
     "PrivacyLeakWarning",
     "WeakSeedWarning",
     "LargeDeltaWarning",
@@ -42,6 +44,12 @@ class LedgerFileError(DPRegError):
     timeout.  The message names the file; nothing was charged (the charge is rolled back)."""
 
 
+class InsufficientBudgetError(DPRegError):
+    """The budget left (after a DP preprocessing step such as bounds-free mode's DP bounds)
+    cannot give a useful release; decided from DP outputs and public inputs only
+    (:mod:`dpreg.auto.checks`).  What was spent so far stays charged; nothing else is."""
+
+
 class MechanismFailure(DPRegError):
     """A mechanism released the failure symbol ⊥ (e.g. a failed propose-test-release check).
 
@@ -60,6 +68,11 @@ class PrivacyLeakWarning(UserWarning):
     Examples: ``epsilon=inf`` (no privacy, used to compare with non-private estimators) or a
     seeded random generator on a release path (reproducible noise is predictable noise).
     """
+
+
+class UnreliableReleaseWarning(UserWarning):
+    """A release was made although dpreg predicted it to be useless (``allow_unreliable=True``
+    in bounds-free mode); its result carries ``reliable=False``."""
 
 
 class WeakSeedWarning(PrivacyLeakWarning):

@@ -186,10 +186,12 @@ def _ns_correct(data, n, rng, *, bounds=BOX, x_eval=None):
 
 
 def _ns_from_stats(stats, sens, xb, yb, n_rec, n, rng, x_eval=(0.25, 0.75), bottom=None):
-    from dpreg.simple._noisy_stats import _release_line
+    from dpreg.simple._noisy_stats import LineStatistics, release_noisy_stats
 
     parts = PureDP(NS_EPS).split([1, 1, 1])
-    draw = _release_line(stats, sens, parts, xb, yb, n_rec, rng, size=n)
+    batch = LineStatistics(*(np.full(n, v) for v in (n_rec, *stats)))
+    draw = release_noisy_stats(batch, x_bounds=xb, y_bounds=yb, parts=parts, rng=rng,
+                               sensitivities=sens)
     out = np.column_stack([draw["slope"] * xv + draw["intercept"] for xv in x_eval])
     failed = draw["reason"] != "" if bottom is None else np.full(n, bool(bottom))
     if bottom is not None:  # ⊥ decided by the caller; otherwise use the noisy slope anyway
@@ -238,11 +240,12 @@ def _ns_nan_through(data, n, rng):
 
     def raw_laplace(value, *, sensitivity, epsilon, rng):  # noise without the finiteness check
         v = np.asarray(value, dtype=float)
-        return v + rng.laplace(0.0, sensitivity / epsilon, size=v.shape)
+        return v + rng.laplace(0.0, np.asarray(sensitivity, dtype=float) / epsilon, size=v.shape)
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)  # no finiteness check
     stats = _clipped_stats(x, y, BOX, BOX)  # np.clip keeps NaN
-    with np.errstate(invalid="ignore"), mock.patch.object(ns_mod, "laplace", raw_laplace):
+    # the release draws all its noise through laplace_rows: replace that one entry point
+    with np.errstate(invalid="ignore"), mock.patch.object(ns_mod, "laplace_rows", raw_laplace):
         return _ns_from_stats(stats, noisy_stats_sensitivities(BOX, BOX, x.size), BOX, BOX,
                               x.size, n, rng)
 

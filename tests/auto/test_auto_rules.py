@@ -132,7 +132,8 @@ def test_pipeline_charges_each_step_and_the_total_is_epsilon():
     x, y = _line(300)
     L = Ledger(PureDP(5.0))
     r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", ledger=L,
-                 random_state=0)  # ε²·n/4 = 1875 > U: the selection is run
+                 random_state=0,  # ε²·n/4 = 1875 > U: the selection is run
+                 allow_unreliable=True)  # n = 300: below bounds-free mode's minimum size
     labels = [e.label for e in L.events()]
     assert labels[:4] == ["auto: DP bounds for x0", "auto: DP bounds for y",
                           "auto: selection statistic nvar(x)",
@@ -251,10 +252,11 @@ def test_infinite_epsilon_multivariate_equals_the_chosen_nonprivate_counterpart(
 def test_regress_bounds_private_and_mixed():
     x, y = _line(400, seed=2)
     df = pd.DataFrame({"x": x, "y": y})
-    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds="private", random_state=0)
+    r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds="private", random_state=0,
+                      allow_unreliable=True)  # n = 400: below bounds-free mode's minimum size
     assert set(r.extra["auto"]["private_bounds"]) == {"x", "y"}
     r = dpreg.regress(df, "y ~ x", method="auto", epsilon=2.0, bounds={"x": (0, 1), "y": "private"},
-                      random_state=0)
+                      random_state=0, allow_unreliable=True)
     assert set(r.extra["auto"]["private_bounds"]) == {"y"}
     assert r.bounds["x"] == (0.0, 1.0)
     text = str(r.summary())  # privately proposed bounds are not labelled public
@@ -288,7 +290,8 @@ def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
     path = tmp_path / "d.csv"
     pd.DataFrame({"x": x, "y": y}).to_csv(path, index=False)
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
-                                   "--epsilon", "5", "--bounds", "private", "--seed", "1", "--json"])
+                                   "--epsilon", "5", "--bounds", "private", "--seed", "1", "--json",
+                                   "--allow-unreliable"])  # n = 300: below the minimum size
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["method"] == "auto"
@@ -297,7 +300,7 @@ def test_cli_fit_auto_json_reports_choice_spend_and_private_bounds(tmp_path):
     assert set(out["private_bounds"]) == {"x", "y"}
     res = CliRunner().invoke(app, ["fit", str(path), "--y", "y", "--x", "x", "--method", "auto",
                                    "--epsilon", "2", "--bounds", "x=0:1", "--bounds", "y=private",
-                                   "--seed", "1", "--json"])
+                                   "--seed", "1", "--json", "--allow-unreliable"])
     assert res.exit_code == 0, res.output
     assert set(json.loads(res.stdout)["private_bounds"]) == {"y"}
 
@@ -335,3 +338,21 @@ def test_one_pair_of_bounds_applies_to_every_column():
     assert r.bounds["x0"] == (0.0, 1.0) and r.bounds["x1"] == (0.0, 1.0)
     r = fit_auto(X[:, 0], y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(-1, 2), random_state=0)
     assert r.bounds["x0"] == (0.0, 1.0)
+
+
+def test_the_pipeline_builds_one_frozen_result_with_its_own_statement():
+    """fit_auto composes its statement before the final result is built (no edit of a fitted
+    result): the inner method's statement is named inside it, and the record in the statement
+    cannot be changed through the result's extra."""
+    x, y = _line(300)
+    r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", random_state=0)
+    inner = r.privacy.details["method"]
+    assert r.privacy.mechanism == "auto → " + inner["mechanism"]
+    assert r.privacy.details["auto"] == r.extra["auto"]
+    assert r.bounds == {k: tuple(v) for k, v in r.extra["auto"]["private_bounds"].items()}
+    with pytest.raises(AttributeError, match="frozen"):
+        r.privacy = None
+    with pytest.raises(TypeError, match="frozen"):
+        r.extra["auto"] = {}
+    r.extra["auto"]["private_bounds"]["x0"] = (0.0, 0.0)  # a caller's own view of metadata ...
+    assert r.privacy.details["auto"]["private_bounds"]["x0"] != (0.0, 0.0)  # ... not the statement

@@ -13,8 +13,7 @@ import pytest
 
 from dpreg import InvalidInputError, fit_by_group
 from dpreg.grouped import group_seed_sequence, parse_key_list
-from dpreg.grouped._segments import median_smooth_bound, segment_sums, segment_sums_numpy
-from dpreg.mechanisms import median_smooth_sensitivity
+from dpreg.grouped._segments import segment_sums, segment_sums_numpy
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -216,15 +215,6 @@ def test_segment_sums_are_numpys_own_sums():
         starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         v = g.standard_cauchy(int(starts[-1]))
         assert np.array_equal(segment_sums(v, starts), segment_sums_numpy(v, starts))
-
-
-def test_compiled_smooth_bound_is_the_reference_bound():
-    g = np.random.default_rng(1)
-    for m, k, t in ((9, 1, 0.3), (40, 3, 0.05), (201, 8, 0.01), (50, 200, 0.5)):
-        z = np.clip(g.normal(0.5, 0.3, m), 0, 1)
-        zb = np.concatenate(([0.0], np.sort(z), [1.0]))
-        assert median_smooth_bound(zb, k, t) == median_smooth_sensitivity(z, lo=0, hi=1, k=k,
-                                                                          t=t)
 
 
 def test_parse_key_list():

@@ -1,12 +1,9 @@
 """SparkBackend == LocalBackend for the same seeds (local[2] session).
 
 Runs when pyspark and a Java runtime are installed (``pip install 'dpreg[spark]'``, Java 17+);
-skipped with the reason otherwise.
+skipped with the reason otherwise.  The ``spark`` fixture (tests/conftest.py) is one session
+per test session.
 """
-
-import os
-import shutil
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,40 +11,11 @@ import pytest
 
 from dpreg import InvalidInputError, fit_by_group
 
-pytestmark = [pytest.mark.spark,
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"),
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support"),
               pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
-
-
-def _why_not() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'dpreg[spark]')"
-    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        return "no Java runtime (install Java 17+, e.g. apt-get install openjdk-17-jre-headless)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def spark():
-    reason = _why_not()
-    if reason:
-        pytest.skip(reason)
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    session = (SparkSession.builder.master("local[2]").appName("dpreg-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def table(seed=0):
@@ -59,6 +27,8 @@ def table(seed=0):
     return pd.DataFrame({"k": keys, "x": x, "y": y}).sample(frac=1, random_state=seed)
 
 
+@pytest.mark.slow  # ~60 s on 2 shared cores; make test keeps test_spark_keys_follow_the_rule and
+# tests/scale/test_sources_spark.py (per-group from Parquet, covariance release) on Spark
 def test_spark_backend(spark, monkeypatch):
     """One test (one Spark session per xdist worker): equality with the local backend for
     native-aggregation and applyInPandas methods, Spark DataFrame input, key handling."""

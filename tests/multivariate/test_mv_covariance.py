@@ -308,15 +308,17 @@ def test_undefined_standard_errors_are_flagged():
     assert res.extra["se_defined"] is False
     assert res.uncertainty.startswith("undefined")
     assert res.bse.isna().all()
-    # the DP-aware default still has a (noise-only) standard error and says so
+    # the DP-aware default refuses: 51 rows at ε = 1 leave the matrix dominated by the noise
+    # (κ > 0.5, issue 18), so there is no interval and no standard error, and it says why
     dp = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
-    assert dp.extra["se_defined"] is False and dp.bse.notna().all()
-    assert "privacy noise only" in dp.uncertainty
+    assert dp.extra["se_defined"] is False and dp.bse.isna().all()
+    assert dp.extra["dp_ci_refused"] is True and dp.uncertainty.startswith("none: refused")
 
 
 def test_summary_and_uncertainty_labels():
-    rel = release_sscp(simulated(), columns=["murder", "poverty", "single"], bounds=BOUNDS,
-                       epsilon=1.0, delta=1e-6, rng=8)
+    cols = ["murder", "poverty", "single"]  # bounds keys must be columns of the data
+    rel = release_sscp(simulated(), columns=cols, bounds={c: BOUNDS[c] for c in cols},
+                       epsilon=8.0, delta=1e-6, rng=8)  # κ ≈ 0.1: the DP-aware interval exists
     res = rel.regress("murder ~ poverty + single", se="plugin")
     assert "plug-in" in res.uncertainty
     text = str(res.summary())

@@ -293,9 +293,9 @@ def test_tukey_infinite_epsilon_is_coordinatewise_median_of_models():
 
 
 def test_dataframe_feature_names_and_results():
-    X, y = make_data()
+    X, y = make_data(n=20_000)  # large enough for an interval (κ <= 0.5, issue 18)
     df = pd.DataFrame(X, columns=["age", "income", "score"])
-    est = CovarianceOLS(delta=1e-6, epsilon=4.0, bounds_X=(-1, 1), bounds_y=(-5, 5), random_state=0)
+    est = CovarianceOLS(delta=1e-6, epsilon=8.0, bounds_X=(-1, 1), bounds_y=(-5, 5), random_state=0)
     est.fit(df, y)
     assert list(est.results_.params.index) == ["intercept", "age", "income", "score"]
     assert list(est.feature_names_in_) == ["age", "income", "score"]

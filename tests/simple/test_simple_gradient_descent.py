@@ -151,7 +151,7 @@ def test_noise_calibration(monkeypatch, variant):
         gradient_descent(x, y, variant=variant, x_bounds=(0, 1), y_bounds=(0, 1), tau=tau,
                          steps=steps, rng=s, **kw)
     assert len(rec.calls) == 60 * steps
-    noise = np.concatenate(rec.noise)
+    noise = np.concatenate([np.ravel(z) for z in rec.noise])  # (1, 2) per call: one row
     if variant == "pure":
         assert {c["sensitivity"] for c in rec.calls} == {4 * tau}  # replace-one L1
         (eps_t,) = {c["epsilon"] for c in rec.calls}

@@ -166,7 +166,8 @@ def test_failure_follows_the_noise_not_the_data(monkeypatch):
     def fake_laplace(value, *, sensitivity, epsilon, rng):
         return np.asarray(value, dtype=float) + next(offsets)
 
-    monkeypatch.setattr(mod, "laplace", fake_laplace)
+    # every noise draw of the release goes through the one batched entry point
+    monkeypatch.setattr(mod, "laplace_rows", fake_laplace)
     x = np.array([0.0, 1.0, 0.0, 1.0])
     y = np.array([0.0, 1.0, 0.5, 0.5])
     # nvar = 1 > 0, but L₂ = −1.5 makes the noisy denominator negative -> ⊥
@@ -182,7 +183,7 @@ def test_overflowing_slope_is_a_failure_not_a_crash(monkeypatch):
     import dpreg.simple._noisy_stats as mod
 
     offsets = iter([1e300, 1e-300])
-    monkeypatch.setattr(mod, "laplace",
+    monkeypatch.setattr(mod, "laplace_rows",
                         lambda value, *, sensitivity, epsilon, rng:
                         np.asarray(value, dtype=float) + next(offsets))
     r = noisy_stats(np.full(4, 0.3), np.arange(4) / 4, epsilon=1, x_bounds=(0, 1),

@@ -88,10 +88,10 @@ def test_bad_input_is_rejected_before_the_charge():
     assert led.spent().epsilon == 0.0
 
 
-def test_default_release_says_it_has_no_interval_and_how_to_get_one():
+def test_plain_release_says_it_has_no_interval_and_how_to_get_one():
     x, y = data()
-    est = NoisyStats(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 1), random_state=0).fit(
-        x[:, None], y)
+    est = NoisyStats(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 1), inference=False,
+                     random_state=0).fit(x[:, None], y)
     res = est.results_
     assert not res.has_bse and res.ci_method == "none"
     with pytest.raises(NoUncertaintyError, match="inference=True"):

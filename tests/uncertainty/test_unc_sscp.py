@@ -14,6 +14,7 @@ from dpreg import release_sscp
 from dpreg.covariance import repair_psd, sweep_regression
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.ssp import SSCPModel, batched_repair_psd, sym_noise_cov
+from dpreg.inference.results import NoUncertaintyError
 from dpreg.linear_model import CovarianceOLS
 
 BOUNDS = {"a": (0.0, 1.0), "b": (0.0, 1.0), "y": (-2.0, 3.0)}
@@ -27,7 +28,8 @@ def frame(n=20_000, seed=0):
 
 
 def test_default_is_dp_aware_and_plugin_is_labelled():
-    rel = release_sscp(frame(), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=1.0,
+    # ε = 2: at ε = 1 this release's κ is just above 0.5 and the interval is refused
+    rel = release_sscp(frame(), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=2.0,
                        delta=1e-6, rng=1)
     dp = rel.regress("y ~ a + b", n_sim=300, rng=0)
     plug = rel.regress("y ~ a + b", se="plugin")
@@ -127,9 +129,10 @@ def test_bootstrap_world_matches_real_releases_on_world_data():
 
 
 def test_estimator_interval_uses_its_own_names_and_flags_unreliable_releases():
-    df = frame(n=5000, seed=8)
-    est = CovarianceOLS(epsilon=2.0, delta=1e-6, bounds_X=[(0, 1), (0, 1)], bounds_y=(-2, 3),
-                        n_boot=300, random_state=0).fit(df[["a", "b"]], df["y"])
+    df = frame(n=20_000, seed=8)  # κ ≈ 0.07 (n = 5000, ε = 2, y in (-2, 3): refused, issue 18)
+    est = CovarianceOLS(epsilon=4.0, delta=1e-6, bounds_X=[(0, 1), (0, 1)],
+                        bounds_y=(-0.5, 1), n_boot=300, random_state=0).fit(df[["a", "b"]],
+                                                                            df["y"])
     res = est.results_
     assert list(res.conf_int(0.1).index) == ["intercept", "a", "b"]
     assert res.method == "covariance-ols" and "parametric bootstrap" in res.ci_method
@@ -140,7 +143,10 @@ def test_estimator_interval_uses_its_own_names_and_flags_unreliable_releases():
     bnd = {"murder": (0, 50), "poverty": (0, 100), "single": (0, 100)}
     rel = release_sscp(crime, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, rng=8)
     bad = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
-    assert bad.extra["dp_ci_reliable"] is False and "WARNING" in bad.uncertainty
+    assert bad.extra["dp_ci_reliable"] is False and bad.extra["dp_ci_refused"] is True
+    assert "refused" in bad.uncertainty and not bad.has_bse
+    with pytest.raises(NoUncertaintyError, match="more rows|larger ε"):
+        bad.conf_int(0.05)
     good = release_sscp(frame(n=50_000), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=4.0,
                         delta=1e-6, rng=9).regress("y ~ a + b", n_sim=100, rng=0)
     assert good.extra["dp_ci_reliable"] is True and "WARNING" not in good.uncertainty

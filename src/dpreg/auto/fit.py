@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -108,36 +110,55 @@ def _fit_tukey(X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float, n_
         est.fit(pd.DataFrame(X, columns=names), y)
     except MechanismFailure:
         pass  # ⊥ is a typed result: results_ holds failed=True and the reason
-    out = est.results_
-    out.dep_var = y_name
-    return out
+    return est.results_.replace(dep_var=y_name)
 
 
-def fit_auto(
-    X: Any, y: Any, *, epsilon: float, delta: float | None = None, x_bounds: Any,
-    y_bounds: Any, x_names: list[str] | None = None, y_name: str = "y", fit_intercept: bool = True,
-    selection_fraction: float = SELECTION_FRACTION, bounds_fraction: float = BOUNDS_FRACTION,
-    coarse_range: Any = None, ledger: Any = None, random_state: Any = None,
-    **options: Any,
-) -> Any:
-    """Run the whole ``auto`` pipeline; returns a :class:`~dpreg.inference.RegressionResults`.
+@dataclass
+class _Run:
+    """The validated public inputs and the data of one ``auto`` run, and what it has decided
+    so far (bounds per column: ``None`` until proposed privately)."""
 
-    ``x_bounds``: a list of ``(lo, hi)`` (one per column; an entry may be ``"private"``) or
-    ``"private"``; ``y_bounds``: ``(lo, hi)`` or ``"private"``.  ``coarse_range``: the public
-    range searched by the DP bounds (default ±10⁶; one ``(lo, hi)`` for all columns, or a dict
-    column name -> ``(lo, hi)``).  ``options`` go to the chosen method (``output_range`` for
-    Theil-Sen).  The result's ``extra["auto"]`` records the chosen method, the selection
-    statistic and spend, and the private bounds; ``privacy`` states the composed total.
-    """
-    from dpreg import _dispatch
+    X: np.ndarray
+    y: np.ndarray
+    names: list[str]
+    y_name: str
+    eps: float
+    delta: float | None
+    fit_intercept: bool
+    x_bounds: list[tuple[float, float] | None]
+    y_bounds: tuple[float, float] | None
+    coarse: dict[str, tuple[float, float]]
+    total: Any
+    ledger: Any
+    gen: np.random.Generator
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def simple(self) -> bool:
+        return self.X.shape[1] == 1
+
+    def all_bounds_known(self) -> bool:
+        return self.y_bounds is not None and all(b is not None for b in self.x_bounds)
+
+
+def _validate(X: Any, y: Any, *, epsilon: float, delta: float | None, x_bounds: Any,
+              y_bounds: Any, x_names: list[str] | None, y_name: str, fit_intercept: bool,
+              selection_fraction: float, bounds_fraction: float, coarse_range: Any, ledger: Any,
+              random_state: Any) -> _Run:
+    """Phase 1: every public input and the data's shape, checked before anything is charged;
+    the ledger must hold the whole budget (ε, or (ε, δ) with several x)."""
     from dpreg._validation import check_array, check_xy
-    from dpreg.preprocess import DEFAULT_COARSE_RANGE, noisy_boundary_count, noisy_nvar, propose_bounds
+    from dpreg.preprocess import DEFAULT_COARSE_RANGE
 
     Xa = check_array(X, "X", ndim=(1, 2))
     if Xa.ndim == 1:
         Xa = Xa.reshape(-1, 1)
     Xa, ya = check_xy(Xa, y, x_ndim=2, min_rows=2, x_name="X", y_name="y")
-    n, d = Xa.shape
+    d = Xa.shape[1]
     names = list(x_names) if x_names is not None else [f"x{j}" for j in range(d)]
     eps = check_epsilon(epsilon)
     simple = d == 1
@@ -175,114 +196,192 @@ def fit_auto(
 
             raise BudgetExceededError(
                 f"method 'auto' needs {total} in all; the ledger has {ledger.remaining()} left")
-    gen = check_rng(random_state)
-    info: dict[str, Any] = {"selection_fraction": fs, "bounds_fraction": fb}
+    return _Run(X=Xa, y=ya, names=names, y_name=y_name, eps=eps, delta=dlt,
+                fit_intercept=fit_intercept, x_bounds=xb_list, y_bounds=yb, coarse=coarse,
+                total=total, ledger=ledger, gen=check_rng(random_state),
+                info={"selection_fraction": fs, "bounds_fraction": fb})
 
-    # ---- multivariate: the choice is free (n, d public) and decides whether bounds are needed
-    if not simple:
-        d_cols = d + (1 if fit_intercept else 0)
-        method, m = choose_multivariate(n, d_cols, epsilon=eps, delta=dlt)  # type: ignore[arg-type]
+
+def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
+    """Phase 2, public inputs only: (method or "" while the simple choice is open, TukeyEM's
+    m, whether DP bounds are needed, the budget split).  Several x: the choice is free (n, d
+    public) and decides whether bounds are needed.  One x: u = ε²·nvar(x)/w² <= ε²·n/4 for any
+    data in the bounds, so when even that cannot exceed U the choice is Theil-Sen whatever the
+    data and no budget is spent on it."""
+    eps, info = run.eps, run.info
+    fs, fb = info["selection_fraction"], info["bounds_fraction"]
+    unknown_bounds = any(b is None for b in run.x_bounds) or run.y_bounds is None
+    if not run.simple:
+        d_cols = run.X.shape[1] + (1 if run.fit_intercept else 0)
+        method, m = choose_multivariate(run.n, d_cols, epsilon=eps, delta=run.delta)  # type: ignore[arg-type]
         info.update({"rule": "TukeyEM iff predicted PTR pass probability >= "
                      f"{TUKEY_PASS_PROBABILITY}, else BoostedAdaSSP", "n_models": m,
                      "pass_probability": tukey_pass_probability(m, d_cols, epsilon=eps,
-                                                                delta=dlt)  # type: ignore[arg-type]
+                                                                delta=run.delta)  # type: ignore[arg-type]
                      if m >= 8 else 0.0})
-        need_bounds = method != "tukey-em" and (any(b is None for b in xb_list) or yb is None)
+        need_bounds = method != "tukey-em" and unknown_bounds
         parts = split_budget(eps, selection_fraction=None, bounds_fraction=fb if need_bounds else None)
-    else:
-        need_bounds = any(b is None for b in xb_list) or yb is None
-        # u = ε²·nvar(x)/w² <= ε²·n/4 for any data in the bounds: when even that cannot exceed U
-        # the choice is Theil-Sen whatever the data, so no budget is spent on it (public n, ε)
-        skip = not selection_possible(n, eps)
-        parts = split_budget(eps, selection_fraction=None if skip else fs,
-                             bounds_fraction=fb if need_bounds else None)
-        method, m = ("theil-sen-exp" if skip else ""), 0
+        return method, m, need_bounds, parts
+    skip = not selection_possible(run.n, eps)
+    parts = split_budget(eps, selection_fraction=None if skip else fs,
+                         bounds_fraction=fb if unknown_bounds else None)
+    return ("theil-sen-exp" if skip else ""), 0, unknown_bounds, parts
 
-    # ---- private bounds
+
+def _propose_bounds(run: _Run, bpart: PureDP) -> None:
+    """Phase 3: DP bounds for every column without public ones (the bounds part of ε split
+    equally between them), charged to the ledger."""
+    from dpreg.preprocess import propose_bounds
+
     private_bounds: dict[str, tuple[float, float]] = {}
-    if need_bounds:
-        cols = [j for j, b in enumerate(xb_list) if b is None]
-        k = len(cols) + (1 if yb is None else 0)
-        bpart = parts["bounds"]
-        assert bpart is not None
-        each = bpart.split([1.0] * k) if math.isfinite(bpart.epsilon) else [bpart] * k
-        i = 0
-        for j in cols:
-            pb = propose_bounds(Xa[:, j], epsilon=each[i].epsilon, coarse_range=coarse[names[j]],
-                                rng=gen, ledger=ledger, label=f"auto: DP bounds for {names[j]}")
-            xb_list[j] = pb.bounds
-            private_bounds[names[j]] = pb.bounds
-            i += 1
-        if yb is None:
-            pb = propose_bounds(ya, epsilon=each[i].epsilon, coarse_range=coarse[y_name], rng=gen,
-                                ledger=ledger, label=f"auto: DP bounds for {y_name}")
-            yb = pb.bounds
-            private_bounds[y_name] = pb.bounds
-        info["bounds_epsilon"] = bpart.epsilon
-    info["private_bounds"] = private_bounds
-    xbs: list[tuple[float, float]] = [b if b is not None else (0.0, 1.0) for b in xb_list]
-    ybs: tuple[float, float] = yb if yb is not None else (0.0, 1.0)
+    cols = [j for j, b in enumerate(run.x_bounds) if b is None]
+    k = len(cols) + (1 if run.y_bounds is None else 0)
+    each = bpart.split([1.0] * k) if math.isfinite(bpart.epsilon) else [bpart] * k
+    i = 0
+    for j in cols:
+        name = run.names[j]
+        pb = propose_bounds(run.X[:, j], epsilon=each[i].epsilon, coarse_range=run.coarse[name],
+                            rng=run.gen, ledger=run.ledger, label=f"auto: DP bounds for {name}")
+        run.x_bounds[j] = pb.bounds
+        private_bounds[name] = pb.bounds
+        i += 1
+    if run.y_bounds is None:
+        pb = propose_bounds(run.y, epsilon=each[i].epsilon, coarse_range=run.coarse[run.y_name],
+                            rng=run.gen, ledger=run.ledger,
+                            label=f"auto: DP bounds for {run.y_name}")
+        run.y_bounds = pb.bounds
+        private_bounds[run.y_name] = pb.bounds
+    run.info["bounds_epsilon"] = bpart.epsilon
+    run.info["private_bounds"] = private_bounds
 
-    # ---- selection (simple)
-    method_eps = parts["method"].epsilon  # type: ignore[union-attr]
-    opts = dict(options)
-    if simple and parts["selection"] is None:
-        info.update({"rule": f"theil-sen-exp: eps^2*n/4 <= {NS_U_THRESHOLD:g}, so u cannot exceed "
-                     "the threshold for any data (public n and eps; no selection budget spent)",
-                     "selection_epsilon": 0.0})
-    elif simple:
-        sel = parts["selection"]
-        assert sel is not None
-        e_nv, e_bc = sel.split([1.0, 1.0]) if math.isfinite(sel.epsilon) else (sel, sel)
-        nv = noisy_nvar(Xa[:, 0], epsilon=e_nv.epsilon, x_bounds=xbs[0], rng=gen, ledger=ledger,
-                        label="auto: selection statistic nvar(x)")
-        bc = noisy_boundary_count(np.column_stack([Xa[:, 0], ya]), bounds=[xbs[0], ybs],
-                                  epsilon=e_bc.epsilon, rng=gen, ledger=ledger,
-                                  label="auto: selection statistic boundary count")
-        stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xbs[0])
-        u = eps * stat if math.isfinite(eps) else stat
-        share = bc.value / n
-        method = choose_simple(u, share)
-        info.update({"rule": f"noisy-stats iff eps^2*nvar(x)/w_x^2 > {NS_U_THRESHOLD:g} and "
+
+def _select_simple(run: _Run, sel: PureDP | None, xb: tuple[float, float],
+                   yb: tuple[float, float]) -> str:
+    """Phase 4 (one x): the private choice between NoisyStats and Theil-Sen from a noisy
+    nvar(x) and a noisy boundary count (``sel`` split equally), or Theil-Sen for free when the
+    plan spent nothing on selection."""
+    from dpreg.preprocess import noisy_boundary_count, noisy_nvar
+
+    if sel is None:
+        run.info.update({"rule": f"theil-sen-exp: eps^2*n/4 <= {NS_U_THRESHOLD:g}, so u cannot "
+                         "exceed the threshold for any data (public n and eps; no selection "
+                         "budget spent)", "selection_epsilon": 0.0})
+        return "theil-sen-exp"
+    eps = run.eps
+    e_nv, e_bc = sel.split([1.0, 1.0]) if math.isfinite(sel.epsilon) else (sel, sel)
+    nv = noisy_nvar(run.X[:, 0], epsilon=e_nv.epsilon, x_bounds=xb, rng=run.gen,
+                    ledger=run.ledger, label="auto: selection statistic nvar(x)")
+    bc = noisy_boundary_count(np.column_stack([run.X[:, 0], run.y]), bounds=[xb, yb],
+                              epsilon=e_bc.epsilon, rng=run.gen, ledger=run.ledger,
+                              label="auto: selection statistic boundary count")
+    stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xb)
+    u = eps * stat if math.isfinite(eps) else stat
+    share = bc.value / run.n
+    run.info.update({"rule": f"noisy-stats iff eps^2*nvar(x)/w_x^2 > {NS_U_THRESHOLD:g} and "
                      f"boundary share < {NS_BOUNDARY_LIMIT:g}, else theil-sen-exp "
                      f"({TS_MATCHINGS} matchings)", "statistic": stat, "u": u,
                      "boundary_share": share, "selection_epsilon": sel.epsilon})
-    if simple and method == "theil-sen-exp":
+    return choose_simple(u, share)
+
+
+def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> dict[str, Any]:
+    """Phase 5: the chosen method's options (the user's where it has a use for them)."""
+    opts = dict(options)
+    if run.simple and method == "theil-sen-exp":
         from dpreg.simple._common import max_matchings
 
-        opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(n)))
-    elif simple:
+        opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(run.n)))
+        return opts
+    if run.simple:
         opts.pop("output_range", None)
         opts.pop("pairs", None)
-    elif method == "tukey-em":
-        opts = {"n_models": m}
-    else:
-        opts = {"neighbouring": "replace-one", **{k: v for k, v in opts.items()
-                                                   if k not in ("output_range", "pairs")}}
-    info["method"] = method
-    info["method_epsilon"] = method_eps
-    if method == "tukey-em":  # needs no bounds: use the public ones only if all were given
-        all_known = yb is not None and all(b is not None for b in xb_list)
-        out = _fit_tukey(Xa, ya, epsilon=method_eps, delta=dlt, n_models=m, names=names,  # type: ignore[arg-type]
-                         y_name=y_name, x_bounds=xbs if all_known else None,
-                         y_bounds=yb if all_known else None, fit_intercept=fit_intercept,
-                         ledger=ledger, rng=gen)
-    else:
-        out = _dispatch.fit(method, Xa, ya, epsilon=method_eps, delta=dlt, x_bounds=xbs,
-                            y_bounds=ybs, x_names=names, y_name=y_name, fit_intercept=fit_intercept,
-                            ledger=ledger, random_state=gen, options=opts)
-    known = {names[j]: b for j, b in enumerate(xb_list) if b is not None}
-    if yb is not None:
-        known[y_name] = yb
-    out.bounds = known or None  # TukeyEM without bounds: none were used, none are reported
-    info["bounds_needed"] = bool(need_bounds) or method != "tukey-em"
-    inner = out.privacy
-    out.privacy = PrivacyStatement(
-        total, Neighbouring.REPLACE_ONE, f"auto → {inner.mechanism}", _SOURCE + "; " + inner.source,
-        seeded=is_seeded(random_state),
-        details={"auto": {k: v for k, v in info.items()}, "method": inner.as_dict()},
-    )
-    out.extra["auto"] = info
-    out.method = f"auto:{method}"
-    return out
+        return opts
+    if method == "tukey-em":
+        return {"n_models": m}
+    return {"neighbouring": "replace-one", **{k: v for k, v in opts.items()
+                                               if k not in ("output_range", "pairs")}}
 
+
+def _statement(total: Any, inner: PrivacyStatement, info: dict[str, Any],
+               seeded: bool) -> PrivacyStatement:
+    """The pipeline's privacy statement: the composed total, replace-one neighbours (n
+    public), naming the chosen method's own statement.  The record is a deep copy: nothing the
+    result's ``extra["auto"]`` shares can change the statement."""
+    return PrivacyStatement(
+        total, Neighbouring.REPLACE_ONE, f"auto → {inner.mechanism}", _SOURCE + "; " + inner.source,
+        seeded=seeded, details={"auto": copy.deepcopy(info), "method": inner.as_dict()})
+
+
+def fit_auto(
+    X: Any, y: Any, *, epsilon: float, delta: float | None = None, x_bounds: Any,
+    y_bounds: Any, x_names: list[str] | None = None, y_name: str = "y", fit_intercept: bool = True,
+    selection_fraction: float = SELECTION_FRACTION, bounds_fraction: float = BOUNDS_FRACTION,
+    coarse_range: Any = None, ledger: Any = None, random_state: Any = None,
+    allow_unreliable: bool = False, **options: Any,
+) -> Any:
+    """Run the whole ``auto`` pipeline; returns a :class:`~dpreg.inference.RegressionResults`.
+
+    ``x_bounds``: a list of ``(lo, hi)`` (one per column; an entry may be ``"private"``) or
+    ``"private"``; ``y_bounds``: ``(lo, hi)`` or ``"private"``.  ``coarse_range``: the public
+    range searched by the DP bounds (default ±10⁶; one ``(lo, hi)`` for all columns, or a dict
+    column name -> ``(lo, hi)``).  ``options`` go to the chosen method (``output_range`` for
+    Theil-Sen).  The result's ``extra["auto"]`` records the chosen method, the selection
+    statistic and spend, and the private bounds; ``privacy`` states the composed total.
+    After DP bounds, :func:`dpreg.auto.checks.check_bounds_free` (DP outputs only) raises
+    ``InsufficientBudgetError`` when the rest cannot be useful -- with ``allow_unreliable=True``
+    it warns instead and the result gets ``extra["reliable"] = False``.
+
+    Phases: validate everything (:func:`_validate`), plan from public inputs (:func:`_plan`),
+    DP bounds where none are public (:func:`_propose_bounds`), the private choice with one x
+    (:func:`_select_simple`), the chosen method's fit; the result is built once, with the
+    pipeline's statement (:func:`_statement`).
+    """
+    from dpreg import _dispatch
+
+    run = _validate(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
+                    x_names=x_names, y_name=y_name, fit_intercept=fit_intercept,
+                    selection_fraction=selection_fraction, bounds_fraction=bounds_fraction,
+                    coarse_range=coarse_range, ledger=ledger, random_state=random_state)
+    method, m, need_bounds, parts = _plan(run)
+    if need_bounds:
+        assert parts["bounds"] is not None
+        _propose_bounds(run, parts["bounds"])
+        from dpreg.auto.checks import check_bounds_free  # from DP outputs only: useful at all?
+        run.info["reliability"] = check_bounds_free(
+            run.info["private_bounds"], n=run.n, bounds_epsilon=parts["bounds"].epsilon,
+            coarse=run.coarse, delta=run.delta, n_x=run.X.shape[1],
+            method_epsilon=parts["method"].epsilon,  # type: ignore[union-attr]
+            allow_unreliable=allow_unreliable).as_dict()
+    else:
+        run.info["private_bounds"] = {}
+    xbs: list[tuple[float, float]] = [b if b is not None else (0.0, 1.0) for b in run.x_bounds]
+    ybs: tuple[float, float] = run.y_bounds if run.y_bounds is not None else (0.0, 1.0)
+    method_eps = parts["method"].epsilon  # type: ignore[union-attr]
+    if run.simple:
+        method = _select_simple(run, parts["selection"], xbs[0], ybs)
+    opts = _method_options(run, method, m, options)
+    run.info["method"] = method
+    run.info["method_epsilon"] = method_eps
+    if method == "tukey-em":  # needs no bounds: use the public ones only if all were given
+        known_all = run.all_bounds_known()
+        out = _fit_tukey(run.X, run.y, epsilon=method_eps, delta=run.delta, n_models=m,  # type: ignore[arg-type]
+                         names=run.names, y_name=run.y_name,
+                         x_bounds=xbs if known_all else None,
+                         y_bounds=run.y_bounds if known_all else None,
+                         fit_intercept=run.fit_intercept, ledger=run.ledger, rng=run.gen)
+    else:
+        out = _dispatch.fit(method, run.X, run.y, epsilon=method_eps, delta=run.delta,
+                            x_bounds=xbs, y_bounds=ybs, x_names=run.names, y_name=run.y_name,
+                            fit_intercept=run.fit_intercept, ledger=run.ledger,
+                            random_state=run.gen, options=opts)
+    known = {run.names[j]: b for j, b in enumerate(run.x_bounds) if b is not None}
+    if run.y_bounds is not None:
+        known[run.y_name] = run.y_bounds
+    run.info["bounds_needed"] = bool(need_bounds) or method != "tukey-em"
+    extra = {**out.extra, "auto": run.info}
+    if not run.info.get("reliability", {}).get("reliable", True):
+        extra["reliable"] = False  # allow_unreliable=True: fitted although predicted useless
+    return out.replace(
+        privacy=_statement(run.total, out.privacy, run.info, is_seeded(random_state)),
+        extra=extra, method=f"auto:{method}",
+        bounds=known or None)  # TukeyEM without bounds: none were used, none are reported

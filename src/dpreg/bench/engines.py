@@ -18,11 +18,10 @@ hundreds of millions of pairwise estimates; these engines vectorise over trials:
   non-private median): the methods then share the design draw of a trial (common random
   numbers), while each method's own distribution is unchanged.
 * **DP medians on many sorted multisets** (:func:`em_median_rows`, :func:`smooth_median_rows`):
-  the exponential / θ-widened mechanism and the smooth-sensitivity median computed row-wise
-  from the *undoubled* sorted values, reproducing the doubled ±∞ multiset of Sarathy & Vadhan
-  exactly (tested against :func:`dpreg.mechanisms.quantile_em_intervals` and
-  :func:`dpreg.mechanisms.median_smooth_sensitivity`).  Intervals whose exponential-mechanism
-  weight is below e⁻⁶⁰ of the largest are never sampled (total dropped mass < 1e−20).
+  the doubled ±∞ multiset of Sarathy & Vadhan is rebuilt row-wise from the *undoubled* sorted
+  values (:func:`doubled_rows`, tested equal to the library's multiset) and handed to the
+  library's own batched mechanisms (:func:`dpreg.mechanisms.exponential.exp_quantile_rows`,
+  :func:`dpreg.mechanisms.smooth.smooth_median_rows`) -- no mechanism is re-implemented here.
 * **DP gradient descent** (:func:`gd_replicates`): the clipped gradient sum equals the
   unclipped one whenever no example reaches the clipping bound; that is checked exactly per
   replicate and step (max |residual| over the convex-hull vertices of the points times the
@@ -43,7 +42,6 @@ import numpy as np
 
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms.smooth import student_t_scale
 from dpreg.privacy import PureDP
 from dpreg.simple import _gradient_descent as _gd
 from dpreg.simple._common import div_down, max_matchings
@@ -54,18 +52,13 @@ __all__ = [
     "kmatch_multisets",
     "all_pairs_multiset",
     "em_median_rows",
-    "em_interval_rows",
     "smooth_median_rows",
-    "smooth_bound_rows",
+    "doubled_rows",
     "doubled_median_rows",
     "gd_replicates",
     "theil_sen_all_pairs",
     "median_split",
 ]
-
-#: intervals with log-weight below (max − LOG_CUT) are never sampled (weight < e⁻⁶⁰ ≈ 1e−26)
-LOG_CUT = 60.0
-
 
 @dataclass(frozen=True)
 class SortedMultisets:
@@ -191,162 +184,23 @@ def all_pairs_multiset(x: np.ndarray, y: np.ndarray, *, estimand: str = "predict
     return _sorted_rows(z[None, :].copy(), tied[None, :], design.k)
 
 
-def _breakpoints(ms: SortedMultisets, pos: np.ndarray, rows: np.ndarray, *, lo: float,
-                 hi: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Breakpoint values and cumulative doubled counts at positions ``pos`` (per row).
-
-    The undoubled breakpoint list of a row with U untied values: the lowest ⌊U/2⌋ values
-    shifted down by θ (each standing for two doubled entries), for odd U the middle value once
-    down and once up (one entry each), the rest shifted up by θ; clipped to [lo, hi].
-    Position −1 reads as ``lo`` and positions >= U + (U mod 2) as ``hi``.
-    """
-    u = ms.untied[rows][:, None]
-    half, odd = u // 2, u % 2
-    length = u + odd
-    p = pos
-    src = np.where(p < half, p, np.where(p <= half + odd, half, p - odd))
-    src = np.clip(src, 0, ms.size - 1)
-    base = np.clip(ms.values[rows[:, None], src], lo, hi)
-    down = (p < half) | ((odd == 1) & (p == half))
-    bp = np.where(down, np.clip(base - theta, lo, hi), np.clip(base + theta, lo, hi))
-    bp = np.where(p < 0, lo, np.where(p >= length, hi, bp))
-    cum = np.where(odd == 1, np.where(p < half, 2 * (p + 1), np.where(p == half, 2 * half + 1,
-                                                                        2 * p)), 2 * (p + 1))
-    cum = np.clip(cum, 0, 2 * u)
-    return bp, cum
-
-
-def _interval_band(ms: SortedMultisets, idx: np.ndarray, rows: np.ndarray, *, epsilon: float,
-                   lo: float, hi: float, theta: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(left, right, log-weight, rung) of the intervals with indices ``idx`` (per row).
-
-    Interval i lies between breakpoints i − 1 and i; interval 0 starts at ``lo``.  Its rung is
-    U for i = 0 and |cum_{i−1} − U| otherwise (``cum`` = doubled untied entries at or below).
-    """
-    left, cum_left = _breakpoints(ms, idx - 1, rows, lo=lo, hi=hi, theta=theta)
-    right, _ = _breakpoints(ms, idx, rows, lo=lo, hi=hi, theta=theta)
-    u = ms.untied[rows][:, None]
-    rung = np.where(idx == 0, u, np.abs(cum_left - u)).astype(np.float64)
-    rung = np.where(idx < 0, np.inf, rung)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logw = np.log(right - left) - (epsilon / 2.0) * rung
-    logw = np.where(np.isnan(logw), -np.inf, logw)
-    return left, right, logw, rung
-
-
-def em_interval_rows(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float,
-                     theta: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All intervals ``(left, right, log-weight)``, each of shape (rows, S+2), of the median.
-
-    Equals :func:`dpreg.mechanisms.quantile_em_intervals` on the doubled multiset at q = ½
-    with ``epsilon`` the mechanism's ε (ε_t/(2k)), once its zero-length intervals are dropped
-    (log-weight = ln|I| − (ε/2)·rung; −inf for empty intervals and row padding).
-
-    In the doubled list the lowest S entries move down by θ and the others up (S = number of
-    pairs); tied pairs sit at the ends (−∞, +∞) and only shift the count below each interval
-    by the same amount they shift S, so with U untied values the interval above c doubled
-    untied entries has rung |c − U|.
-    """
-    rows = np.arange(ms.rows)
-    idx = np.repeat(np.arange(ms.size + 2)[None, :], ms.rows, axis=0)
-    left, right, logw, _ = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                          theta=theta)
-    return left, right, logw
-
-
-def _sample_band(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float, theta: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Intervals around the median that hold all but < e⁻⁶⁰ of each row's weight."""
-    rows = np.arange(ms.rows)
-    center = (ms.untied // 2)[:, None]
-    width = ms.size + 2
-    band = min(width, max(64, int(np.ceil(200.0 / max(epsilon, 1e-300)))))
-    while True:
-        if band >= width:
-            idx = np.repeat(np.arange(width)[None, :], ms.rows, axis=0)
-            left, right, logw, _ = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                                  theta=theta)
-            return left, right, logw
-        start = np.clip(center - band // 2, 0, width - band)
-        idx = start + np.arange(band)[None, :]
-        left, right, logw, rung = _interval_band(ms, idx, rows, epsilon=epsilon, lo=lo, hi=hi,
-                                                 theta=theta)
-        # every excluded interval has a rung at least that of the band's end intervals
-        # (the rung is V-shaped in the index) and length at most hi − lo
-        edge = np.where(start[:, 0] > 0, rung[:, 0], np.inf)
-        edge = np.minimum(edge, np.where(start[:, 0] + band < width, rung[:, -1], np.inf))
-        outside = (math.log(width) + math.log(hi - lo) - (epsilon / 2.0) * edge)
-        if np.all(outside <= np.max(logw, axis=1) - LOG_CUT - 1.0):
-            return left, right, logw
-        band *= 4
-
-
-def _tie_free_band(ms: SortedMultisets, *, epsilon: float, lo: float, hi: float, theta: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_sample_band` for rows without ties (all rows share the breakpoint layout)."""
-    size = ms.size
-    half, odd = size // 2, size % 2
-    vals = np.clip(ms.values, lo, hi)
-    parts = [np.clip(vals[:, :half] - theta, lo, hi)]
-    if odd:
-        parts += [np.clip(vals[:, half:half + 1] - theta, lo, hi),
-                  np.clip(vals[:, half:half + 1] + theta, lo, hi),
-                  np.clip(vals[:, half + 1:] + theta, lo, hi)]
-        cum = np.concatenate([2 * np.arange(1, half + 1), [2 * half + 1],
-                              2 * np.arange(half + 1, size + 1)])
-    else:
-        parts.append(np.clip(vals[:, half:] + theta, lo, hi))
-        cum = 2 * np.arange(1, size + 1)
-    rows = ms.rows
-    breaks = np.concatenate([np.full((rows, 1), lo)] + parts + [np.full((rows, 1), hi)], axis=1)
-    rung = np.concatenate([[size], np.abs(cum - size)]).astype(np.float64)
-    width = rung.size
-    band = min(width, max(64, int(np.ceil(200.0 / max(epsilon, 1e-300)))))
-    while True:
-        start = max(0, min(half + odd - band // 2, width - band))
-        stop = start + band
-        left, right = breaks[:, start:stop], breaks[:, start + 1:stop + 1]
-        with np.errstate(divide="ignore"):
-            logw = np.log(right - left) - (epsilon / 2.0) * rung[None, start:stop]
-        if band >= width:
-            return left, right, logw
-        edge = min(rung[start] if start > 0 else np.inf, rung[stop - 1] if stop < width else np.inf)
-        outside = math.log(width) + math.log(hi - lo) - (epsilon / 2.0) * edge
-        if np.all(outside <= np.max(logw, axis=1) - LOG_CUT - 1.0):
-            return left, right, logw
-        band *= 4
-
-
 def em_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float, hi: float,
                    theta: float = 0.0, rng: Any, draws_per_row: int = 1) -> np.ndarray:
-    """DP (θ-widened) median of each row at the target budget ε_t (mechanism ε_t/(2k)).
-
-    One draw per row (each row its own design), or ``draws_per_row`` i.i.d. draws from a
-    single row (a fixed design such as all pairs).  Returns a flat array.
+    """DP (θ-widened) median of each row at the target budget ε_t: the library's mechanism
+    (:func:`dpreg.mechanisms.exponential.exp_quantile_rows` at ε_t/(2k)) on each row's doubled
+    multiset.  One draw per row (each row its own design), or ``draws_per_row`` i.i.d. draws
+    from a single row (a fixed design such as all pairs).  Returns a flat array.
     """
+    from dpreg.mechanisms.exponential import exp_quantile_rows
+
     gen = check_rng(rng)
     if math.isinf(epsilon_target):
         return np.repeat(doubled_median_rows(ms, lo=lo, hi=hi), draws_per_row)
-    eps_mech = div_down(epsilon_target, 2 * ms.k)
-    if ms.tie_free:
-        left, right, logw = _tie_free_band(ms, epsilon=eps_mech, lo=lo, hi=hi, theta=theta)
-    else:
-        left, right, logw = _sample_band(ms, epsilon=eps_mech, lo=lo, hi=hi, theta=theta)
-    top = np.max(logw, axis=1, keepdims=True)
-    logw = np.where(logw >= top - LOG_CUT, logw, -np.inf)
-    if draws_per_row == 1:  # inverse-CDF draw of the interval, then uniform inside it
-        w = np.cumsum(np.exp(logw - top), axis=1)
-        target = gen.random(w.shape[0]) * w[:, -1]
-        j = np.minimum(np.sum(w <= target[:, None], axis=1), w.shape[1] - 1)
-        r = np.arange(logw.shape[0])
-        return gen.uniform(left[r, j], right[r, j])
-    if ms.rows != 1:
+    if draws_per_row > 1 and ms.rows != 1:
         raise InvalidInputError("draws_per_row > 1 needs a single row (a fixed design)")
-    w = np.exp(logw[0] - top[0, 0])
-    w /= w.sum()
-    idx = gen.choice(w.size, size=draws_per_row, p=w)
-    return gen.uniform(left[0, idx], right[0, idx])
+    doubled = doubled_rows(ms, lo=lo, hi=hi)[:, 1:-1]
+    return exp_quantile_rows(doubled, epsilon=div_down(epsilon_target, 2 * ms.k), lo=lo, hi=hi,
+                             theta=theta, rng=gen, draws_per_row=draws_per_row)
 
 
 def _doubled_at(ms: SortedMultisets, p: np.ndarray, lo: float, hi: float,
@@ -377,81 +231,25 @@ def doubled_median_rows(ms: SortedMultisets, *, lo: float = -np.inf, hi: float =
     return 0.5 * (v[:, 0] + v[:, 1])
 
 
-def smooth_bound_rows(ms: SortedMultisets, *, lo: float, hi: float, k: int, t: float
-                      ) -> np.ndarray:
-    """t-smooth upper bound of the median's local sensitivity, row-wise.
-
-    Same value as :func:`dpreg.mechanisms.median_smooth_sensitivity` on each row's doubled
-    multiset (``k`` = values changed per record, 2·design degree for Theil-Sen).  The term
-    A(l) = max_s Z[m+s] − Z[m−w+s] (w = k(l+1)) is computed exactly only when its cheap upper
-    bound Z[m+w] − Z[m−w] (sorted Z) could beat the running maximum; skipped terms cannot
-    change the maximum, so the result is identical.
-    """
-    size = 2 * ms.size + 2
-    width_all = hi - lo
-    rows_all = np.arange(ms.rows)
-    mids = (ms.size, ms.size + 1)  # the two middle order statistics (M = 2S is even)
-    # l_max: the reference loop stops at the first l with e^{-lt}(hi − lo) <= best (best only
-    # grows) or once a window spans the whole list
-    z0 = _doubled_at(ms, np.repeat(np.array([[m - k, m, m + k] for m in mids]).reshape(1, -1),
-                                   ms.rows, axis=0), lo, hi)
-    best0 = np.minimum(np.maximum(z0[:, 2] - z0[:, 1], z0[:, 1] - z0[:, 0]),
-                       np.maximum(z0[:, 5] - z0[:, 4], z0[:, 4] - z0[:, 3]))
-    pos = best0 > 0
-    l_stop = np.where(pos, np.ceil(np.log(width_all / np.where(pos, best0, 1.0)) / t), np.inf)
-    l_max = int(min(np.max(l_stop), math.ceil((size - 1) / k))) + 1
-    reach = k * (l_max + 1) + 1
-    base = mids[0] - reach
-    zb = _doubled_at(ms, np.repeat(np.arange(base, mids[1] + reach + 1)[None, :], ms.rows,
-                                   axis=0), lo, hi)  # index clipping reads the bookends
-
-    def col(i: int) -> int:
-        return i - base
-
-    result = np.full(ms.rows, -np.inf)
-    for m in mids:
-        zm = zb[:, col(m)]
-        best = np.maximum(zb[:, col(m + k)] - zm, zm - zb[:, col(m - k)])
-        ls = np.arange(1, l_max + 1)
-        ws = k * (ls + 1)
-        upper = zb[:, col(m) + ws] - zb[:, col(m) - ws]  # (rows, l_max): Z sorted
-        active = np.ones(ms.rows, dtype=bool)
-        for j, l in enumerate(ls):
-            decay = math.exp(-l * t)
-            active &= ~(decay * width_all <= best)
-            if not active.any():
-                break
-            w = int(ws[j])
-            need = active & (upper[:, j] * decay > best)
-            if need.any():
-                hi_win = zb[:, col(m):col(m) + w + 1]
-                lo_win = zb[:, col(m - w):col(m - w) + w + 1]
-                if need.all():
-                    a = np.max(hi_win - lo_win, axis=1) * decay
-                    best = np.maximum(best, a)
-                else:
-                    ar = np.nonzero(need)[0]
-                    a = np.max(hi_win[ar] - lo_win[ar], axis=1) * decay
-                    best[ar] = np.maximum(best[ar], a)
-            if w >= size - 1:
-                break
-        result = np.maximum(result, best)
-    del rows_all
-    return result
+def doubled_rows(ms: SortedMultisets, *, lo: float, hi: float) -> np.ndarray:
+    """Every row's doubled multiset clipped to [lo, hi], sorted and bookended: (rows, 2S + 2)
+    arrays [lo, ..., hi] (the input of :func:`dpreg.mechanisms.smooth.smooth_median_rows`)."""
+    p = np.arange(2 * ms.size + 2)[None, :]
+    return _doubled_at(ms, np.repeat(p, ms.rows, axis=0), lo, hi)
 
 
 def smooth_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float, hi: float,
                        dof: int = 3, rng: Any, draws_per_row: int = 1) -> np.ndarray:
-    """DPSSTheilSen's median step per row: median + (S/s)·Student-t(dof), at budget ε_t."""
+    """DPSSTheilSen's median step per row at budget ε_t: the library's mechanism
+    (:func:`dpreg.mechanisms.smooth.smooth_median_rows`, 2k values per record) on each row's
+    doubled multiset."""
+    from dpreg.mechanisms.smooth import smooth_median_rows as release
+
     gen = check_rng(rng)
-    center = doubled_median_rows(ms, lo=lo, hi=hi)
     if math.isinf(epsilon_target):
-        return np.repeat(center, draws_per_row)
-    t, s = student_t_scale(epsilon_target, dof)
-    sens = smooth_bound_rows(ms, lo=lo, hi=hi, k=2 * ms.k, t=t)
-    if draws_per_row == 1:
-        return center + (sens / s) * gen.standard_t(dof, size=ms.rows)
-    return center[0] + (sens[0] / s) * gen.standard_t(dof, size=draws_per_row)
+        return np.repeat(doubled_median_rows(ms, lo=lo, hi=hi), draws_per_row)
+    return release(doubled_rows(ms, lo=lo, hi=hi), epsilon=epsilon_target, k=2 * ms.k, dof=dof,
+                   rng=gen, draws_per_row=draws_per_row)
 
 
 def median_split(epsilon: float, estimand: str) -> float:
@@ -485,16 +283,15 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` independent DPGradDescent releases: ``(predictions (trials, 2), slopes)``.
 
-    Same plan (clipping, normalisation, per-step budget and sensitivity) and the same noise
-    draws as :func:`dpreg.simple.gradient_descent` (one call per step of the library's noise
-    function on a (trials, 2) array); the gradient sum is computed from sufficient statistics
+    The library's release itself (:func:`dpreg.simple._gradient_descent.release_gradient_descent`:
+    same plan, loop and noise as :func:`dpreg.simple.gradient_descent`, on a (trials, 2) batch);
+    only the statistics step differs: the gradient sum is computed from sufficient statistics
     whenever clipping provably does not bind (module doc).
     """
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
     plan = _gd._plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                      x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
-    noise = _gd._step_noise(plan, check_rng(rng))
     u, v, tau_ = plan.u, plan.v, plan.tau
     a = 0.75 - u
     b = u - 0.25
@@ -502,18 +299,15 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     sa, saa, sv, sva = a.sum(), (a * a).sum(), v.sum(), (v * a).sum()
     hull = _hull_points(a, v)
     amax = float(max(np.max(np.abs(a)), np.max(np.abs(b))))
-    r = trials
-    p = np.tile(np.array([0.5, 0.5]), (r, 1))
-    total = np.zeros((r, 2))
-    start_avg = plan.steps // 2 + 1
-    sq_sum = np.zeros(r)
-    for t in range(plan.steps):
+
+    def gradient(p: np.ndarray) -> np.ndarray:
+        """The exact clipped gradient sums of every replicate (module doc)."""
         p25, p75 = p[:, 0], p[:, 1]
         dlt = p25 - p75
         # max_i |resid_i| over the hull vertices (a linear function of the point)
         res_h = 2.0 * dlt[:, None] * hull[None, :, 0] + p75[:, None] - hull[None, :, 1]
         safe = 2.0 * np.max(np.abs(res_h), axis=1) * amax <= tau_
-        g = np.empty((r, 2))
+        g = np.empty((p.shape[0], 2))
         g1 = 2.0 * (2.0 * dlt * saa + p75 * sa - sva)
         g[:, 0] = g1
         g[:, 1] = (2.0 * dlt * sa + n * p75 - sv) - g1
@@ -523,15 +317,11 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
             resid = 2.0 * (pp[:, :1] * a + pp[:, 1:] * b) - v
             g[idx, 0] = np.clip(2.0 * resid * a, -tau_, tau_).sum(axis=1)
             g[idx, 1] = np.clip(2.0 * resid * b, -tau_, tau_).sum(axis=1)
-        g = noise(g).reshape(r, 2)
-        sq_sum += np.einsum("ij,ij->i", g, g)
-        with np.errstate(divide="ignore"):
-            step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
-        p = p - g * step[:, None]
-        if t + 1 >= start_avg:
-            total += p
-    avg = total / (plan.steps - plan.steps // 2)
-    slope, intercept = plan.line(avg[:, 0], avg[:, 1])
+        return g
+
+    p25, p75 = _gd.release_gradient_descent(gradient, plan=plan, rows=trials,
+                                            rng=check_rng(rng))
+    slope, intercept = plan.line(p25, p75)
     preds = np.column_stack([slope * xv + intercept for xv in plan.x_eval])
     return preds, np.asarray(slope)
 

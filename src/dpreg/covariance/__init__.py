@@ -25,7 +25,9 @@ getAccuracy/getParameters.
 Modules: :mod:`~dpreg.covariance.release` (:func:`release_sscp`, :class:`SSCPRelease`),
 :mod:`~dpreg.covariance.calibration` (bounds, scaling, PSD repair, sensitivity → σ),
 :mod:`~dpreg.covariance.planning` (accuracy planning), :mod:`~dpreg.covariance.sweep`
-(regression from the matrix) and :mod:`~dpreg.covariance.io` (the versioned release file).
+(regression from the matrix) and :mod:`~dpreg.covariance.io` (the versioned release file);
+the last two read a release through :class:`~dpreg.covariance._view.ReleaseView`, so they do not
+import ``release`` (which calls them).
 Every public name is importable from ``dpreg.covariance``.
 """
 

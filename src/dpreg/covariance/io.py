@@ -7,21 +7,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dpreg._json import jsonable
 from dpreg._release_file import Fields, finite_or_tag
 from dpreg._validation import fmt
+from dpreg.covariance._view import ReleaseView
 from dpreg.covariance.calibration import INTERCEPT, MECHANISM, _sigma
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
-
-if TYPE_CHECKING:
-    from dpreg.covariance.release import SSCPRelease
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "MAX_RELEASE_COLUMNS",
            "release_to_dict", "validate_release_dict", "check_derived_matrix"]
@@ -36,7 +34,7 @@ READABLE_VERSIONS = (1, 2)
 MAX_RELEASE_COLUMNS = 1000
 
 
-def release_to_dict(rel: SSCPRelease) -> dict[str, Any]:
+def release_to_dict(rel: ReleaseView) -> dict[str, Any]:
     """The release file's content (format version :data:`FORMAT_VERSION`): strict JSON
     values only -- an infinite ε is ``"inf"``, a matrix entry that overflows in original
     units is ``null``."""
@@ -226,7 +224,7 @@ def validate_release_dict(data: Any, *, non_finite_literals: bool = False
     return kwargs, stored_m
 
 
-def check_derived_matrix(rel: SSCPRelease, stored: np.ndarray | None) -> None:
+def check_derived_matrix(rel: ReleaseView, stored: np.ndarray | None) -> None:
     """The stored ``matrix`` must be the one derived from ``noisy_scaled`` (an edited
     ``matrix`` would otherwise be silently replaced)."""
     if rel.matrix is None or stored is None:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpreg._release_file import read_json, strict_json
+from dpreg._source import ArraySource, DataSource, is_external, open_source
 from dpreg._validation import (
     check_array,
     check_delta,
@@ -51,7 +52,7 @@ from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 from dpreg.privacy.notices import public_function
 
-__all__ = ["release_sscp", "SSCPRelease"]
+__all__ = ["release_sscp", "SSCPRelease", "sscp_statistics", "ScaledSSCP"]
 
 
 class SSCPRelease:
@@ -201,7 +202,7 @@ class SSCPRelease:
             raise InvalidInputError(f"{path}: {exc}") from None
 
 
-def _extract(data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
+def _check_columns(columns: Any) -> list[str]:
     if columns is None or isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
         raise InvalidInputError(
             f"columns must be a non-empty list of column names; got {fmt(columns)}"
@@ -216,6 +217,17 @@ def _extract(data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
             f"columns must not include {INTERCEPT!r}: the intercept column is added "
             "automatically"
         )
+    return cols
+
+
+def _extract(data: Any, columns: Any) -> tuple[DataSource, list[str], bool]:
+    """(source, column names, checked): a file or Spark source, or the in-memory data as an
+    :class:`~dpreg._source.ArraySource` (validated here: ``checked``)."""
+    cols = _check_columns(columns)
+    if isinstance(data, DataSource) or is_external(data):
+        source = open_source(data)
+        source.check_columns(cols)  # names (and a file's column types) only: no value read
+        return source, cols, bool(getattr(source, "validated", False))
     if isinstance(data, pd.DataFrame):
         missing = [c for c in cols if c not in data.columns]
         if missing:
@@ -234,7 +246,64 @@ def _extract(data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
                 f"columns must name every column of the array data ({arr.shape[1]}); got "
                 f"{len(cols)} names"
             )
-    return arr, cols
+    return ArraySource(arr, cols), cols, True
+
+
+class ScaledSSCP:
+    """The statistics step of the release, one chunk at a time: for rows x (m×d, raw values)
+    the (d+1)×(d+1) matrix D'ᵀD' of D' = [1, (clip(x, lo, hi) − lo)/(hi − lo)].
+
+    A sum over records, so Σ over chunks is the SSCP of the whole table (any chunking, up to
+    the floating-point summation order).  Clipping and scaling use only the PUBLIC bounds.  One
+    work buffer of the chunk's size is reused (no copy of the size of the data); the object
+    pickles without it (it runs on Spark executors).
+    """
+
+    def __init__(self, bounds: Sequence[tuple[float, float]]) -> None:
+        self.lo = np.array([b[0] for b in bounds], dtype=float)
+        self.hi = np.array([b[1] for b in bounds], dtype=float)
+        self.width = self.hi - self.lo
+        self._buf: np.ndarray | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_buf": None}
+
+    def __call__(self, chunk: np.ndarray) -> np.ndarray:
+        return self.blocks([chunk])
+
+    def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """The same for a chunk given as column blocks side by side (1-D or 2-D row slices of
+        equal length), written into the work buffer without stacking them first."""
+        m = parts[0].shape[0]
+        d = self.lo.size
+        if self._buf is None or self._buf.shape[0] < m:
+            self._buf = np.empty((m, d + 1))
+            self._buf[:, 0] = 1.0
+        D = self._buf[:m]
+        j = 1
+        for part in parts:
+            k = 1 if part.ndim == 1 else part.shape[1]
+            v = D[:, j:j + k]
+            sl = slice(j - 1, j - 1 + k)
+            np.clip(part.reshape(m, k), self.lo[sl], self.hi[sl], out=v)
+            j += k
+        v = D[:, 1:]
+        v -= self.lo
+        v /= self.width
+        return D.T @ D
+
+
+def sscp_statistics(source: DataSource, columns: Sequence[str],
+                    bounds: Sequence[tuple[float, float]], *, checked: bool = False
+                    ) -> np.ndarray:
+    """The exact (not private) [0, 1]-scaled SSCP D'ᵀD' of ``columns`` of ``source``, with the
+    intercept column first: the statistics step of :func:`release_sscp`, in one pass of
+    chunks (:class:`ScaledSSCP`; on Spark, on the executors).  Its [0, 0] entry is the row
+    count, private under add/remove neighbours: it never leaves the release unnoised."""
+    stat = ScaledSSCP(bounds)
+    if checked and isinstance(source, ArraySource):
+        return source.reduce(columns, stat, checked=True)
+    return source.reduce(columns, stat)
 
 
 def _n_public(rel: SSCPRelease) -> int | None:
@@ -248,7 +317,7 @@ def release_sscp(
     data: Any,
     *,
     columns: Sequence[str],
-    bounds: Any,
+    bounds: Any = None,
     epsilon: float,
     delta: float,
     rng: Any = None,
@@ -256,13 +325,21 @@ def release_sscp(
     calibration: str = "analytic",
     ledger: Any = None,
     psd_tol: float = 1e-10,
+    codebook: Any = None,
 ) -> SSCPRelease:
     """Release a DP SSCP matrix of ``columns`` (plus an intercept column) of ``data``.
 
     Parameters
     ----------
     data:
-        DataFrame, mapping column → values, or a 2-D array whose columns are ``columns``.
+        DataFrame, mapping column → values, a 2-D array whose columns are ``columns``, a path
+        to a Parquet or CSV file (or a directory of them; streamed in chunks with
+        ``pyarrow.dataset``: memory is bounded by the chunk, not the file), or a Spark
+        DataFrame (the clipped, scaled SSCP is summed per partition on the executors; only
+        the (d+1)×(d+1) matrix reaches the driver).  Every source goes through the same
+        statistics step (:func:`sscp_statistics`) and the same noise step, so a file or Spark
+        release equals the in-memory one for the same seed up to the floating-point
+        summation order.
     columns:
         Column names to release (the response and all candidate regressors).
     bounds:
@@ -275,11 +352,26 @@ def release_sscp(
     calibration:
         ``"analytic"`` (default; exact Gaussian curve) or ``"classical"`` (ε < 1).
     ledger:
-        Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise.
+        Optional :class:`~dpreg.Ledger`, charged (ε, δ) after validation, before any noise
+        (default: the session's default ledger, :func:`dpreg.set_default_ledger`, if set).
     psd_tol:
         Relative tolerance of the PSD repair.
+    codebook:
+        A codebook (TOML path or :class:`dpreg.codebook.Codebook`; docs/codebook.md) whose
+        bounds are used for the columns; ``bounds`` given here extend it and win.  Its public
+        n is checked under replace-one neighbours (a mismatch is refused without revealing n).
     """
-    arr, cols = _extract(data, columns)
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    names = [str(c) for c in data.columns] if isinstance(data, pd.DataFrame) else (
+        [str(c) for c in data] if isinstance(data, Mapping) else None)
+    cb = resolve_codebook(codebook, names)
+    bounds = merge_bounds(cb, bounds)
+    source, cols, checked = _extract(data, columns)
+    if isinstance(bounds, Mapping) and names is not None:
+        from dpreg._validation import check_known_keys
+
+        check_known_keys(bounds, names)
     bnds = resolve_bounds(bounds, cols)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
@@ -288,23 +380,26 @@ def release_sscp(
     tol = check_positive(psd_tol, "psd_tol")
     if tol >= 1:
         raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
-    n, d = arr.shape
+    d = len(cols)
     sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
     gen = check_rng(rng)
+    # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
+    # on its executors); values are validated here, before anything is charged or drawn
+    S = sscp_statistics(source, cols, bnds, checked=checked)
+    if rel is Neighbouring.REPLACE_ONE and S[0, 0] < 1:  # n is public under replace-one
+        raise InvalidInputError("data must have at least one row")
+    n = int(round(float(S[0, 0])))  # the exact count: used only where n is public
+    if cb is not None:  # a declared public n must match (checked under replace-one only)
+        cb.check_n(n, rel is Neighbouring.REPLACE_ONE, "this SSCP release")
     budget = ApproxDP(eps, dlt)
     charge(ledger, budget, "SSCP release (Analyze Gauss)", rel)
     warn_if_not_private(eps, "the SSCP matrix")
 
-    lo = np.array([b[0] for b in bnds])
-    hi = np.array([b[1] for b in bnds])
-    scaled = (np.clip(arr, lo, hi) - lo) / (hi - lo)
-    D = np.column_stack([np.ones(n), scaled])
-    S = D.T @ D
     noisy = noisy_symmetric(S, sensitivity=sens, budget=budget, rng=gen, calibration=cal)
     privacy = PrivacyStatement(
         budget=budget, neighbouring=rel, mechanism=MECHANISM, source=SOURCE,
         seeded=is_seeded(rng),
-        details={"sensitivity": sens, "sigma": sigma, "calibration": cal},
+        details={"sensitivity": sens, "sigma": sigma, "calibration": cal}, requested=budget,
     )
     meta = {
         "epsilon": eps, "delta": dlt, "neighbouring": rel.value,

@@ -43,6 +43,7 @@ See docs/scale.md.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -123,20 +124,49 @@ def charge_table(ledger: Any, spec: GroupSpec, budget: Any, counts: np.ndarray) 
            "(parallel composition)", Neighbouring.REPLACE_ONE)
 
 
+def _with_codebook(df: Any, by: str, bounds: Any, groups: Any, codebook: Any
+                   ) -> tuple[Any, Any]:
+    """Bounds and group keys of a per-group run, with a codebook's declarations merged in
+    (explicit ``bounds``/``groups`` win); bounds keys must be columns of the data."""
+    from dpreg._validation import check_known_keys
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
+    names = [str(c) for c in getattr(df, "columns", [])]
+    cb = resolve_codebook(codebook, names or None)
+    bounds = merge_bounds(cb, bounds)
+    if bounds is None:
+        raise InvalidInputError("bounds are required: pass bounds={x: (lo, hi), y: (lo, hi)} "
+                                "with public limits, or codebook=PATH (docs/codebook.md)")
+    if isinstance(bounds, Mapping) and names:
+        check_known_keys(bounds, names)
+    if cb is not None:
+        if groups is None and cb.group_keys is not None and cb.group_by in (None, by):
+            groups = list(cb.group_keys)
+            if isinstance(df, pd.DataFrame) and by in df.columns:  # as the key column's kind
+                groups = parse_key_list([str(k) for k in groups], df[by].iloc[:0])
+        if isinstance(df, pd.DataFrame):
+            cb.check_n(len(df), True, "fit_by_group (replace-one neighbours)")
+    return bounds, groups
+
+
 @public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
-    bounds: Mapping[str, Any], delta: float | None = None,
+    bounds: Mapping[str, Any] | None = None, delta: float | None = None,
     groups: Sequence[Any] | str | None = None,
     backend: str = "local", random_state: Any = None, progress: bool = False,
-    workers: int | None = None, spark: Any = None, ledger: Any = None, **options: Any,
+    workers: int | None = None, spark: Any = None, ledger: Any = None, codebook: Any = None,
+    **options: Any,
 ) -> pd.DataFrame:
     """Fit ``y ~ x`` with ``method`` in every group; one output row per group key.
 
     Parameters
     ----------
     df:
-        pandas DataFrame (any backend) or a pyspark DataFrame (``backend="spark"``).
+        pandas DataFrame (any backend), a pyspark DataFrame (``backend="spark"``), or a path to
+        a Parquet/CSV file (or a directory of them): with ``backend="spark"`` the executors
+        read it (``spark.read``, nothing passes through the driver); with the local backends
+        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.
     by, x, y:
         Group key column, regressor and response.
     method, epsilon, delta, bounds, **options:
@@ -163,7 +193,14 @@ def fit_by_group(
         budget, by parallel composition over disjoint groups, in the definition a single fit of
         ``method`` charges, stated under replace-one neighbours -- after validation and before
         any group is released.  If it does not fit, :class:`~dpreg.BudgetExceededError` is
-        raised and nothing is released.  The per-group fits charge nothing.
+        raised and nothing is released.  The per-group fits charge nothing.  Default: the
+        session's default ledger (:func:`dpreg.set_default_ledger`), if one is set.
+    codebook:
+        A codebook (TOML path or :class:`dpreg.codebook.Codebook`; docs/codebook.md): bounds
+        for x and y (``bounds`` given here extend it and win) and, when ``groups`` is not
+        given and the codebook's ``[groups] by`` is ``by``, the public key list.  Its public n
+        is checked against the number of rows of a pandas DataFrame (n is public under
+        replace-one; a mismatch is refused without revealing n).
 
     Returns a DataFrame with columns ``group`` (the key), ``n``, ``intercept``, ``slope``,
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method
@@ -175,11 +212,22 @@ def fit_by_group(
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)
+    bounds, groups = _with_codebook(df, by, bounds, groups, codebook)
     if ledger is not None:
         from dpreg.privacy import Ledger
 
         if not isinstance(ledger, Ledger):
             raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+    from dpreg._source import FileSource, is_spark_frame
+
+    if not is_spark_frame(df) and isinstance(df, (str, os.PathLike)):
+        source = FileSource(df)
+        if backend == "spark":  # the executors read the file
+            from dpreg.grouped.spark import spark_session
+
+            df = source.spark_frame(spark_session(spark))
+        else:  # only the key, x and y columns are read (Arrow -> pandas)
+            df = source.to_pandas(list(dict.fromkeys([by, x, y])))
     if backend == "spark":
         from dpreg.grouped.spark import fit_spark
 

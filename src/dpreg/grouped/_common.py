@@ -31,7 +31,7 @@ from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
            "assemble", "Partition", "partition_frame", "group_generator",
-           "group_noise_keys"]
+           "group_randomness"]
 
 #: the neighbouring relation of every per-group release: neighbouring tables differ in the
 #: values of one record, which stays in its group, so every group's n is public (and released)
@@ -79,19 +79,17 @@ def group_generator(spec: GroupSpec, key: Any) -> np.random.Generator:
     return check_rng(None)
 
 
-def group_noise_keys(spec: GroupSpec, keys: Sequence[Any], calls: int) -> list[list[bytes]] | None:
-    """The noise keys of ``calls`` successive Laplace/Gaussian mechanism calls of every group in
-    ``keys`` (:func:`dpreg._random.noise_keys` of its :func:`group_generator`): exactly the keys
-    the group's own fit draws, in call order, so a batched release of many groups equals the
-    per-group loop.  ``None`` without a seed (secure mode: one os.urandom source for the whole
-    batch)."""
-    if not spec.seeded:
-        return None
-    from dpreg._random import noise_keys
+def group_randomness(spec: GroupSpec, keys: Sequence[Any]) -> Any:
+    """The :class:`~dpreg.mechanisms.batch.RowRandomness` of the groups ``keys`` (one row per
+    key): seeded, row g draws from the bit generator of its :func:`group_generator` -- the keys
+    the group's own fit takes, in call order, so a batched release of many groups equals the
+    per-group loop; secure (no seed), one os.urandom source for the whole batch."""
+    from dpreg.mechanisms.batch import RowRandomness
 
-    # group_generator(spec, k) is Generator(PCG64(seed sequence of k)); the keys come from its
-    # bit generator alone, so the Generator object itself is not needed here
-    return [noise_keys(np.random.PCG64(group_seed_sequence(spec.root, k)), calls) for k in keys]
+    if not spec.seeded:
+        return RowRandomness.secure(len(keys))
+    return RowRandomness.seeded([np.random.PCG64(group_seed_sequence(spec.root, k))
+                                 for k in keys])
 
 
 @dataclass

@@ -9,14 +9,11 @@ loop.  numba when available; otherwise a per-segment ``.sum()`` loop (the defini
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from dpreg.simple.fast._kernels import HAVE_NUMBA
 
-__all__ = ["segment_sums", "segment_sums_numpy", "median_smooth_bound", "smooth_bound_numpy",
-           "clipped_means", "clipped_centred"]
+__all__ = ["segment_sums", "segment_sums_numpy", "clipped_means", "clipped_centred"]
 
 
 def _pairwise(a: np.ndarray, s: int, n: int) -> float:  # pragma: no cover - compiled by numba
@@ -141,60 +138,6 @@ def segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if HAVE_NUMBA:
         return _segment_nb(values, starts)
     return segment_sums_numpy(values, starts)
-
-
-def _smooth_bound_loops(zb: np.ndarray, m: int, k: int, t: float) -> float:  # pragma: no cover
-    size = zb.size
-    width_all = zb[size - 1] - zb[0]
-
-    def at(i: int) -> float:
-        return zb[min(max(i, 0), size - 1)]
-
-    d1 = at(m + k) - at(m)
-    d2 = at(m) - at(m - k)
-    best = d1 if d1 >= d2 else d2
-    el = 1
-    while True:
-        decay = math.exp(-el * t)
-        if decay * width_all <= best:
-            break
-        w = k * (el + 1)
-        mx = at(m) - at(m - w)
-        for s in range(1, w + 1):
-            d = at(m + s) - at(m - w + s)
-            if d > mx:
-                mx = d
-        a = mx * decay
-        if a > best:
-            best = a
-        if w >= size - 1:
-            break
-        el += 1
-    return best
-
-
-def smooth_bound_numpy(zb: np.ndarray, m: int, k: int, t: float) -> float:
-    """:func:`dpreg.mechanisms.smooth._smooth_bound_at` itself (the definition)."""
-    from dpreg.mechanisms.smooth import _smooth_bound_at
-
-    return float(_smooth_bound_at(zb, m, k, t))
-
-
-if HAVE_NUMBA:
-    _smooth_bound_nb = numba.njit(cache=True, nogil=True)(_smooth_bound_loops)
-else:  # pragma: no cover
-    _smooth_bound_nb = None  # type: ignore[assignment]
-
-
-def median_smooth_bound(sorted_bookended: np.ndarray, k: int, t: float) -> float:
-    """Same value as :func:`dpreg.mechanisms.median_smooth_sensitivity` for the bookended
-    sorted values ``[lo, sort(clip(z)), hi]`` (a max over the same float differences, so the
-    result is identical), compiled when numba is available."""
-    zb = np.ascontiguousarray(sorted_bookended, dtype=np.float64)
-    mm = zb.size - 2
-    mids = [mm // 2, mm // 2 + 1] if mm % 2 == 0 else [(mm + 1) // 2]
-    fn = _smooth_bound_nb if HAVE_NUMBA else smooth_bound_numpy
-    return max(float(fn(zb, int(m), int(k), float(t))) for m in mids)
 
 
 def _clip_centre(values: np.ndarray, starts: np.ndarray, lo: float, hi: float, centre: bool

@@ -1,9 +1,11 @@
 """LocalBackend: per-group releases vectorised over groups.
 
-One stable sort puts every group's rows in a contiguous segment; the deterministic part of
-each method is then computed for all groups at once with segment operations, and the noise of
-all groups is drawn by one batched call of the exact samplers (:mod:`dpreg.mechanisms.secure`,
-``laplace_batch``/``gaussian_batch``: vectorised lanes with per-group grid plans).
+One stable sort puts every group's rows in a contiguous segment; the statistics step of each
+method is then computed for all groups at once with segment operations, and the release is the
+method's one release function (:mod:`dpreg.simple`) run on the batch of groups, its noise drawn
+through :mod:`dpreg.mechanisms` with one row per group
+(:class:`~dpreg.mechanisms.batch.RowRandomness`, built by
+:func:`dpreg.grouped._common.group_randomness`):
 
 * **seeded** (``random_state`` given): every group's noise still comes from its own stream --
   the keys its own fit would take from its per-key generator (a ``SeedSequence`` derived from
@@ -11,25 +13,22 @@ all groups is drawn by one batched call of the exact samplers (:mod:`dpreg.mecha
   per coordinate that only that lane reads.  The releases are therefore **identical** (bit for
   bit) to :func:`dpreg.grouped.reference.fit_reference` and do not depend on partitioning,
   ordering or backend -- the tests check it method by method;
-* **secure** (no seed): the same batched samplers read one os.urandom source for the whole
-  batch (the per-group loop is not needed: secure noise is not reproducible anyway).
+* **secure** (no seed): the same batched exact samplers read one os.urandom source for the
+  whole batch (the per-group loop is not needed: secure noise is not reproducible anyway).
 
-Kernels:
+Kernels (statistics step here, release in :mod:`dpreg.simple`):
 
 * ``noisy-stats`` / ``dp-intercept``: clipped means by segment pairwise sums (NumPy's own
-  summation order), nvar/ncov per segment, then the noise-and-divide step for all groups
-  (three batched Laplace releases: ncov, nvar, then the intercept of the groups whose slope is
-  usable, each with its own sensitivity);
-* ``dp-gd``: the T rounds run for all groups together (per-round gradient sums by segment);
-  the integer grid noise of all T rounds is drawn up front (it does not depend on the
-  gradients) and each round releases γ·(rint(g/γ) + K), as the per-group mechanism call does;
-* ``theil-sen-*``: the median step per group (its cost is the median itself: sorting and
-  sampling the doubled multiset, or the O(n log n) exact-fast path for groups with
-  n >= 2000), run on ``workers`` threads -- NumPy releases the GIL in the heavy parts.  With
-  a seed, the options are validated once (the first group goes through the core) and the
-  other groups skip the core's per-call bookkeeping (``_lean_exp``/``_lean_smooth``: the
-  same arithmetic and draws; the smooth-sensitivity bound compiled with numba).  Without a
-  seed every group is fitted by the functional core with a fresh CSPRNG generator.
+  summation order), nvar/ncov per segment, then
+  :func:`dpreg.simple._noisy_stats.release_noisy_stats` /
+  :func:`~dpreg.simple._noisy_stats.release_dp_intercept` on all groups;
+* ``dp-gd``: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on all groups,
+  the per-round gradient sums computed by segment sums;
+* ``theil-sen-*``: :func:`dpreg.simple._theil_sen.release_theil_sen` per group (its cost is
+  the median itself: sorting and sampling the doubled multiset, or the O(n log n) exact-fast
+  path for groups with n >= 2000), run on ``workers`` threads -- NumPy (and the compiled
+  smooth-sensitivity bound) release the GIL in the heavy parts.  The first group goes
+  through the core, which validates the options.
 
 Methods or options the vectorised kernels do not cover (the multivariate methods, ``ci_alpha``,
 ``inference=True``, ...) are delegated to the reference loop.
@@ -52,7 +51,7 @@ from dpreg.grouped._common import (
     Partition,
     assemble,
     group_generator,
-    group_noise_keys,
+    group_randomness,
 )
 from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
 
@@ -132,18 +131,6 @@ def _active_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.n
     return part.x[rows], part.y[rows], starts
 
 
-def _laplace_groups(values: np.ndarray, sens: np.ndarray, epsilon: float,
-                    keys: list[bytes] | None) -> np.ndarray:
-    """``laplace(values[j], sensitivity=sens[j], epsilon=epsilon, rng=...)`` for every group j
-    at once (one coordinate each): seeded with key ``keys[j]`` (the group's own mechanism call),
-    or from one os.urandom source.  ε = ∞ adds nothing, as :func:`~dpreg.mechanisms.laplace`."""
-    from dpreg.mechanisms.secure import laplace_batch
-
-    if math.isinf(epsilon) or values.size == 0:
-        return np.asarray(values, dtype=np.float64).copy()
-    return laplace_batch(values, sensitivity=sens, epsilon=epsilon, keys=keys)
-
-
 def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
@@ -170,46 +157,27 @@ def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
 def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
                         xbar: np.ndarray, ybar: np.ndarray, nvar: np.ndarray,
                         ncov: np.ndarray) -> None:
-    """DPSuffStats' noise-and-divide step for many groups from their clipped statistics
-    (x̄, ȳ, nvar, ncov): the same arithmetic and mechanism calls as
-    :func:`dpreg.simple.noisy_stats` (Laplace on ncov, on nvar, then on the intercept's centre
-    where the noisy slope is usable), batched over groups (seeded: each group's own keys)."""
+    """DPSuffStats for the groups ``idx`` from their clipped statistics (x̄, ȳ, nvar, ncov):
+    :func:`dpreg.simple._noisy_stats.release_noisy_stats` on the batch (seeded: each group's own
+    keys, so each row equals the group's own fit), written into ``out``."""
     from dpreg._validation import check_epsilon
     from dpreg.privacy import PureDP
-    from dpreg.simple import _noisy_stats as ns
     from dpreg.simple._common import default_x_eval
+    from dpreg.simple._noisy_stats import LineStatistics
+    from dpreg.simple._noisy_stats import release_noisy_stats as release
 
     if idx.size == 0:
         return
-    eps = check_epsilon(spec.epsilon)
-    xb, yb = spec.x_bounds, spec.y_bounds
-    parts = PureDP(eps).split([1, 1, 1])
-    sens_cov = np.empty(idx.size)
-    sens_var = np.empty(idx.size)
-    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    for u, nj in enumerate(sizes.tolist()):  # sensitivities depend on the public n only
-        sens = ns.noisy_stats_sensitivities(xb, yb, int(nj))
-        sens_cov[inverse == u], sens_var[inverse == u] = sens["ncov"], sens["nvar"]
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 3)
-    call = (lambda c: None) if keys is None else (lambda c: [k[c] for k in keys])
-    noisy_ncov = _laplace_groups(np.asarray(ncov, dtype=np.float64), sens_cov,
-                                 parts[0].epsilon, call(0))
-    noisy_nvar = _laplace_groups(np.asarray(nvar, dtype=np.float64), sens_var,
-                                 parts[1].epsilon, call(1))
-    ok, slope, d3, slope_ok = ns._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
-    intercept = np.full(idx.size, np.nan)
-    sel = np.flatnonzero(slope_ok)
-    if sel.size:
-        with np.errstate(invalid="ignore", over="ignore"):
-            centre = ybar[sel] - slope[sel] * xbar[sel]
-        third = None if keys is None else [keys[j][2] for j in sel.tolist()]
-        intercept[sel] = _laplace_groups(centre, d3[sel], parts[2].epsilon, third)
-    line_ok = ns._line_ok(slope, intercept, slope_ok, xb)
-    reasons = [ns._FAIL_DENOMINATOR if not ok[j] else ns._FAIL_SLOPE if not slope_ok[j]
-               else ns._FAIL_INTERCEPT if not line_ok[j] else "" for j in range(idx.size)]
+    xb = spec.x_bounds
+    parts = PureDP(check_epsilon(spec.epsilon)).split([1, 1, 1])
+    stats = LineStatistics(np.asarray(n, dtype=np.int64), *(np.asarray(v, dtype=np.float64)
+                                                            for v in (xbar, ybar, nvar, ncov)))
+    draw = release(stats, x_bounds=xb, y_bounds=spec.y_bounds, parts=parts,
+                   rng=group_randomness(spec, [spec.keys[k] for k in idx]))
+    slope, intercept, reason = draw["slope"], draw["intercept"], draw["reason"]
     with np.errstate(invalid="ignore", over="ignore"):
         preds = {float(v): slope * v + intercept for v in default_x_eval(xb)}
-    out.set_line(idx, slope, intercept, preds, line_ok, reasons)
+    out.set_line(idx, slope, intercept, preds, reason == "", reason.tolist())
 
 
 def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
@@ -223,67 +191,26 @@ def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
 
 def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
                          mean: np.ndarray) -> None:
-    """DPIntercept for many groups from the means of the clipped y (as the core releases them:
-    one Laplace call per group, batched)."""
+    """DPIntercept for the groups ``idx`` from the means of their clipped y:
+    :func:`dpreg.simple._noisy_stats.release_dp_intercept` on the batch, written into ``out``."""
     from dpreg._validation import check_epsilon
-    from dpreg.mechanisms.sensitivity import mean_sensitivity
     from dpreg.simple._common import default_x_eval
+    from dpreg.simple._noisy_stats import release_dp_intercept as release
 
     if idx.size == 0:
         return
-    eps = check_epsilon(spec.epsilon)
-    yb = spec.y_bounds
-    sizes, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    sens = np.array([mean_sensitivity(yb, int(nj)) for nj in sizes.tolist()])[inverse]
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], 1)
-    level = _laplace_groups(np.asarray(mean, dtype=np.float64), sens, eps,
-                            None if keys is None else [k[0] for k in keys])
+    level = release(np.asarray(mean, dtype=np.float64), np.asarray(n, dtype=np.int64),
+                    y_bounds=spec.y_bounds, epsilon=check_epsilon(spec.epsilon),
+                    rng=group_randomness(spec, [spec.keys[k] for k in idx]))
     preds = {float(v): level for v in default_x_eval(spec.x_bounds)}
     out.set_line(idx, np.zeros(idx.size), level, preds, np.ones(idx.size, dtype=bool),
                  [""] * idx.size)
 
 
-def _gd_round_noise(spec: GroupSpec, idx: np.ndarray, plan: Any) -> Callable[[int, np.ndarray],
-                                                                            np.ndarray] | None:
-    """The per-round release of DP-GD's noisy gradient sums for all groups: returns
-    ``release(t, g)`` mapping the (G, 2) exact sums of round t to what the core's mechanism
-    call of round t releases for each group (``laplace``/``gaussian`` on 2 coordinates).  The
-    grid noise K of every round is drawn up front (it does not depend on the gradients): seeded
-    from key t of each group, secure from os.urandom.  None when the core would use another
-    path (infinite noise)."""
-    from dpreg.mechanisms import gaussian_sigma, laplace_scale
-    from dpreg.mechanisms import secure as S
-    from dpreg.privacy import PureDP
-
-    steps, g_count = plan.steps, idx.size
-    if isinstance(plan.per_step, PureDP):
-        eps_t = plan.per_step.epsilon
-        if laplace_scale(plan.sensitivity, eps_t) == 0.0:
-            return lambda t, g: g
-    else:
-        sigma = gaussian_sigma(plan.sensitivity, plan.per_step)
-        if sigma == 0:
-            return lambda t, g: g
-        if not math.isfinite(sigma):
-            return None
-    keys = group_noise_keys(spec, [spec.keys[k] for k in idx], steps)
-    # calls (group j, round t) -> key keys[j][t]; each call releases 2 coordinates
-    flat = None if keys is None else [k for per in keys for k in per]
-    if isinstance(plan.per_step, PureDP):
-        rounds = S.laplace_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
-                                  epsilon=float(eps_t), keys=flat)
-    else:
-        rounds = S.gaussian_rounds(g_count * steps, 2, sensitivity=float(plan.sensitivity),
-                                   sigma=sigma, keys=flat)
-    first = np.arange(g_count, dtype=np.int64) * steps  # call of group j, round 0
-
-    def release(t: int, g: np.ndarray) -> np.ndarray:
-        return rounds.release_rows(first + t, g)
-
-    return release
-
-
-def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
+def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
+    """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on
+    the batch, with the per-round gradient sums of every group computed by segment sums
+    (bit-identical to the per-group ``.sum()``) and one mechanism call per group per round."""
     from dpreg.simple import _gradient_descent as gd
 
     idx = out.active
@@ -299,42 +226,26 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -
     plan = gd._plan(probe, probe, variant=variant, epsilon=eps, rho=rho, delta=delta,
                     x_bounds=spec.x_bounds, y_bounds=spec.y_bounds, tau=opts.get("tau", 1.0),
                     steps=opts.get("steps", 80), x_eval=None)
-    release = _gd_round_noise(spec, idx, plan)
-    if release is None:
-        _per_group(spec, part, out, workers)
-        return
     xs, ys, starts = _active_segments(part, idx)
     (xlo, xhi), (ylo, yhi) = plan.x_bounds, plan.y_bounds
     u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
-    steps, tau = plan.steps, plan.tau
-    g_count = idx.size
-    seg = np.repeat(np.arange(g_count), np.diff(starts))
+    tau = plan.tau
+    seg = np.repeat(np.arange(idx.size), np.diff(starts))
     a = 0.75 - u
     b = u - 0.25
-    p25 = np.full(g_count, 0.5)
-    p75 = np.full(g_count, 0.5)
-    sq_sum = np.zeros(g_count)
-    keep_from = steps // 2 + 1
-    kept = np.empty((steps + 1 - keep_from, g_count, 2))
-    for t in range(steps):
-        resid = 1.0 * (2.0 * (p25[seg] * a + p75[seg] * b) - v)
-        grad = np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
+
+    def gradient(p: np.ndarray) -> np.ndarray:
+        resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
+        return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
                                 segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
-        noisy = release(t, grad)
-        g0, g1 = noisy[:, 0], noisy[:, 1]
-        sq_sum += g0 * g0 + g1 * g1
-        with np.errstate(divide="ignore"):
-            step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
-        p25 = p25 - g0 * step
-        p75 = p75 - g1 * step
-        if t + 1 >= keep_from:
-            kept[t + 1 - keep_from, :, 0] = p25
-            kept[t + 1 - keep_from, :, 1] = p75
-    avg = kept.mean(axis=0)
-    slope, intercept = plan.line(avg[:, 0], avg[:, 1])
+
+    p25, p75 = gd.release_gradient_descent(
+        gradient, plan=plan, rows=idx.size,
+        rng=group_randomness(spec, [spec.keys[k] for k in idx]))
+    slope, intercept = plan.line(p25, p75)
     preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
-    out.set_line(idx, slope, intercept, preds, np.ones(g_count, dtype=bool), [""] * g_count)
+    out.set_line(idx, slope, intercept, preds, np.ones(idx.size, dtype=bool), [""] * idx.size)
 
 
 # ---------------------------------------------------------------------- per-group cores
@@ -368,60 +279,16 @@ def _core_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.G
         dof=opts.get("dof", 3), rng=g)
 
 
-def _lean_smooth(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
-    """theil-sen-smooth with the smooth-sensitivity bound compiled: the same arithmetic and
-    the same draws as :func:`dpreg.simple.theil_sen` (the first group still goes through the
-    core, which also validates the options)."""
-    from dpreg.grouped._segments import median_smooth_bound
-    from dpreg.mechanisms.smooth import student_t_scale
+def _release_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator],
+                                              Any]:
+    """theil-sen-* on one group from options validated once: the core's own release
+    (:func:`dpreg.simple._theil_sen.release_theil_sen`, the same draws as
+    :func:`dpreg.simple.theil_sen`) without the per-call validation, ledger and statement
+    (the first group still goes through the core, which validates the options)."""
     from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval
+    from dpreg.simple._common import check_pairs_arg, default_x_eval
     from dpreg.simple._result import SimpleRegressionResult
-    from dpreg.simple.pairs import doubled_pair_values, make_design
-    from dpreg.simple.ranges import default_prediction_range
-
-    opts = spec.options
-    out_range = opts.get("output_range")
-    lo, hi = default_prediction_range(spec.y_bounds) if out_range is None else out_range
-    lo, hi = float(lo), float(hi)
-    eps_t = PureDP(spec.epsilon).split([1, 1])[0].epsilon
-    dof = int(opts.get("dof", 3))
-    t, s = student_t_scale(eps_t, dof)
-    xe = default_x_eval(spec.x_bounds)
-    pairs = opts.get("pairs", "all")
-
-    def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
-        design = make_design(x.size, pairs, gen)
-        vals = []
-        for xv in xe:
-            arr = doubled_pair_values(x, y, design, estimand="predictions", x_eval=xv)
-            clipped = np.clip(arr, lo, hi)
-            center = float(np.median(clipped))
-            zb = np.concatenate(([lo], np.sort(clipped), [hi]))
-            sens = median_smooth_bound(zb, 2 * design.k, t)
-            vals.append(center + (sens / s) * float(gen.standard_t(dof)))
-        (x1, x2), (p1, p2) = xe, vals
-        slope = (p2 - p1) / (x2 - x1)
-        return SimpleRegressionResult("theil-sen-smooth", None,  # type: ignore[arg-type]
-                                      released_slope=slope, released_intercept=p1 - slope * x1,
-                                      released_predictions={x1: p1, x2: p2}, n=x.size)
-
-    return call
-
-
-def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
-              ) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
-    """theil-sen-exp/-wide without the per-call validation and bookkeeping of the core: the
-    same arithmetic and the same draws as :func:`dpreg.simple.theil_sen` (materialising path;
-    groups the core sends to the O(n log n) path, n >= AUTO_FAST_MIN_N with all pairs, still
-    go through ``core``).  The first group goes through the core, which validates the options.
-    """
-    from dpreg.mechanisms.exponential import _shifted_sorted, sample_piecewise_constant
-    from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval, div_down
-    from dpreg.simple._result import SimpleRegressionResult
-    from dpreg.simple._theil_sen import AUTO_FAST_MIN_N, check_theta
-    from dpreg.simple.pairs import doubled_pair_values, make_design
+    from dpreg.simple._theil_sen import check_theta, release_theil_sen, resolve_algorithm
     from dpreg.simple.ranges import default_prediction_range
 
     opts = spec.options
@@ -430,29 +297,22 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
     lo, hi = default_prediction_range(spec.y_bounds) if out_range is None else out_range
     lo, hi = float(lo), float(hi)
     th = check_theta(opts.get("theta"), median, (lo, hi))
-    eps_t = PureDP(spec.epsilon).split([1, 1])[0].epsilon
+    targets = PureDP(spec.epsilon).split([1, 1])
     xe = default_x_eval(spec.x_bounds)
-    pairs = opts.get("pairs", "all")
-    method = spec.method
+    pairs, dof, method = opts.get("pairs", "all"), int(opts.get("dof", 3)), spec.method
 
     def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
-        if pairs == "all" and x.size >= AUTO_FAST_MIN_N:
-            return core(x, y, gen)
-        design = make_design(x.size, pairs, gen)
-        eps = div_down(eps_t, 2 * design.k)
-        vals = []
-        for xv in xe:
-            arr = doubled_pair_values(x, y, design, estimand="predictions", x_eval=xv)
-            srt = _shifted_sorted(arr, 0.5, lo, hi, th)
-            m = srt.size
-            rung = np.floor(np.abs(np.arange(m + 1, dtype=np.float64) - m * 0.5))
-            breaks = np.concatenate(([lo], srt, [hi]))
-            vals.append(float(sample_piecewise_constant(breaks, -(eps / 2.0) * rung, rng=gen)))
-        (x1, x2), (p1, p2) = xe, vals
+        n = int(x.size)
+        pairs_arg = check_pairs_arg(pairs, n)
+        (p1, p2), _ = release_theil_sen(
+            x, y, median=median, estimand="predictions", pairs=pairs_arg, x_eval=xe,
+            targets=targets, lo=lo, hi=hi, theta=th, dof=dof,
+            algorithm=resolve_algorithm("auto", n=n, pairs=pairs_arg, median=median), rng=gen)
+        (x1, x2) = xe
         slope = (p2 - p1) / (x2 - x1)
         return SimpleRegressionResult(method, None,  # type: ignore[arg-type]
                                       released_slope=slope, released_intercept=p1 - slope * x1,
-                                      released_predictions={x1: p1, x2: p2}, n=x.size)
+                                      released_predictions={x1: p1, x2: p2}, n=n)
 
     return call
 
@@ -460,13 +320,7 @@ def _lean_exp(spec: GroupSpec, core: Callable[..., Any]
 def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
     call = _core_call(spec)
     idx = out.active
-    lean = None
-    if (spec.seeded and spec.method == "theil-sen-smooth" and math.isfinite(spec.epsilon)
-            and idx.size > 1):
-        lean = _lean_smooth(spec)
-    elif (spec.seeded and spec.method in ("theil-sen-exp", "theil-sen-wide")
-          and math.isfinite(spec.epsilon) and idx.size > 1):
-        lean = _lean_exp(spec, call)
+    lean = _release_call(spec) if math.isfinite(spec.epsilon) and idx.size > 1 else None
 
     def run(k: int, fn: Callable[..., Any] = call) -> Any:
         s, e = part.starts[k], part.starts[k + 1]
@@ -506,7 +360,7 @@ def fit_local(spec: GroupSpec, part: Partition, *, workers: int | None = None) -
     elif spec.method == "dp-intercept":
         _dp_intercept_kernel(spec, part, out)
     elif spec.method == "dp-gd":
-        _dp_gd_kernel(spec, part, out, nw)
+        _dp_gd_kernel(spec, part, out)
     else:
         _per_group(spec, part, out, nw)
     return out.table(spec)

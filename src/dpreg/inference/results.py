@@ -8,6 +8,10 @@ standard error that ignores the privacy noise is always labelled as such.
 
 A failed release (⊥) is a typed result: ``failed`` is True, ``reason`` says why, and reading
 ``params`` raises :class:`~dpreg.exceptions.MechanismFailure` instead of handing out numbers.
+
+A result is frozen once built: its attributes cannot be set or deleted, and ``extra`` and
+``bounds`` are read-only mappings.  :meth:`RegressionResults.replace` returns a new result with
+some metadata changed (what the estimators, the dispatcher and ``auto`` add around a release).
 """
 
 from __future__ import annotations
@@ -28,8 +32,33 @@ from dpreg._version import __version__
 from dpreg.exceptions import DPRegError, MechanismFailure
 from dpreg.privacy.neighbours import PrivacyStatement
 from dpreg.privacy.notices import NOT_PRIVATE_NOTICE
+from dpreg.privacy.units import describe_accounting, describe_requested
 
 __all__ = ["RegressionResults", "Summary", "significance_code", "NoUncertaintyError"]
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict (``extra`` and ``bounds`` of a result): every mutator raises
+    ``TypeError``; copies (``dict(d)``, ``{**d}``) are ordinary dicts.  Pickles as its items."""
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a RegressionResults is frozen: its mappings are read-only (build a new "
+                        "result with .replace(...))")
+
+    __setitem__ = __delitem__ = _readonly
+    clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        import copy
+
+        return type(self)(copy.deepcopy(dict(self), memo))
 
 
 class NoUncertaintyError(DPRegError):
@@ -53,6 +82,11 @@ def _as_series(values: Any, names: Sequence[str]) -> pd.Series:
         return pd.Series({n: float(values[n]) for n in names}, dtype=float)
     arr = np.asarray(values, dtype=float).ravel()
     return pd.Series(arr, index=list(names), dtype=float)
+
+
+def _frozen_bounds(bounds: Mapping[str, Any] | None) -> FrozenDict | None:
+    return None if bounds is None else FrozenDict(
+        {str(k): (float(v[0]), float(v[1])) for k, v in bounds.items()})
 
 
 class RegressionResults:
@@ -89,7 +123,14 @@ class RegressionResults:
         ⊥ flag and explanation.
     extra:
         Method-specific released quantities (e.g. predictions at x_eval, noisy statistics).
+
+    The object is frozen after construction (setting an attribute raises ``AttributeError``;
+    ``extra`` and ``bounds`` are read-only); :meth:`replace` builds a changed copy.
     """
+
+    #: what :meth:`replace` may change: metadata around the release, not the release itself
+    _REPLACEABLE = ("privacy", "method", "dep_var", "bounds", "extra", "nobs", "uncertainty",
+                    "ci_method")
 
     def __init__(
         self,
@@ -133,11 +174,42 @@ class RegressionResults:
         self.dep_var = dep_var
         self.failed = bool(failed)
         self.reason = reason
-        self.extra = dict(extra or {})
+        self.extra = FrozenDict(extra or {})
         #: the public bounds the release used (column -> (lo, hi)), when known
-        self.bounds = None if bounds is None else {str(k): (float(v[0]), float(v[1]))
-                                                   for k, v in bounds.items()}
+        self.bounds = _frozen_bounds(bounds)
         self.version = __version__
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"a RegressionResults is frozen: cannot set {name!r} (build a new "
+                                 "result with .replace(...))")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a RegressionResults is frozen: cannot delete {name!r}")
+
+    def replace(self, **changes: Any) -> RegressionResults:
+        """A new result equal to this one but for ``changes``: ``privacy``, ``method``,
+        ``dep_var``, ``bounds``, ``extra``, ``nobs``, ``uncertainty`` or ``ci_method`` (the
+        metadata around the release).  The estimates, intervals and the ⊥ flag are the
+        release's own and cannot be replaced.  Post-processing: no budget."""
+        unknown = sorted(set(changes) - set(self._REPLACEABLE))
+        if unknown:
+            raise TypeError(f"replace() cannot change {unknown}; it changes only "
+                            f"{list(self._REPLACEABLE)}")
+        new = object.__new__(type(self))
+        state = dict(vars(self))  # shallow: the copy shares the release's interval cache, so a
+        # random interval construction gives one answer for the release, whichever copy asks
+        if "bounds" in changes:
+            changes["bounds"] = _frozen_bounds(changes["bounds"])
+        if "extra" in changes:
+            changes["extra"] = FrozenDict(changes["extra"] or {})
+        if "ci_method" in changes:
+            state["_ci_method"] = changes.pop("ci_method")
+        state.update(changes)
+        vars(new).update(state)
+        return new
 
     # ------------------------------------------------------------------ numbers
     def _guard(self) -> None:
@@ -227,6 +299,72 @@ class RegressionResults:
             arr = arr.reshape(-1, 1) if coef.size == 1 else arr.reshape(1, -1)
         return arr @ coef.to_numpy() + intercept
 
+    # ------------------------------------------------------------------ fit and predictions
+    @staticmethod
+    def _no_uncertainty(text: str) -> NoUncertaintyError:
+        """The error the views of a result (predictions, plots) raise when the release lacks
+        what they need (they do not import this module: no cycle)."""
+        return NoUncertaintyError(text)
+
+    def _conf_int_or_none(self, alpha: float) -> pd.DataFrame | None:
+        """:meth:`conf_int`, or None when the release has no interval at ``alpha``."""
+        try:
+            return self.conf_int(alpha)
+        except NoUncertaintyError:
+            return None
+
+    def _fit_statistic(self, key: str, what: str) -> float:
+        self._guard()
+        value = self.extra.get(key)
+        if value is None:
+            from dpreg.inference.prediction import no_fit_stats_text
+
+            raise NoUncertaintyError(f"{self.method} has no {what}: "
+                                     f"{no_fit_stats_text(self.method)}")
+        return float(value)
+
+    @property
+    def rsquared(self) -> float:
+        """R² computed from the released statistics only (post-processing; which methods have
+        one, and how: :mod:`dpreg.inference.prediction`).  Raises :class:`NoUncertaintyError`
+        (saying why) when the release carries no sum of squares; NaN when the noisy total sum
+        of squares is not positive."""
+        return self._fit_statistic("rsquared", "R² (rsquared)")
+
+    @property
+    def rsquared_adj(self) -> float:
+        """Adjusted R², 1 − (1 − R²)(n − 1)/df_resid, from the released statistics (as
+        :attr:`rsquared`)."""
+        return self._fit_statistic("rsquared_adj", "adjusted R² (rsquared_adj)")
+
+    def get_prediction(self, x: Any) -> Any:
+        """Predictions at new points ``x`` as a
+        :class:`~dpreg.inference.prediction.PredictionResults` (statsmodels' names:
+        ``predicted_mean``, ``se_mean``, ``se_obs``, ``conf_int(alpha, obs=False)``,
+        ``summary_frame(alpha)``).  ``x``: a DataFrame with the regressors as columns, a
+        mapping, or an array with the regressors in the order of the non-intercept
+        coefficients.  Post-processing of the release: no budget.  The intervals exist where
+        the release is DP-aware (a parametric bootstrap: noisy-stats and adassp with
+        ``inference``, covariance-ols); elsewhere they raise :class:`NoUncertaintyError`."""
+        self._guard()
+        from dpreg.inference.prediction import PredictionResults, design_rows
+
+        W, labels = design_rows(x, self._names)
+        return PredictionResults(self, W, labels)
+
+    def plot(self, alpha: float = 0.05, *, ax: Any = None, include_intercept: bool = True
+             ) -> Any:
+        """Coefficients with their DP-aware (1 − α) intervals (matplotlib); returns the Axes.
+
+        ``ax``: draw into these Axes (default: a new figure).  Intervals come from
+        :meth:`conf_int`; a method without one is drawn as points and says so in the title; an
+        interval flagged unreliable (``extra['dp_ci_reliable']`` False) is drawn dashed.
+        ``include_intercept=False`` leaves the intercept out (it is often on another scale)."""
+        self._guard()
+        from dpreg.inference.plots import plot_coefficients
+
+        return plot_coefficients(self, alpha=alpha, ax=ax, include_intercept=include_intercept)
+
     # ------------------------------------------------------------------ export
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python, strict-JSON form (``json.dumps(..., allow_nan=False)`` works): every
@@ -252,6 +390,9 @@ class RegressionResults:
         out["intercept"] = float(p["intercept"]) if "intercept" in p.index else 0.0
         out["coef"] = {k: float(v) for k, v in p.items() if k != "intercept"}
         out["bse"] = None if self._bse is None else {k: float(v) for k, v in self._bse.items()}
+        # from the released statistics where the release has them (None otherwise)
+        out["rsquared"] = self.extra.get("rsquared")
+        out["df_resid"] = self.df_resid
         out["extra"] = {k: jsonable(v) for k, v in self.extra.items()}
         return strict_jsonable(out)  # type: ignore[no-any-return]
 
@@ -266,7 +407,8 @@ class RegressionResults:
         if self.failed:
             return f"<RegressionResults {self.method}: FAILED (⊥): {self.reason}>"
         coefs = ", ".join(f"{k}={v:.4g}" for k, v in self._params.items())
-        return f"<RegressionResults {self.method}: {coefs}; {self.privacy.budget}>"
+        shown = describe_requested(self.privacy.requested, self.privacy.budget)
+        return f"<RegressionResults {self.method}: {coefs}; {shown}>"
 
 
 @dataclass
@@ -284,11 +426,15 @@ class Summary:
         rows = [
             ("Dep. variable", r.dep_var),
             ("Method", f"{r.method} ({priv.mechanism})"),
-            ("Privacy budget", str(priv.budget) + ("" if priv.private else "  NOT PRIVATE")),
+            ("Privacy budget", describe_requested(priv.requested, priv.budget)
+             + ("" if priv.private else "  NOT PRIVATE")),
+            *((("Accounting", acc),) if (acc := describe_accounting(priv.requested, priv.budget))
+              else ()),
             ("Neighbouring", str(priv.neighbouring)),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
             ("Uncertainty", r.uncertainty),
+            *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
             ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
@@ -298,7 +444,21 @@ class Summary:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
+        if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
+            rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
+                            "DP bounds was predicted too small for a useful release"))
         return rows
+
+    def _fit_rows(self) -> list[tuple[str, str]]:
+        """R² and residual df where the release carries them (computed from it)."""
+        r = self.results
+        r2 = r.extra.get("rsquared") if not r.failed else None
+        if r2 is None:
+            return []
+        text = f"{float(r2):.4g}" if math.isfinite(float(r2)) else \
+            "nan (the privacy noise dominates the released sums of squares)"
+        df = f" (df_resid {r.df_resid:.6g})" if r.df_resid else ""
+        return [("R-squared", f"{text}, from the released statistics{df}")]
 
     def _bounds_row(self) -> tuple[str, str]:
         """The bounds the release used; those proposed privately (``bounds="private"``: DP
@@ -309,7 +469,9 @@ class Summary:
         details = r.privacy.details if isinstance(r.privacy.details, Mapping) else {}
         auto = details.get("auto", {})
         private = set(auto.get("private_bounds") or {}) if isinstance(auto, Mapping) else set()
-        text = "; ".join(f"{k} in [{lo:g}, {hi:g}]" + (" (DP estimate)" if k in private else "")
+        derived = r.extra.get("derived_bounds") or {}  # from the raw columns' (formula terms)
+        text = "; ".join(f"{k} in [{lo:g}, {hi:g}]" + (" (DP estimate)" if k in private else
+                                                        " (derived)" if k in derived else "")
                          for k, (lo, hi) in r.bounds.items())
         return ("Bounds" if private else "Public bounds", text)
 
@@ -339,6 +501,10 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
+            if k == "Accounting":  # one long sentence: wrapped under its value column
+                import textwrap
+
+                v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))
             lines.append(f"{k + ':':<20}{v}")
         lines.append("-" * width)
         tab = self.table()
@@ -378,7 +544,8 @@ class Summary:
     def as_latex(self) -> str:
         tab = self.table()
         out = ["\\begin{table}[ht]", "\\centering"]
-        cap = f"{self.results.method}: {self.results.privacy.budget}, " \
+        priv = self.results.privacy
+        cap = f"{self.results.method}: {describe_requested(priv.requested, priv.budget)}, " \
               f"{self.results.privacy.neighbouring} neighbours"
         if not self.results.privacy.private:
             cap = f"NOT PRIVATE (epsilon = inf) -- {cap}"

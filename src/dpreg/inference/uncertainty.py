@@ -43,6 +43,8 @@ __all__ = [
     "bootstrap_kwargs",
     "no_ci_text",
     "ci_label",
+    "refusal_kwargs",
+    "excluded_estimates",
 ]
 
 #: method name -> one line on the interval it offers
@@ -99,11 +101,44 @@ def ci_label(kind: str) -> str:
     return f"parametric bootstrap ({kind}) of the DP release — Ferrando, Wang & Sheldon 2022"
 
 
-def bootstrap_kwargs(boot: ParametricBootstrap, *, what: str) -> dict[str, Any]:
+#: level at which an interval that excludes its own point estimate is flagged at fit time
+EXCLUSION_CHECK_ALPHA = 0.05
+
+
+def excluded_estimates(boot: ParametricBootstrap, point: Any,
+                       alpha: float = EXCLUSION_CHECK_ALPHA) -> list[str]:
+    """Names of the parameters whose (1 − α) bootstrap interval excludes the released point
+    estimate ``point`` (post-processing: both are functions of the release)."""
+    lo, hi = boot.interval_arrays(alpha)
+    pt = np.asarray(point, dtype=float).ravel()
+    out = (pt < lo) | (pt > hi)
+    return [n for n, o in zip(boot.names, out) if bool(o)]
+
+
+def _exclusion_note(names: list[str]) -> str:
+    return (f". NOTE: the {1 - EXCLUSION_CHECK_ALPHA:.0%} interval of {', '.join(names)} excludes "
+            f"the point estimate: AdaSSP's estimate is a ridge estimate shrunk toward 0 by λ, the "
+            f"interval is for the un-shrunk coefficient (extra['dp_ci_excludes_estimate'])")
+
+
+def refusal_kwargs(text: str, *, noise_ratio: float) -> dict[str, Any]:
+    """RegressionResults keyword arguments for a release that was refused an interval
+    (``conf_int`` raises :class:`~dpreg.inference.NoUncertaintyError` with ``text``); the
+    ``extra_uncertainty`` entry is meant to be merged into the result's ``extra``."""
+    return {"uncertainty": text, "ci_method": "none",
+            "extra_uncertainty": {"dp_ci_noise_ratio": float(noise_ratio),
+                                  "dp_ci_reliable": False, "dp_ci_refused": True}}
+
+
+def bootstrap_kwargs(boot: ParametricBootstrap, *, what: str,
+                     point: Any = None) -> dict[str, Any]:
     """RegressionResults keyword arguments for a DP-aware, bootstrap-backed result.
 
     ``bse`` is the analytic DP-aware standard error (sampling variance plus the delta-method
-    variance of the privacy noise), ``conf_int`` is the bootstrap interval.
+    variance of the privacy noise), ``conf_int`` is the bootstrap interval.  With ``point``
+    (an estimate that is not the bootstrap's own centre, e.g. AdaSSP's ridge estimate) the
+    95% intervals are computed now and any that exclude it are flagged
+    (``extra['dp_ci_excludes_estimate']`` and a NOTE in the uncertainty text).
     """
     # the bootstrap-t reference only matters for the studentized construction
     src = SOURCE if boot.kind == "studentized" else SOURCE.split("; bootstrap-t")[0]
@@ -119,6 +154,11 @@ def bootstrap_kwargs(boot: ParametricBootstrap, *, what: str) -> dict[str, Any]:
                  f"tests (docs/uncertainty.md)")
     extra: dict[str, Any] = {"bse_bootstrap_kind": boot.kind, "n_boot": boot.n_boot,
                              "dp_ci_noise_ratio": kappa, "dp_ci_reliable": boot.reliable}
+    if point is not None:
+        out = excluded_estimates(boot, point)
+        extra["dp_ci_excludes_estimate"] = out
+        if out:
+            text += _exclusion_note(out)
     plugin_se = boot.plugin_se
     if plugin_se is not None:
         extra["bse_plugin_ignores_noise"] = [float(v) for v in np.asarray(plugin_se).ravel()]
@@ -133,19 +173,25 @@ def affine_map(fn: Any, p: int) -> tuple[np.ndarray, np.ndarray]:
     return A, c
 
 
-def reparametrised_kwargs(core: Any, fn: Any, names: list[str]) -> dict[str, Any]:
+def reparametrised_kwargs(core: Any, fn: Any, names: list[str],
+                          point: Any = None) -> dict[str, Any]:
     """RegressionResults keyword arguments for the DP-aware bootstrap of ``core`` (a result
     whose ``bootstrap`` lives on a publicly rescaled design) reported as φ = fn(θ) under
     ``names`` (same replicates' law; a fresh simulation seeded from the original one).  The
-    ``extra_uncertainty`` entry is meant to be merged into the result's ``extra``."""
+    ``extra_uncertainty`` entry is meant to be merged into the result's ``extra``.  ``point``:
+    the reported estimate, checked against the 95% intervals when ``core`` was (see
+    :func:`bootstrap_kwargs`)."""
     boot: ParametricBootstrap = core.bootstrap
     p = boot.estimate.size
     A, c = affine_map(fn, p)
     new = ParametricBootstrap(boot.model, n_boot=boot.n_boot, kind=boot.kind,
                               rng=int(boot._rng.integers(0, 2**63 - 1)),
                               transform=(A, c, names))
-    kw = bootstrap_kwargs(new, what="the noisy statistics of the release")
-    kw["uncertainty"] = core.uncertainty  # already carries any reliability warning
+    check = point if "dp_ci_excludes_estimate" in core.extra else None
+    kw = bootstrap_kwargs(new, what="the noisy statistics of the release", point=check)
+    text = core.uncertainty.split(". NOTE: ")[0]  # already carries any reliability warning
+    out = kw["extra_uncertainty"].get("dp_ci_excludes_estimate")
+    kw["uncertainty"] = text + (_exclusion_note(out) if out else "")
     return kw
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg.linear_model._base import _MultivariateBase
-from dpreg.multivariate.ssp import adassp
+from dpreg._source import ArraySource
+from dpreg.linear_model._base import _MultivariateBase, resolve_inference
+from dpreg.multivariate.ssp import SSPStatistics, adassp, ssp_statistics
 
 __all__ = ["AdaSSP"]
 
@@ -31,11 +32,15 @@ class AdaSSP(_MultivariateBase):
     failure_prob:
         Wang's ρ (0.05).
     inference:
-        ``True``: also release a noisy yᵀy from the same budget (ρ split 0.3/0.3/0.3/0.1) so
-        that ``results_`` carries DP-aware standard errors and a parametric-bootstrap
-        ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).  Under add/remove it
-        needs ``fit_intercept=True`` (the noisy count of the ones column estimates n).
-        ``False`` (default): point estimate only, as in Wang 2018.
+        ``"auto"`` (default): ``True`` whenever the release can carry an interval (an intercept,
+        or replace-one neighbours), else ``False``.  ``True``: also release a noisy yᵀy from
+        the same budget (ρ split 0.3/0.3/0.3/0.1) so that ``results_`` carries DP-aware
+        standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
+        ``get_prediction`` intervals (post-processing; Ferrando, Wang & Sheldon 2022); the
+        three original releases get √(10/9) ≈ 1.054× more noise (accuracy cost:
+        docs/uncertainty.md, "Defaults").  Under add/remove it needs ``fit_intercept=True``
+        (the noisy count of the ones column estimates n).  ``False``: point estimate only, as
+        in Wang 2018.
     n_boot:
         Bootstrap replicates for the interval (2000).
     random_state, ledger:
@@ -46,7 +51,7 @@ class AdaSSP(_MultivariateBase):
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
-                 inference: bool = False, n_boot: int = 2000,
+                 inference: bool | str = "auto", n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -63,11 +68,32 @@ class AdaSSP(_MultivariateBase):
     def fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None and scaling.label_bound is not None
-        core = adassp(scaling.design(Xa), scaling.label(ya), x_norm_bound=scaling.row_norm_bound,
+        # the statistics step: scale, clip and accumulate in chunks (no copy of the design)
+        src = ArraySource([Xa, ya], [f"c{j}" for j in range(Xa.shape[1] + 1)])
+        stats = ssp_statistics(src, x_norm_bound=scaling.row_norm_bound,
+                               y_bound=scaling.label_bound, scaling=scaling, checked=True)
+        return self._release(stats, scaling, names)
+
+    def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> AdaSSP:
+        """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in
+        chunks, or a Spark DataFrame aggregated on its executors): the same statistics step
+        and the same release as :meth:`fit`."""
+        scaling, names = self._prepare_source(source, x_cols, y_col)
+        assert scaling.label_bound is not None
+        stats = ssp_statistics(source, columns=[*x_cols, y_col],
+                               x_norm_bound=scaling.row_norm_bound,
+                               y_bound=scaling.label_bound, scaling=scaling)
+        return self._release(stats, scaling, names)
+
+    def _release(self, stats: SSPStatistics, scaling: Any, names: list[str]) -> AdaSSP:
+        # "auto": the yᵀy release whenever n is public or estimable from the ones column
+        infer = resolve_inference(self.inference, supported=scaling.fit_intercept
+                                  or self._n_is_public())
+        core = adassp(stats, None, x_norm_bound=scaling.row_norm_bound,
                       y_bound=scaling.label_bound, epsilon=self._required_epsilon(),
                       delta=self._required_delta(),
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,
-                      inference=self.inference, n_boot=self.n_boot,
+                      inference=infer, n_boot=self.n_boot,
                       count_index=0 if scaling.fit_intercept else None,
                       rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)

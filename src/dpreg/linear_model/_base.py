@@ -25,7 +25,8 @@ from dpreg.inference.uncertainty import no_ci_text, reparametrised_kwargs
 from dpreg.multivariate._common import PublicScaling
 from dpreg.simple._result import SimpleRegressionResult
 
-__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error"]
+__all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error",
+           "resolve_inference"]
 
 
 def resolve_bounds_X(bounds_X: Any, n_features: int, name: str = "bounds_X") -> list[tuple[float, float]]:
@@ -94,6 +95,17 @@ def safe_validation_error(exc: ValueError, *, min_rows: int = 1,
         return InvalidInputError(text)  # public: the fitted model's feature count / names
     return InvalidInputError("X and y must be numeric arrays of matching length (the input "
                              "did not pass scikit-learn's validation)")
+
+
+def resolve_inference(value: Any, *, supported: bool) -> bool:
+    """The ``inference`` parameter of NoisyStats/AdaSSP: ``True``/``False`` as given, or
+    ``"auto"`` (the default): ``True`` exactly when the release can carry an interval
+    (``supported``, decided from public facts only: n under replace-one, the intercept)."""
+    if isinstance(value, str) and value == "auto":
+        return bool(supported)
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"inference must be True, False or 'auto'; got {value!r}")
+    return bool(value)
 
 
 def feature_names(X: Any, n_features: int) -> list[str]:
@@ -179,8 +191,11 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
     _validate_data_xy = _validate
 
     def _store(self, results: RegressionResults) -> DPRegressorBase:
-        if results.bounds is None:
-            results.bounds = self._public_bounds(results)
+        if results.bounds is None:  # record the public bounds this fit used (a new result)
+            results = results.replace(bounds=self._public_bounds(results))
+        # the budget as the user gave it, next to the exact accounting (dpreg.privacy.units)
+        results = results.replace(privacy=results.privacy.with_requested(
+            getattr(self, "epsilon", None), getattr(self, "delta", None)))
         self.results_ = results
         self.privacy_ = results.privacy
         if results.failed:
@@ -266,6 +281,28 @@ def _check_fit_intercept(value: Any) -> bool:
     return bool(value)
 
 
+def _ssp_fit_statistics(model: Any, scaling: PublicScaling | None, fit_intercept: bool,
+                        extra: dict[str, Any]) -> dict[str, Any]:
+    """R², σ̂² (original units, in ``extra``) and ``df_resid`` of a release whose bootstrap
+    world holds released second moments (AdaSSP with ``inference``): post-processing of the
+    noisy XᵀX, Xᵀy, yᵀy and the released coefficients (:mod:`dpreg.inference.prediction`).
+    R² is invariant under the public rescaling; σ̂² is scaled back by the label's scale.
+    Returns the ``df_resid`` keyword (n public or the noisy count, minus p)."""
+    from dpreg.inference.prediction import sscp_fit_statistics
+
+    needed = ("xtx", "xty", "yty", "theta", "n_world", "s2")
+    if not all(hasattr(model, k) for k in needed):
+        return {}
+    n = float(model.n_world)
+    extra.update(sscp_fit_statistics(xtx=model.xtx, xty=model.xty, yty=model.yty,
+                                     theta=model.theta, n=n,
+                                     intercept_index=0 if fit_intercept else None))
+    y_scale = scaling.y_scale if scaling is not None else 1.0
+    extra["s2"] = float(model.s2) * y_scale * y_scale
+    df = n - int(np.asarray(model.theta).size)
+    return {"df_resid": df} if df > 0 else {}
+
+
 class _MultivariateBase(DPRegressorBase):
     """Shared fit plumbing."""
 
@@ -313,6 +350,28 @@ class _MultivariateBase(DPRegressorBase):
                                             unit_ball=self._unit_ball)
         return Xa, ya, scaling, names
 
+    def _prepare_source(self, source: Any, x_cols: Sequence[str], y_col: str
+                        ) -> tuple[PublicScaling, list[str]]:
+        """The public scaling for a fit from a :class:`~dpreg._source.DataSource` (a file or
+        a Spark DataFrame read in chunks): bounds and options are checked from the names
+        alone, before any value is read."""
+        names = source.check_columns([*x_cols, y_col])[:-1]
+        d = len(names)
+        fit_intercept = _check_fit_intercept(self.fit_intercept)  # type: ignore[attr-defined]
+        bx = resolve_bounds_X(self.bounds_X, d)  # type: ignore[attr-defined]
+        by = self.bounds_y  # type: ignore[attr-defined]
+        if by is None:
+            raise InvalidInputError(
+                "bounds_y is required: give public (lo, hi) bounds for the response (from "
+                "domain knowledge, never from the data), e.g. bounds_y=(0, 100)")
+        check_bounds(by, "bounds_y")
+        self._required_epsilon()
+        self._required_delta()
+        self.n_features_in_ = d
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        return PublicScaling.from_bounds(bx, by, fit_intercept=fit_intercept,
+                                         unit_ball=self._unit_ball), names
+
     def _finish(self, core: RegressionResults, scaling: PublicScaling | None,
                 names: list[str], fit_intercept: bool) -> DPRegressorBase:
         out_names = (["intercept"] if fit_intercept else []) + names
@@ -338,10 +397,12 @@ class _MultivariateBase(DPRegressorBase):
                     b0, bj = (float(th[0]), th[1:]) if fit_intercept else (0.0, th)
                 return np.concatenate([[b0], bj]) if fit_intercept else np.asarray(bj)
 
-            kw = reparametrised_kwargs(core, to_params, out_names)
+            kw = reparametrised_kwargs(core, to_params, out_names, point=params)
             extra.update(kw.pop("extra_uncertainty"))
+            kw.update(_ssp_fit_statistics(core.bootstrap.model, scaling, fit_intercept, extra))
         else:
-            kw = {"uncertainty": core.uncertainty if core.has_bse else no_ci_text(core.method),
+            own = core.has_bse or core.extra.get("dp_ci_refused")  # a refusal keeps its reason
+            kw = {"uncertainty": core.uncertainty if own else no_ci_text(core.method),
                   "ci_method": None if core.has_bse else "none"}
         res = RegressionResults(params, names=out_names, privacy=core.privacy,
                                 method=core.method, nobs=core.nobs, extra=extra, **kw)

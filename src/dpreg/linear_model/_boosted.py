@@ -79,6 +79,6 @@ class BoostedAdaSSP(_MultivariateBase):
             split=self.split, learning_rate=self.learning_rate, schedule=self.schedule,
             lambda_rule=self.lambda_rule, neighbouring=self.neighbouring,
             failure_prob=self.failure_prob, rng=self.random_state, ledger=self.ledger)
-        core.extra.pop("xtg_releases", None)
+        core = core.replace(extra={k: v for k, v in core.extra.items() if k != "xtg_releases"})
         self._finish(core, scaling, names, scaling.fit_intercept)
         return self

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._source import ArraySource
 from dpreg._validation import check_bounds, check_int
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.inference.results import RegressionResults
@@ -53,7 +54,12 @@ class CovarianceOLS(_MultivariateBase):
         (post-processing of the release; Ferrando, Wang & Sheldon 2022); ``"plugin"``: OLS
         standard errors from the noisy matrix, labelled as ignoring the privacy noise.
     n_boot:
-        Bootstrap replicates for the interval (2000).
+        Bootstrap replicates for the interval (2000).  The bootstrap is lazy: ``fit`` computes
+        the release, the coefficients and the analytic DP-aware standard errors only; the
+        ``n_boot`` replicates are simulated when an interval is first requested
+        (``results_.conf_int()``, ``summary()`` with intervals) and reused afterwards.  Their
+        seed is fixed at fit time (a child of ``random_state`` tagged for the bootstrap), so
+        the same ``random_state`` gives the same intervals whenever they are computed.
     random_state, ledger:
         As for :class:`AdaSSP`.
     """
@@ -79,29 +85,42 @@ class CovarianceOLS(_MultivariateBase):
     def fit(self, X: Any, y: Any) -> CovarianceOLS:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
-        d = Xa.shape[1]
         cols = _release_names(names)
+        # the columns side by side, read chunk by chunk (no copy of [X, y])
+        return self._release(ArraySource([Xa, ya], cols, validated=True), cols, names,
+                             scaling.fit_intercept)
+
+    def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> CovarianceOLS:
+        """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in
+        chunks, or a Spark DataFrame aggregated on its executors): the same release."""
+        scaling, names = self._prepare_source(source, x_cols, y_col)
+        cols = _release_names(names)
+        return self._release(source.select([*x_cols, y_col], cols), cols, names,
+                             scaling.fit_intercept)
+
+    def _release(self, data: Any, cols: list[str], names: list[str], fit_intercept: bool
+                 ) -> CovarianceOLS:
+        d = len(names)
         bx = resolve_bounds_X(self.bounds_X, d)
         by = check_bounds(self.bounds_y, "bounds_y")
         check_choice(self.se, "se", ("dp", "plugin", "noise-aware"))
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
-        data = np.column_stack([Xa, ya])
         release: SSCPRelease = release_sscp(
             data, columns=cols, bounds=list(bx) + [by], epsilon=self._required_epsilon(),
             delta=self._required_delta(), rng=self.random_state, neighbouring=self.neighbouring,
             calibration=self.calibration, ledger=self.ledger)
         self.release_ = release
-        rhs = " + ".join(cols[:-1]) + ("" if scaling.fit_intercept else " - 1")
+        rhs = " + ".join(cols[:-1]) + ("" if fit_intercept else " - 1")
         res = release.regress(f"{cols[-1]} ~ {rhs}", se=self.se, n_sim=self.n_boot,
                               rng=bootstrap_rng(self.random_state))
-        out_names = (["intercept"] if scaling.fit_intercept else []) + names
+        out_names = (["intercept"] if fit_intercept else []) + names
         if res.failed:
             final = RegressionResults(np.zeros(len(out_names)), names=out_names,
                                       privacy=res.privacy, method="covariance-ols",
                                       failed=True, reason=res.reason)
         else:
             kw: dict[str, Any] = {"uncertainty": res.uncertainty, "ci_method": res.ci_method,
-                                  "bse": res.bse.to_numpy()}
+                                  "bse": res.bse.to_numpy() if res.has_bse else None}
             if res.bootstrap is not None:
                 kw = reparametrised_kwargs(res, lambda th: th, out_names)
                 kw.pop("extra_uncertainty")  # already in res.extra

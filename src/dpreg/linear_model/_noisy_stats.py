@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpreg._validation import check_int
-from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor
+from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor, resolve_inference
 from dpreg.simple import noisy_stats
 
 __all__ = ["NoisyStats"]
@@ -26,11 +26,13 @@ class NoisyStats(_SimpleRegressor):
     fit_intercept:
         Must be True.
     inference:
-        ``True``: also release noisy nvar(y) and x̄ from the same ε (split 0.3/0.3/0.3/0.05/0.05
-        instead of thirds) so that ``results_`` carries DP-aware standard errors and a
-        parametric-bootstrap ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).
-        ``False`` (default): the paper's release, no interval (``results_.uncertainty`` says
-        why).
+        ``"auto"`` (default): ``True`` whenever the release can carry an interval (n >= 3 rows;
+        n is public), else ``False``.  ``True``: also release noisy nvar(y) and x̄ from the same
+        ε (split 0.3/0.3/0.3/0.05/0.05 instead of thirds) so that ``results_`` carries DP-aware
+        standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
+        ``get_prediction`` intervals (post-processing; Ferrando, Wang & Sheldon 2022); the
+        line's Laplace scales grow by 10/9 (accuracy cost: docs/uncertainty.md, "Defaults").
+        ``False``: the paper's release, no interval (``results_.uncertainty`` says why).
     n_boot:
         Bootstrap replicates for the interval (2000).
     random_state:
@@ -40,7 +42,7 @@ class NoisyStats(_SimpleRegressor):
     """
 
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
-                 bounds_y: Any = None, fit_intercept: bool = True, inference: bool = False,
+                 bounds_y: Any = None, fit_intercept: bool = True, inference: bool | str = "auto",
                  n_boot: int = 2000, random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
@@ -55,6 +57,8 @@ class NoisyStats(_SimpleRegressor):
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
+        # "auto": the interval statistics whenever n (public) allows them
+        infer = resolve_inference(self.inference, supported=x1.size >= 3)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
-                          inference=self.inference, ledger=self.ledger, rng=self.random_state)
+                          inference=infer, ledger=self.ledger, rng=self.random_state)
         return self._finish(X, res, n_boot=self.n_boot)  # type: ignore[return-value]

@@ -1,6 +1,7 @@
 """Differentially private primitives; every sampler takes a keyword ``rng``.
 
-* :func:`laplace` -- ε-DP Laplace mechanism (L1 sensitivity).
+* :func:`laplace` -- ε-DP Laplace mechanism (L1 sensitivity); :func:`laplace_rows` one release
+  per row of a batch (:class:`RowRandomness`: one group or many).
 * :func:`gaussian` -- Gaussian mechanism calibrated to ρ-zCDP, μ-GDP or (ε, δ) (analytic or
   classical).
 * :func:`exp_quantile` -- ε-DP quantile/median by the exponential mechanism (θ > 0: widened).
@@ -10,6 +11,7 @@
 """
 
 from dpreg.mechanisms import sensitivity
+from dpreg.mechanisms.batch import RowRandomness
 from dpreg.mechanisms.exponential import (
     exact_quantile,
     exp_quantile,
@@ -18,7 +20,7 @@ from dpreg.mechanisms.exponential import (
     sample_piecewise_constant,
 )
 from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
-from dpreg.mechanisms.laplace import laplace, laplace_calls, laplace_scale
+from dpreg.mechanisms.laplace import laplace, laplace_calls, laplace_rows, laplace_scale
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
 from dpreg.mechanisms.smooth import median_smooth_sensitivity, smooth_median, student_t_scale
 
@@ -26,6 +28,8 @@ __all__ = [
     "laplace",
     "laplace_scale",
     "laplace_calls",
+    "laplace_rows",
+    "RowRandomness",
     "gaussian",
     "gaussian_sigma",
     "gaussian_calls",

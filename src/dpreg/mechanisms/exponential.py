@@ -47,6 +47,7 @@ __all__ = [
     "quantile_em_intervals",
     "quantile_em_probabilities",
     "exp_quantile",
+    "exp_quantile_rows",
     "exact_quantile",
 ]
 
@@ -108,12 +109,27 @@ def _validate_quantile_args(
 
 
 def _shifted_sorted(z: np.ndarray, q: float, lo: float, hi: float, theta: float) -> np.ndarray:
-    s = np.sort(np.clip(z, lo, hi))
-    if theta > 0 and s.size:
-        k0 = int(math.floor(s.size * q))
-        s[:k0] = np.clip(s[:k0] - theta, lo, hi)
-        s[k0:] = np.clip(s[k0:] + theta, lo, hi)
+    """Row-wise (last axis): sort the values clipped to [lo, hi], then (θ > 0) move the lowest
+    ⌊N·q⌋ down and the others up by θ, clipping again (module doc)."""
+    s = np.sort(np.clip(z, lo, hi), axis=-1)
+    size = s.shape[-1]
+    if theta > 0 and size:
+        k0 = int(math.floor(size * q))
+        s[..., :k0] = np.clip(s[..., :k0] - theta, lo, hi)
+        s[..., k0:] = np.clip(s[..., k0:] + theta, lo, hi)
     return s
+
+
+def _intervals(z: np.ndarray, q: float, eps: float, lo: float, hi: float, theta: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints (rows, N + 2) and log-scores (N + 1,) of the (widened) quantile mechanism
+    for every row of ``z`` ((rows, N)): interval j has j values of the (shifted) row below it
+    and score −(ε/2)·⌊|j − N·q|⌋."""
+    s = _shifted_sorted(z, q, lo, hi, theta)
+    rows, n = s.shape
+    breaks = np.concatenate((np.full((rows, 1), lo), s, np.full((rows, 1), hi)), axis=1)
+    rung = np.floor(np.abs(np.arange(n + 1, dtype=np.float64) - n * q))
+    return breaks, -(eps / 2.0) * rung
 
 
 def quantile_em_intervals(
@@ -125,11 +141,8 @@ def quantile_em_intervals(
     j values of the (shifted) list below it and score ``−(ε/2)·⌊|j − N·q|⌋``.
     """
     arr, q, eps, lo, hi, th = _validate_quantile_args(z, q, epsilon, lo, hi, theta)
-    s = _shifted_sorted(arr, q, lo, hi, th)
-    n = s.size
-    breaks = np.concatenate(([lo], s, [hi]))
-    rung = np.floor(np.abs(np.arange(n + 1, dtype=np.float64) - n * q))
-    return breaks, -(eps / 2.0) * rung
+    breaks, scores = _intervals(arr[None, :], q, eps, lo, hi, th)
+    return breaks[0], scores
 
 
 def quantile_em_probabilities(
@@ -192,5 +205,50 @@ def exp_quantile(
                       PrivacyLeakWarning, stacklevel=2)
         value = exact_quantile(arr, q=q, lo=lo_, hi=hi_) if arr.size else 0.5 * (lo_ + hi_)
         return value if size is None else np.full(size, value)
-    breaks, scores = quantile_em_intervals(arr, q=q, epsilon=eps, lo=lo_, hi=hi_, theta=th)
-    return sample_piecewise_constant(breaks, scores, rng=gen, size=size)
+    out = exp_quantile_rows(arr[None, :], q=q, epsilon=eps, lo=lo_, hi=hi_, theta=th, rng=gen,
+                            draws_per_row=1 if size is None else size)
+    return float(out[0]) if size is None else out
+
+
+def exp_quantile_rows(
+    z: Any, *, q: float = 0.5, epsilon: float, lo: float, hi: float, theta: float = 0.0,
+    rng: Any, draws_per_row: int = 1,
+) -> np.ndarray:
+    """The ε-DP (θ-widened) exponential-mechanism q-quantile of every row of ``z`` ((rows, N),
+    ±inf allowed, clipped to [lo, hi]): row r is ``exp_quantile(z[r], ...)`` -- the same
+    intervals and the same draws (Gumbel-max, :func:`sample_piecewise_constant`), row after
+    row from one Generator, or from row r's generator of a
+    :class:`~dpreg.mechanisms.batch.RowRandomness`.  ``draws_per_row`` > 1 (one row only):
+    that many i.i.d. draws for the one row (experiments on a fixed data set).  ``epsilon``
+    must be finite (the mechanism's own ε, e.g. ε_t/(2k) for a Theil-Sen multiset).
+
+    Guarantee per row (each a separate release): ε-DP (pure) when one value of the row changes
+    (replace-one); θ = 0 also under add/remove.  Sources: McSherry & Talwar 2007; Alabi et al.
+    2022 Alg. 3; Sarathy & Vadhan 2025 Alg. 3.2 (widening).  The one implementation:
+    :func:`exp_quantile`, DP Theil-Sen (single fit and per group) and the reproduction harness
+    call it.
+    """
+    from dpreg.mechanisms.batch import RowRandomness
+
+    arr = np.asarray(z, dtype=np.float64)
+    if arr.ndim != 2:
+        raise InvalidInputError(f"z must be a (rows, N) array; got {arr.ndim}-D")
+    if arr.size and np.any(np.isnan(arr)):
+        raise InvalidInputError("z must not contain NaN")
+    if not math.isfinite(epsilon):
+        raise InvalidInputError("exp_quantile_rows needs a finite epsilon (ε = ∞ is the exact "
+                                "quantile, not a mechanism)")
+    breaks, scores = _intervals(arr, float(q), float(epsilon), float(lo), float(hi),
+                                float(theta))
+    rows = breaks.shape[0]
+    if draws_per_row != 1:
+        if rows != 1 or isinstance(rng, RowRandomness):
+            raise InvalidInputError("draws_per_row > 1 needs a single row and one generator")
+        return np.asarray(sample_piecewise_constant(breaks[0], scores, rng=rng,
+                                                    size=draws_per_row))
+    if isinstance(rng, RowRandomness):
+        return np.array([sample_piecewise_constant(breaks[r], scores, rng=rng.generator(r))
+                         for r in range(rows)], dtype=np.float64)
+    gen = check_rng(rng)
+    return np.array([sample_piecewise_constant(breaks[r], scores, rng=gen) for r in range(rows)],
+                    dtype=np.float64)

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._random import check_rng, is_secure, is_simulation, noise_key, noise_keys
+from dpreg._random import check_rng, is_secure, is_simulation, noise_key
 from dpreg._validation import check_positive
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms.secure import secure_gaussian
+from dpreg.mechanisms.secure import _finite_values, secure_gaussian
 from dpreg.privacy.budgets import GDP, ZCDP, ApproxDP, Budget, gdp_mu
 
 __all__ = ["gaussian", "gaussian_sigma", "gaussian_calls"]
@@ -97,14 +97,7 @@ def gaussian(value: Any, *, sensitivity: float, budget: Budget, rng: Any = None,
     :class:`~dpreg._random.SimulationGenerator` floating-point noise (simulations only).
     """
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        from dpreg.exceptions import InvalidInputError as _Invalid
-
-        raise _Invalid("value must be a real number or an array of real numbers") from None
-    if not np.all(np.isfinite(arr)):
-        raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
+    arr = _finite_values(value)
     gen = check_rng(rng)
     if sigma == 0:
         noisy = arr.copy()
@@ -126,33 +119,31 @@ def gaussian_calls(count: int, *, sensitivity: float, budget: Budget,
                    calibration: str = "analytic", rng: Any = None) -> Callable[[Any], Any]:
     """``count`` successive :func:`gaussian` calls with one plan, their noise drawn by one
     batched sampler call at the first (see :func:`dpreg.mechanisms.laplace_calls`; bit for
-    bit in seeded mode).  Guarantee: that of ``count`` Gaussian releases (compose them)."""
+    bit in seeded mode; a :class:`~dpreg.mechanisms.batch.RowRandomness` releases a (G, d)
+    array per call, row g as row g's own call).  Guarantee: that of ``count`` Gaussian
+    releases (compose them)."""
+    from dpreg.mechanisms.batch import RowRandomness
+    from dpreg.mechanisms.laplace import generator_calls, row_calls
     from dpreg.mechanisms.secure import gaussian_rounds
 
     sigma = gaussian_sigma(sensitivity, budget, calibration=calibration)
+    if isinstance(rng, RowRandomness):  # G rows, one call per row per round (laplace_calls)
+        def single(value: Any, gen: np.random.Generator) -> Any:
+            return gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
+                            calibration=calibration)
+
+        if sigma == 0:
+            return lambda value: np.asarray(value, dtype=np.float64).copy()
+        if not math.isfinite(sigma):  # infinite noise: every row's own call, row by row
+            rows = rng
+            return lambda value: np.stack([np.asarray(single(np.asarray(value)[j],
+                                                             rows.generator(j)))
+                                           for j in range(rows.rows)])
+        return row_calls(count, rng, lambda n, coords, keys: gaussian_rounds(
+            n, coords, sensitivity=float(sensitivity), sigma=sigma, keys=keys), single)
     gen = check_rng(rng)
     if sigma == 0 or not math.isfinite(sigma) or is_simulation(gen):
         return lambda value: gaussian(value, sensitivity=sensitivity, budget=budget, rng=gen,
                                       calibration=calibration)
-    state: dict[str, Any] = {"t": 0}
-
-    def call(value: Any) -> Any:
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidInputError("value must be a real number or an array of real "
-                                    "numbers") from None
-        if not np.all(np.isfinite(arr)):
-            raise InvalidInputError("value must be finite before noise is added; got NaN or inf")
-        if "rounds" not in state:
-            keys = None if is_secure(gen) else noise_keys(gen, count)
-            state["rounds"] = gaussian_rounds(count, arr.size, sensitivity=float(sensitivity),
-                                              sigma=sigma, keys=keys)
-        t = state["t"]
-        if t >= count:
-            raise InvalidInputError(f"gaussian_calls was prepared for {count} calls")
-        state["t"] = t + 1
-        noisy = np.clip(state["rounds"].release(t, arr), -_FMAX, _FMAX)
-        return float(noisy) if noisy.ndim == 0 else noisy
-
-    return call
+    return generator_calls(count, gen, lambda n, coords, keys: gaussian_rounds(
+        n, coords, sensitivity=float(sensitivity), sigma=sigma, keys=keys), "gaussian_calls")

@@ -37,35 +37,77 @@ import numpy as np
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
 
-__all__ = ["smooth_median", "median_smooth_sensitivity", "student_t_scale"]
+__all__ = ["smooth_median", "smooth_median_rows", "median_smooth_sensitivity",
+           "student_t_scale"]
 
 
 def _bookended(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.concatenate(([lo], np.sort(np.clip(z, lo, hi)), [hi]))
 
 
+def _window_max_numpy(zb: np.ndarray, m: int, w: int) -> float:
+    """max_{s=0..w} zb[m+s] − zb[m−w+s], indices clipped to the bookends (NumPy form)."""
+    top = zb.size - 1
+    s = np.arange(w + 1)
+    return float(np.max(zb[np.minimum(m + s, top)] - zb[np.maximum(m - w + s, 0)]))
+
+
+def _window_max_loop(zb: np.ndarray, m: int, w: int) -> float:  # pragma: no cover - numba
+    """:func:`_window_max_numpy` as a loop (what numba compiles: no temporary arrays)."""
+    top = zb.size - 1
+    best = zb[min(m, top)] - zb[max(m - w, 0)]
+    for s in range(1, w + 1):
+        d = zb[min(m + s, top)] - zb[max(m - w + s, 0)]
+        if d > best:
+            best = d
+    return best
+
+
+_window_max = _window_max_numpy
+
+
 def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
-    """t-smooth upper bound of the local sensitivity of the order statistic zb[m]."""
-    size = zb.size  # M + 2
-    width_all = zb[-1] - zb[0]
-
-    def at(idx: np.ndarray | int) -> np.ndarray:
-        return zb[np.clip(idx, 0, size - 1)]
-
-    best = float(max(at(m + k) - at(m), at(m) - at(m - k)))
-    l = 1
+    """t-smooth upper bound of the local sensitivity of the order statistic zb[m] (the module
+    doc's S_m; ``zb`` bookended and sorted; indices out of range read the bookends).  The one
+    implementation: compiled with numba when it is installed (the ``fast`` extra; the window
+    maximum then runs as a loop), plain NumPy otherwise -- the same float differences and
+    maxima, so the same value."""
+    top = zb.size - 1  # M + 1
+    width_all = zb[top] - zb[0]
+    d1 = zb[min(m + k, top)] - zb[m]
+    d2 = zb[m] - zb[max(m - k, 0)]
+    best = d1 if d1 >= d2 else d2
+    el = 1
     while True:
-        decay = math.exp(-l * t)
+        decay = math.exp(-el * t)
         if decay * width_all <= best:
             break
-        w = k * (l + 1)
-        s = np.arange(w + 1)
-        a = float(np.max(at(m + s) - at(m - w + s))) * decay
-        best = max(best, a)
-        if w >= size - 1:
+        w = k * (el + 1)
+        a = _window_max(zb, m, w) * decay
+        if a > best:
+            best = a
+        if w >= top:
             break  # a window spans both bookends: A = hi − lo, later terms only decay
-        l += 1
-    return best
+        el += 1
+    return float(best)
+
+
+try:  # numba is the optional ``fast`` extra
+    import numba as _numba
+
+    _window_max = _numba.njit(cache=True, nogil=True)(_window_max_loop)
+    _smooth_bound_at = _numba.njit(cache=True, nogil=True)(_smooth_bound_at)
+except ImportError:  # pragma: no cover - exercised where numba is not installed
+    pass
+
+
+def _median_bound(zb: np.ndarray, k: int, t: float) -> float:
+    """S for the median of the bookended sorted values ``zb`` = [lo, sort(clip(z)), hi]: S_m at
+    the middle index (odd M), the larger of the two middle ones (even M)."""
+    zb = np.ascontiguousarray(zb, dtype=np.float64)
+    mm = zb.size - 2
+    mids = [mm // 2, mm // 2 + 1] if mm % 2 == 0 else [(mm + 1) // 2]
+    return max(float(_smooth_bound_at(zb, int(m), int(k), float(t))) for m in mids)
 
 
 def median_smooth_sensitivity(z: Any, *, lo: float, hi: float, k: int = 1, t: float) -> float:
@@ -77,10 +119,7 @@ def median_smooth_sensitivity(z: Any, *, lo: float, hi: float, k: int = 1, t: fl
     k = check_int(k, "k", minimum=1)
     if not (t > 0 and math.isfinite(t)):
         raise InvalidInputError(f"t must be a finite positive number; got {t!r}")
-    zb = _bookended(arr, lo, hi)
-    mm = arr.size
-    mids = [mm // 2, mm // 2 + 1] if mm % 2 == 0 else [(mm + 1) // 2]
-    return max(_smooth_bound_at(zb, m, k, t) for m in mids)
+    return _median_bound(_bookended(arr, lo, hi), k, t)
 
 
 def student_t_scale(epsilon: float, dof: int) -> tuple[float, float]:
@@ -130,8 +169,46 @@ def smooth_median(
         warnings.warn("epsilon=inf: returning the exact (non-private) median",
                       PrivacyLeakWarning, stacklevel=2)
         return center if size is None else np.full(size, center)
-    t, s = student_t_scale(eps, dof)
-    sens = median_smooth_sensitivity(arr, lo=lo, hi=hi, k=k, t=t)
-    if size is None:
-        return center + (sens / s) * float(gen.standard_t(dof))
-    return center + (sens / s) * gen.standard_t(dof, size=size)
+    out = smooth_median_rows(_bookended(arr, lo, hi)[None, :], epsilon=eps, k=k, dof=dof,
+                             rng=gen, draws_per_row=1 if size is None else size)
+    return float(out[0]) if size is None else out
+
+
+def smooth_median_rows(bookended: np.ndarray, *, epsilon: float, k: int, dof: int = 3,
+                       rng: Any, draws_per_row: int = 1) -> np.ndarray:
+    """The smooth-sensitivity median of every row of a batch: row r of ``bookended`` ((rows,
+    M + 2)) is [lo, sort(clip(z_r, lo, hi)), hi]; returns median(z_r) + (S_r/s)·T_r with S_r
+    the t-smooth bound of the module doc, (t, s) = :func:`student_t_scale` (ε, d) and T_r ~
+    Student-t(d) -- drawn ``gen.standard_t(d, size=rows)`` from one Generator (the stream of
+    ``rows`` single calls), or from row r's generator of a
+    :class:`~dpreg.mechanisms.batch.RowRandomness`.  With ``draws_per_row`` > 1 (one row only)
+    that many i.i.d. draws for the one row (experiments on a fixed data set).  ``epsilon`` must
+    be finite (callers handle ε = ∞: the exact median).
+
+    Guarantee per row (each a separate release): ε-DP (pure) for records that each change at
+    most k values, M fixed.  Source: Alabi et al. 2022, Alg. 6; Bun & Steinke 2019, Thm 31.
+    The one implementation: :func:`smooth_median`, DP Theil-Sen (single fit and per group) and
+    the reproduction harness all call it.
+    """
+    from dpreg.mechanisms.batch import RowRandomness
+
+    zb = np.asarray(bookended, dtype=np.float64)
+    rows, mm = zb.shape[0], zb.shape[1] - 2
+    if mm < 1:
+        raise InvalidInputError("each row needs at least one value besides the bookends")
+    t, s = student_t_scale(epsilon, dof)
+    sens = np.array([_median_bound(zb[r], k, t) for r in range(rows)])
+    if mm % 2:
+        center = zb[:, (mm + 1) // 2]
+    else:
+        center = (zb[:, mm // 2] + zb[:, mm // 2 + 1]) / 2
+    if draws_per_row != 1:
+        if rows != 1 or isinstance(rng, RowRandomness):
+            raise InvalidInputError("draws_per_row > 1 needs a single row and one generator")
+        return center[0] + (sens[0] / s) * check_rng(rng).standard_t(dof, size=draws_per_row)
+    draws: np.ndarray
+    if isinstance(rng, RowRandomness):
+        draws = np.array([rng.generator(r).standard_t(dof) for r in range(rows)])
+    else:
+        draws = np.asarray(check_rng(rng).standard_t(dof, size=rows))
+    return center + (sens / s) * draws

@@ -31,12 +31,15 @@ four releases (:mod:`dpreg.inference.dpci.ssp`; post-processing).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from scipy import optimize
 
+from dpreg._source import ArraySource
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -50,7 +53,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.engine import ParametricBootstrap, check_kind
 from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text
+from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text, refusal_kwargs
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -59,8 +62,6 @@ from dpreg.mechanisms.sensitivity import (
 )
 from dpreg.multivariate._common import (
     check_design,
-    clip_labels,
-    clip_rows,
     column_names,
     noisy_symmetric,
     solve_sym,
@@ -71,10 +72,111 @@ from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
 __all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "yty_sensitivity",
-           "INFERENCE_SPLIT"]
+           "INFERENCE_SPLIT", "SSPStatistics", "SSPGram", "ssp_statistics"]
 
 #: shares of the composed ρ for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
 INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
+
+
+@dataclass(frozen=True)
+class SSPStatistics:
+    """The statistics step's output (exact, NOT private): XᵀX, Xᵀy and yᵀy of the clipped rows
+    and labels, and the row count (used only where n is public: replace-one neighbours)."""
+
+    xtx: np.ndarray
+    xty: np.ndarray
+    yty: float
+    n_rows: int
+
+    @property
+    def dim(self) -> int:
+        return int(self.xtx.shape[0])
+
+
+class SSPGram:
+    """The statistics step of AdaSSP, one chunk at a time: for a chunk [X | y] (m×(d+1), raw
+    values) the augmented Gram [Z | ỹ]ᵀ[Z | ỹ] (flattened) followed by m, where Z = the rows
+    clipped to ‖z‖₂ <= ``x_norm_bound`` and ỹ = the labels clipped to |y| <= ``y_bound``.
+
+    With ``scaling`` (a :class:`~dpreg.multivariate._common.PublicScaling`) the rows are first
+    mapped by its public transform (clamp to the bounds, centre and scale, ones column, unit-ball
+    factor) -- what the estimators do -- in the same work buffer, so no copy of the size of the
+    data is made.  Every step uses public quantities only and is per record, so the sum over
+    chunks is the statistics of the whole table (up to the floating-point summation order).
+    Picklable without its buffer (runs on Spark executors).
+    """
+
+    def __init__(self, x_norm_bound: float, y_bound: float, scaling: Any = None) -> None:
+        self.bound = float(x_norm_bound)
+        self.label_bound = float(y_bound)
+        self.scaling = scaling
+        self._buf: np.ndarray | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_buf": None}
+
+    def __call__(self, chunk: np.ndarray) -> np.ndarray:
+        return self.blocks([chunk[:, :-1], chunk[:, -1]])
+
+    def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
+        """The same for the chunk given as two row slices, X (m×d) and y (m), side by side
+        (no stacked copy)."""
+        X, y = parts
+        m = X.shape[0]
+        y = y.reshape(m)
+        sc = self.scaling
+        p = X.shape[1] if sc is None else sc.n_columns
+        if self._buf is None or self._buf.shape[0] < m or self._buf.shape[1] != p + 1:
+            self._buf = np.empty((max(m, 1), p + 1))
+        A = self._buf[:m]
+        Z, yv = A[:, :p], A[:, p]
+        if sc is None:
+            Z[...] = X
+            yv[...] = y
+        else:
+            off = 1 if sc.fit_intercept else 0
+            V = Z[:, off:]
+            np.clip(X, sc.lows, sc.highs, out=V)
+            V -= sc.shift
+            V /= sc.scale
+            if off:
+                Z[:, 0] = 1.0
+            if sc.column_factor != 1.0:
+                Z *= sc.column_factor
+            yv[...] = y
+            if sc.y_bounds is not None:
+                np.clip(yv, sc.y_bounds[0], sc.y_bounds[1], out=yv)
+                yv -= sc.y_shift
+                yv /= sc.y_scale
+        # row clipping to the public norm bound (clip_rows: x·B/‖x‖ where ‖x‖ > B)
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+        over = norms > self.bound
+        if over.any():
+            Z[over] *= (self.bound / norms[over])[:, None]
+        np.clip(yv, -self.label_bound, self.label_bound, out=yv)
+        return np.concatenate([(A.T @ A).ravel(), [float(m)]])
+
+
+def ssp_statistics(source: Any, *, x_norm_bound: float, y_bound: float, scaling: Any = None,
+                   columns: Sequence[str] | None = None, checked: bool = False
+                   ) -> SSPStatistics:
+    """The statistics step of AdaSSP in one pass of chunks over ``source`` (a
+    :class:`~dpreg._source.DataSource` whose ``columns`` -- by default all of them -- are the
+    regressors followed by the response): :class:`SSPGram` summed over chunks (on Spark, per
+    partition on the executors).  ``checked``: the in-memory data were validated already."""
+    from dpreg._source import ArraySource
+
+    cols = list(source.columns if columns is None else columns)
+    stat = SSPGram(x_norm_bound, y_bound, scaling)
+    if checked and isinstance(source, ArraySource):
+        flat = source.reduce(cols, stat, checked=True)
+    else:
+        flat = source.reduce(cols, stat)
+    q = int(round(math.sqrt(flat.size - 1)))
+    G = flat[:-1].reshape(q, q)
+    G = (G + G.T) / 2.0
+    return SSPStatistics(xtx=G[:-1, :-1].copy(), xty=G[:-1, -1].copy(), yty=float(G[-1, -1]),
+                         n_rows=int(round(float(flat[-1]))))
 
 
 def yty_sensitivity(label_bound: float, neighbouring: str | Neighbouring) -> float:
@@ -156,7 +258,9 @@ def adassp(
     ----------
     X, y:
         Design (n×d) and response.  Rows are clipped to ‖x‖₂ <= ``x_norm_bound`` and labels to
-        |y| <= ``y_bound`` before anything is computed.
+        |y| <= ``y_bound`` before anything is computed.  Or ``X`` is the output of the
+        statistics step, :func:`ssp_statistics` (then ``y`` is None): the release from
+        statistics computed in chunks, from a file or on Spark executors -- the same release.
     x_norm_bound, y_bound:
         PUBLIC bounds ‖X‖ and ‖Y‖ (required; never derived from the data).
     epsilon, delta:
@@ -178,8 +282,14 @@ def adassp(
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
     ρ-zCDP (``details['implied_epsilon']`` is the (ε, δ) it implies).
     """
-    Xa, ya = check_design(X, y)
-    n, d = Xa.shape
+    if isinstance(X, SSPStatistics):  # the statistics step ran already (chunks, file, Spark)
+        stats: SSPStatistics | None = X
+        Xa = ya = None
+        n, d = X.n_rows, X.dim
+    else:
+        stats = None
+        Xa, ya = check_design(X, y)
+        n, d = Xa.shape
     bnd = check_positive(x_norm_bound, "x_norm_bound")
     cbd = check_positive(y_bound, "y_bound")
     eps = check_epsilon(epsilon)
@@ -215,8 +325,11 @@ def adassp(
     charge(ledger, budget, "AdaSSP", rel)
     warn_if_not_private(eps, "AdaSSP")
 
-    Xc = clip_rows(Xa, bnd)
-    yc = clip_labels(ya, cbd)
+    if stats is None:
+        assert Xa is not None and ya is not None
+        stats = ssp_statistics(ArraySource([Xa, ya], [*map(str, range(d)), "y"]),
+                               x_norm_bound=bnd, y_bound=cbd, checked=True)
+    xtx, xty, yty = stats.xtx, stats.xty, stats.yty
     d_xx = gram_sensitivity(bnd, rel)
     d_lam = lambda_min_sensitivity(bnd, rel)
     d_xy = xty_sensitivity(bnd, cbd, rel)
@@ -230,8 +343,6 @@ def adassp(
     sd_xy = gaussian_sigma(d_xy, b_xy)
     log6 = math.log(6.0 / dlt)
 
-    xtx = Xc.T @ Xc
-    xty = Xc.T @ yc
     lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
     lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=b_lam, rng=gen))
     lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
@@ -246,7 +357,7 @@ def adassp(
         assert b_yy is not None
         d_yy = yty_sensitivity(cbd, rel)
         sd_yy = gaussian_sigma(d_yy, b_yy)
-        yty_hat = float(gaussian(float(yc @ yc), sensitivity=d_yy, budget=b_yy, rng=gen))
+        yty_hat = float(gaussian(yty, sensitivity=d_yy, budget=b_yy, rng=gen))
         details_inf = {"inference": True, "budget_shares": dict(zip(
             ("lambda_min", "XtX", "Xty", "yty"), INFERENCE_SPLIT)),
             "sensitivity_yty": d_yy, "noise_sd_yty": sd_yy}
@@ -256,9 +367,12 @@ def adassp(
             log_term=math.sqrt(log6), ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)),
             n_public=float(n) if rel is Neighbouring.REPLACE_ONE else None,
             count_index=count_index, count_scale=1.0, label_bound=cbd, names=labels)
-        boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind,
-                                   rng=int(gen.integers(0, 2**63 - 1)))
-        dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics")
+        boot_seed = int(gen.integers(0, 2**63 - 1))
+        if model.sufficient:
+            boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind, rng=boot_seed)
+            dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics", point=theta)
+        else:  # too little information in the release: refuse, saying why (docs/uncertainty.md)
+            dp_kw = refusal_kwargs(model.refusal(), noise_ratio=model.noise_ratio)
         extra.update(dp_kw.pop("extra_uncertainty"))
         extra["noisy_yty"] = yty_hat
 

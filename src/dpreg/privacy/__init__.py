@@ -14,7 +14,15 @@ from dpreg.privacy.budgets import (
     zcdp_epsilon,
     zcdp_rho_for_approx,
 )
-from dpreg.privacy.ledger import BOTH_RELATIONS, Ledger, PrivacyEvent, charge
+from dpreg.privacy.ledger import (
+    BOTH_RELATIONS,
+    Ledger,
+    PrivacyEvent,
+    charge,
+    get_default_ledger,
+    release_context,
+    set_default_ledger,
+)
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 from dpreg.privacy.relations import add_remove_to_replace_one, convert_relation
 
@@ -34,6 +42,9 @@ __all__ = [
     "Ledger",
     "PrivacyEvent",
     "charge",
+    "set_default_ledger",
+    "get_default_ledger",
+    "release_context",
     "BOTH_RELATIONS",
     "Neighbouring",
     "PrivacyStatement",

@@ -65,6 +65,7 @@ cannot be pickled (a copy in another process would not see this process's charge
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import json
 import math
 import os
@@ -94,10 +95,18 @@ from dpreg.privacy.budgets import (
     gdp_epsilon,
     zcdp_epsilon,
 )
+from dpreg.privacy.context import (
+    RELEASE_KEYS,
+    current_release,
+    get_default_ledger,
+    release_context,
+    swap_default_ledger,
+)
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 from dpreg.privacy.relations import convert_relation
 
-__all__ = ["Ledger", "PrivacyEvent", "charge", "NOT_PRIVATE", "BOTH_RELATIONS"]
+__all__ = ["Ledger", "PrivacyEvent", "charge", "NOT_PRIVATE", "BOTH_RELATIONS", "release_context",
+           "current_release", "set_default_ledger", "get_default_ledger", "RELEASE_KEYS"]
 
 _DEFAULT_SLACK = 1e-10
 #: seconds a charge waits for another process's write lock before giving up
@@ -115,7 +124,11 @@ class PrivacyEvent:
 
     ``budget`` is what was charged to the ledger (in the ledger's relation); ``stated`` and
     ``neighbouring`` are the budget and relation the release stated (``stated`` equals
-    ``budget`` unless the relation was converted).
+    ``budget`` unless the relation was converted).  ``info`` says what was released, from the
+    entry point's :func:`release_context` (keys :data:`RELEASE_KEYS`: the budget as
+    ``requested`` in the user's units, ``method``, ``formula`` or ``columns``, the ``data`` file
+    name as the user gave it, the ``entry`` point) -- public facts only, never a data value;
+    empty for events recorded before ledgers stored it.
     """
 
     id: int
@@ -124,6 +137,7 @@ class PrivacyEvent:
     timestamp: float
     neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
     stated: Budget | None = field(default=None)
+    info: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.stated is None:
@@ -145,18 +159,43 @@ class PrivacyEvent:
             "id": self.id, "budget": self.budget.as_dict(), "label": self.label,
             "timestamp": self.timestamp, "neighbouring": self.neighbouring.value,
             "stated_budget": stated.as_dict(), "converted": self.converted,
-            "private": self.private,
+            "private": self.private, "time": _utc(self.timestamp), **dict(self.info),
         }
         if not self.private:
             out["note"] = NOT_PRIVATE
         return out
 
+    @property
+    def requested(self) -> Budget | None:
+        """The budget as the user requested it (``None`` for events without that record)."""
+        req = self.info.get("requested")
+        if not isinstance(req, dict) or not isinstance(req.get("epsilon"), (int, float)):
+            return None
+        from dpreg.privacy.units import requested_budget
+
+        return requested_budget(req["epsilon"], req.get("delta"))
+
+    @property
+    def released(self) -> str:
+        """What was released, in words (method, formula/columns, data file), or the label."""
+        parts = [str(self.info[k]) for k in ("method", "formula") if self.info.get(k)]
+        cols = self.info.get("columns")
+        if cols and not self.info.get("formula"):
+            parts.append(", ".join(map(str, cols)) if isinstance(cols, list) else str(cols))
+        if self.info.get("data"):
+            parts.append(f"data {self.info['data']}")
+        return "; ".join(parts) if parts else self.label
+
     def __str__(self) -> str:
-        text = f"#{self.id} {self.budget}"
+        req = self.requested
+        text = f"#{self.id} {_utc(self.timestamp)} "
+        text += f"{req} as requested, charged {self.budget}" if req is not None and \
+            req != self.budget else str(self.budget)
         if self.converted:
             text += f" (stated {self.stated} under {self.neighbouring} neighbours)"
-        if self.label:
-            text += f" [{self.label}]"
+        what = self.released
+        if what:
+            text += f" [{what}]"
         if not self.private:
             text += f" -- {NOT_PRIVATE}"
         return text
@@ -262,10 +301,36 @@ def _sigint_deferred() -> Iterator[_Interrupts]:
 
 _EVENTS_DDL = ("CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, "
                "ts REAL NOT NULL, budget TEXT NOT NULL, label TEXT NOT NULL, "
-               "neighbouring TEXT, stated TEXT)")
+               "neighbouring TEXT, stated TEXT, info TEXT)")
 _META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _BASE_EVENT_COLUMNS = {"id", "ts", "budget", "label"}
 _RELATION_COLUMNS = {"neighbouring", "stated"}
+#: the column that says what was released (added to files written before it existed)
+_INFO_COLUMN = "info"
+
+
+def _utc(ts: float) -> str:
+    """A timestamp as ``YYYY-MM-DD HH:MM:SS UTC``."""
+    try:
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+
+
+def set_default_ledger(ledger: Ledger | None) -> Ledger | None:
+    """Charge ``ledger`` for every release of this session that is not given a ledger
+    explicitly; ``None`` switches that off.  Returns the previous default.
+
+    Honoured by the *outermost* public call only -- :func:`dpreg.regress`, every estimator's
+    ``fit`` (``ledger=None``), :func:`dpreg.fit_by_group` (charged once per table) and
+    :func:`dpreg.release_sscp` -- so a release is charged once, not again by the fits it makes
+    internally.  Functional cores (``dpreg.simple``, ``dpreg.multivariate``, ``dpreg.preprocess``)
+    and simulations (benchmarks, audits, :func:`dpreg.plan`) never charge it.  An explicit
+    ``ledger=`` always wins.  The CLI's counterpart is the ``DPREG_LEDGER`` environment
+    variable (a ledger file)."""
+    if ledger is not None and not isinstance(ledger, Ledger):
+        raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+    return swap_default_ledger(ledger)
 
 
 class Ledger:
@@ -460,17 +525,20 @@ class Ledger:
         LedgerFileError)."""
         conn = self._conn
         assert conn is not None
-        has_rel = _RELATION_COLUMNS <= self._event_columns(conn)
-        extra = ", neighbouring, stated" if has_rel else ", NULL, NULL"
+        cols = self._event_columns(conn)
+        extra = ", neighbouring, stated" if _RELATION_COLUMNS <= cols else ", NULL, NULL"
+        extra += f", {_INFO_COLUMN}" if _INFO_COLUMN in cols else ", NULL"
         rows = conn.execute(f"SELECT id, ts, budget, label{extra} FROM events WHERE id > ? "
                             "ORDER BY id", (after,)).fetchall()
         events = []
-        for eid, ts, budget_json, label, rel_text, stated_json in rows:
+        for eid, ts, budget_json, label, rel_text, stated_json, info_json in rows:
             try:
                 budget = Budget.from_dict(json.loads(budget_json))
                 rel = self._relation if rel_text is None else check_neighbouring(rel_text)
                 stated = budget if stated_json is None else Budget.from_dict(json.loads(stated_json))
-                events.append(PrivacyEvent(int(eid), budget, str(label), float(ts), rel, stated))
+                info = _read_info(info_json)
+                events.append(PrivacyEvent(int(eid), budget, str(label), float(ts), rel, stated,
+                                           info))
             except (ValueError, TypeError, AttributeError):
                 raise LedgerFileError(f"ledger {self._path} is corrupt: event {eid!r} cannot be "
                                       "read; nothing was charged") from None
@@ -693,16 +761,18 @@ class Ledger:
         """Record the event: an INSERT inside the open write transaction (file ledgers; the
         COMMIT follows in :meth:`spend`), or just the next id (in memory)."""
         ts = time.time()
+        info = _jsonable_info(current_release())
         if self._conn is None:
             eid = last_id + 1
         else:
             cur = self._conn.execute(
-                "INSERT INTO events (ts, budget, label, neighbouring, stated) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO events (ts, budget, label, neighbouring, stated, info) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (ts, json.dumps(budget.as_dict()), label, neighbouring.value,
-                 json.dumps(stated.as_dict())),
+                 json.dumps(stated.as_dict()), json.dumps(info)),
             )
             eid = int(cur.lastrowid or 0)
-        return PrivacyEvent(eid, budget, label, ts, neighbouring, stated)
+        return PrivacyEvent(eid, budget, label, ts, neighbouring, stated, info)
 
     def _refuse(self, charged: Budget, stated: Budget, rel: Neighbouring, label: str,
                 totals: _Totals) -> BudgetExceededError:
@@ -761,9 +831,12 @@ class Ledger:
             trial.add(charged)
             if not self._fits(trial):
                 raise self._refuse(charged, stated, rel, label, totals)
-            if not _RELATION_COLUMNS <= self._event_columns(conn):  # a legacy file
+            cols = self._event_columns(conn)
+            if not _RELATION_COLUMNS <= cols:  # a legacy file
                 conn.execute("ALTER TABLE events ADD COLUMN neighbouring TEXT")
                 conn.execute("ALTER TABLE events ADD COLUMN stated TEXT")
+            if _INFO_COLUMN not in cols:  # written before events said what was released
+                conn.execute(f"ALTER TABLE events ADD COLUMN {_INFO_COLUMN} TEXT")
             event = self._commit_event(charged, label, rel, stated, 0)
             interrupts.check()  # a Ctrl-C so far (e.g. during the lock wait): charge nothing
             commit_sent = True
@@ -843,6 +916,28 @@ class Ledger:
         assert isinstance(t, ApproxDP) and isinstance(s, ApproxDP)
         return ApproxDP(_sub_down(t.epsilon, s.epsilon), _sub_down(t.delta, s.delta))
 
+    def describe(self) -> str:
+        """One line in the ledger's units: spent, total and what is left, e.g. ``spent
+        (ε=1.66, δ=1e-05) of (ε=2, δ=1e-05); remaining ε=0.338``, plus -- when zCDP/GDP charges
+        are pooled -- why they compose to less than the sum of their ε."""
+        with self._held():
+            totals, _ = self._refresh()
+        spent, left = self._describe(totals), self.remaining()
+        if isinstance(left, ApproxDP) and isinstance(self._total, ApproxDP):
+            shown = f"ε={left.epsilon:.4g}"
+            if totals.rho > 0 or totals.mu2 > 0:
+                shown += (f" (the total δ={self._total.delta:g} is assigned to the pooled "
+                          "zCDP/GDP charges)") if left.delta == 0 else f", δ={left.delta:g}"
+            elif self._total.delta > 0:
+                shown += f", δ={left.delta:g}"
+        else:
+            shown = str(left)
+        text = f"spent {spent} of {self._total}; remaining {shown}"
+        if (totals.rho > 0 or totals.mu2 > 0) and isinstance(self._total, ApproxDP):
+            text += ("; zCDP/GDP charges are pooled and converted to (ε,δ) once, so several "
+                     "of them compose to less than the sum of their ε")
+        return text
+
     def events(self) -> list[PrivacyEvent]:
         """All recorded events, oldest first."""
         with self._held():
@@ -885,6 +980,37 @@ def _reopen(path: str, total: dict[str, Any], neighbouring: str, slack: float) -
         raise LedgerFileError(f"ledger {path} no longer exists; a pickled ledger reopens its "
                               "file and never creates a new one. Nothing was charged.")
     return Ledger(Budget.from_dict(total), path, neighbouring=neighbouring, slack=slack)
+
+
+def _jsonable_info(info: dict[str, Any]) -> dict[str, Any]:
+    """The release context as plain JSON (a budget as ``{"epsilon", "delta"}``)."""
+    out: dict[str, Any] = {}
+    for k in RELEASE_KEYS:
+        v = info.get(k)
+        if v is None:
+            continue
+        if isinstance(v, Budget):
+            from dpreg.privacy.units import requested_dict
+
+            v = requested_dict(v)
+        elif isinstance(v, (list, tuple)):
+            v = [str(c) for c in v]
+        elif not isinstance(v, (dict, int, float)):
+            v = str(v)
+        out[k] = v
+    return out
+
+
+def _read_info(text: Any) -> dict[str, Any]:
+    """An event's stored ``info`` (``{}`` when absent; an unreadable one is ignored, it carries
+    no accounting)."""
+    if not text:
+        return {}
+    try:
+        info = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return {k: info[k] for k in RELEASE_KEYS if k in info} if isinstance(info, dict) else {}
 
 
 def _as_float_up(x: Fraction | float) -> float:

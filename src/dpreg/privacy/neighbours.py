@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -13,6 +13,12 @@ from dpreg.privacy.notices import (
     SECURE_DESCRIPTION,
     SEED_NOTICE,
     SEEDED_DESCRIPTION,
+)
+from dpreg.privacy.units import (
+    accounting_dict,
+    describe_requested,
+    requested_budget,
+    requested_dict,
 )
 
 __all__ = ["Neighbouring", "check_neighbouring", "PrivacyStatement"]
@@ -77,6 +83,10 @@ class PrivacyStatement:
         ``False`` means secure mode (see :attr:`randomness`).
     details:
         Mechanism-specific facts (per-step budgets, sensitivities, clipping bounds ...).
+    requested:
+        The budget as the user asked for it (``PureDP(ε)`` or ``ApproxDP(ε, δ)``), set by the
+        public entry points (:mod:`dpreg.privacy.units`); ``None`` where a core was called
+        directly.  ``budget`` stays the exact accounting; outputs show ``requested`` first.
     """
 
     budget: Budget
@@ -85,6 +95,15 @@ class PrivacyStatement:
     source: str = ""
     seeded: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
+    requested: Budget | None = field(default=None, compare=False)
+
+    def with_requested(self, epsilon: Any, delta: Any = None) -> PrivacyStatement:
+        """This statement with ``requested`` set from the user's ε (and δ) -- unchanged when
+        it is already set (the outermost entry point's request stands)."""
+        if self.requested is not None:
+            return self
+        req = requested_budget(epsilon, delta, self.budget)
+        return self if req is None else replace(self, requested=req)
 
     @property
     def randomness(self) -> str:
@@ -122,9 +141,12 @@ class PrivacyStatement:
     def as_dict(self) -> dict[str, Any]:
         """Plain-Python form.  Besides the statement's fields: ``private`` (False for an
         infinite budget), ``notice`` (the :attr:`notices` joined, ``""`` when there is nothing
-        to add) and ``randomness_description``.  An infinite ε stays ``inf`` here (JSON
-        writers of dpreg turn it into ``null``; ``private`` says why)."""
-        return {
+        to add), ``randomness_description``, ``requested`` (the budget in the user's units,
+        ``{"epsilon": ε[, "delta": δ]}``, when set) and ``accounting`` (``budget`` plus, for a
+        zCDP/GDP charge, the (ε, δ) it implies and why compositions can be tighter).  An
+        infinite ε stays ``inf`` here (JSON writers of dpreg turn it into ``null``; ``private``
+        says why)."""
+        out: dict[str, Any] = {
             "budget": self.budget.as_dict(),
             "private": self.private,
             "notice": " | ".join(self.notices),
@@ -136,9 +158,16 @@ class PrivacyStatement:
             "randomness_description": self.randomness_description,
             "details": dict(self.details),
         }
+        if self.requested is not None:
+            out["requested"] = requested_dict(self.requested)
+        out["accounting"] = accounting_dict(self.budget, self.requested)
+        return out
 
     def __str__(self) -> str:
-        text = f"{self.budget}, {self.neighbouring} neighbours, {self.mechanism}"
+        shown = describe_requested(self.requested, self.budget)
+        if self.requested is not None and self.requested != self.budget:
+            shown += f", accounted as {self.budget}"
+        text = f"{shown}, {self.neighbouring} neighbours, {self.mechanism}"
         if self.source:
             text += f" [{self.source}]"
         if not self.private:

@@ -24,7 +24,11 @@
 
 The warnings are emitted once per public call (:func:`public_call`): ``regress``, every
 estimator's ``fit``, ``release_sscp`` and ``fit_by_group`` open a scope; the public calls they
-make internally (``regress`` → ``AdaSSP.fit``, per-group fits, ...) do not warn again.
+make internally (``regress`` → ``AdaSSP.fit``, per-group fits, ...) do not warn again.  The
+same decorators say what the call releases (:func:`dpreg.privacy.ledger.release_context`: the
+requested budget, method, formula or columns, recorded by every ledger charge inside) and, for
+the outermost call only, charge the session's default ledger
+(:func:`dpreg.privacy.ledger.set_default_ledger`) when no ledger is passed.
 """
 
 from __future__ import annotations
@@ -198,18 +202,49 @@ def _warn_per_n(delta: Any, n: int | None) -> None:
         warn_large_delta(delta, n_public=n, stacklevel=4)
 
 
+def _call_release(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+                  ) -> dict[str, Any]:
+    """What a public function call releases, from its (public) arguments: the requested
+    budget, the method, the formula (``regress``; ``y ~ x by key`` for ``fit_by_group``) or
+    the columns (``release_sscp``).  Never a data value."""
+    import inspect
+
+    from dpreg.privacy.units import requested_budget
+
+    try:
+        a = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        a = dict(kwargs)
+    formula = a.get("formula") if isinstance(a.get("formula"), str) else None
+    if formula is None and all(isinstance(a.get(k), str) for k in ("y", "x", "by")):
+        formula = f"{a['y']} ~ {a['x']} by {a['by']}"
+    cols = a.get("columns")
+    return {"entry": getattr(fn, "__name__", None),
+            "method": a.get("method") if isinstance(a.get("method"), str) else None,
+            "formula": formula,
+            "columns": [str(c) for c in cols] if isinstance(cols, (list, tuple)) else None,
+            "requested": requested_budget(a.get("epsilon"), a.get("delta"))}
+
+
 def public_function(seed_arg: str = "random_state",
                     n_public: Callable[[Any], int | None] = _nobs) -> Callable[[F], F]:
     """Decorator for public functions taking ``delta=`` and a seed (``seed_arg``) as keywords:
     one :func:`public_call` scope per call, then the δ >= 1/n warning when ``n_public(result)``
-    is a public number of records."""
+    is a public number of records.  The outermost call charges the session's default ledger
+    when its ``ledger`` keyword is None; every charge inside records what the call releases."""
 
     def deco(fn: F) -> F:
+        from dpreg.privacy.context import get_default_ledger, release_context
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             delta = kwargs.get("delta")
             with public_call(delta=delta, random_state=kwargs.get(seed_arg),
-                             seed_name=seed_arg) as outer:
+                             seed_name=seed_arg) as outer, \
+                    release_context(**_call_release(fn, args, kwargs)):
+                default = get_default_ledger() if outer else None
+                if default is not None and kwargs.get("ledger") is None:
+                    kwargs["ledger"] = default
                 out = fn(*args, **kwargs)
             if outer:
                 _warn_per_n(delta, n_public(out))
@@ -222,13 +257,32 @@ def public_function(seed_arg: str = "random_state",
 
 def public_entry(fit: F) -> F:
     """Decorator for estimators' ``fit``: one :func:`public_call` scope per fit (``self.delta``
-    and ``self.random_state``), then the δ >= 1/n warning when the fitted result's n is public."""
+    and ``self.random_state``), then the δ >= 1/n warning when the fitted result's n is public.
+    An outermost fit with ``ledger=None`` charges the session's default ledger (``self.ledger``
+    is set to it for the fit and restored after); every charge inside records the estimator,
+    its requested budget and the feature names of a DataFrame ``X``."""
+    from dpreg.privacy.context import get_default_ledger, release_context
+    from dpreg.privacy.units import requested_budget
 
     @functools.wraps(fit)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         delta = getattr(self, "delta", None)
-        with public_call(delta=delta, random_state=getattr(self, "random_state", None)) as outer:
-            out = fit(self, *args, **kwargs)
+        X = args[0] if args else kwargs.get("X")
+        cols = getattr(X, "columns", None)
+        info = {"entry": f"{type(self).__name__}.fit", "method": type(self).__name__,
+                "columns": [str(c) for c in cols] if cols is not None else None,
+                "requested": requested_budget(getattr(self, "epsilon", None), delta)}
+        with public_call(delta=delta, random_state=getattr(self, "random_state", None)) as outer, \
+                release_context(**info):
+            default = get_default_ledger() if outer else None
+            if default is None or not hasattr(self, "ledger") or self.ledger is not None:
+                out = fit(self, *args, **kwargs)
+            else:
+                self.ledger = default
+                try:
+                    out = fit(self, *args, **kwargs)
+                finally:
+                    self.ledger = None
         if outer:
             _warn_per_n(delta, _nobs(getattr(self, "results_", None)))
         return out

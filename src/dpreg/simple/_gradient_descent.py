@@ -72,33 +72,56 @@ _MAX_STEPS = 100_000
 Noise = Callable[[np.ndarray], np.ndarray]
 
 
-def _gd_iterates(u: np.ndarray, v: np.ndarray, *, tau: float, steps: int, noise: Noise,
-                 init: tuple[float, float] = (0.5, 0.5), sign: float = 1.0,
-                 replicates: int | None = None) -> np.ndarray:
-    """All iterates p⁰..pᵀ (shape (T+1, 2)) of the clipped, noisy gradient method.
-
-    ``sign=+1`` is the correct descent direction; ``sign=-1`` reproduces Alg. 7 as printed
-    (gradient built from y − ŷ), which ascends -- kept only so the test-suite can pin it.
-    With ``replicates=R`` the R independent runs are vectorised: the result has shape
-    (T+1, R, 2) and ``noise`` receives (R, 2) arrays.
-    """
+def data_gradient(u: np.ndarray, v: np.ndarray, *, tau: float, sign: float = 1.0
+                  ) -> Callable[[np.ndarray], np.ndarray]:
+    """The statistics step of one round for one data set: ``p`` ((R, 2) normalised
+    predictions) -> the exact clipped gradient sums (R, 2), g = (Σ clip(2r_i a_i), Σ clip(2r_i
+    b_i)) with r_i = ŷ(u_i) − v_i, a_i = 3/4 − u_i, b_i = u_i − 1/4, each term clipped to
+    [−τ, τ].  ``sign=-1`` reproduces Alg. 7 as printed (gradient ascent; tests only)."""
     a = 0.75 - u  # ∂ŷ/∂p₂₅ / 2
     b = u - 0.25  # ∂ŷ/∂p₇₅ / 2
-    r = 1 if replicates is None else replicates
-    p = np.tile(np.asarray(init, dtype=np.float64), (r, 1))
-    out = np.empty((steps + 1, r, 2), dtype=np.float64)
-    out[0] = p
-    sq_sum = np.zeros(r)
-    for t in range(steps):
+
+    def gradient(p: np.ndarray) -> np.ndarray:
         resid = sign * (2.0 * (p[:, :1] * a + p[:, 1:] * b) - v)  # (R, n)
-        g = np.stack([np.clip(2.0 * resid * a, -tau, tau).sum(axis=1),
-                      np.clip(2.0 * resid * b, -tau, tau).sum(axis=1)], axis=1)
-        g = noise(g if replicates is not None else g[0]).reshape(r, 2)
+        return np.stack([np.clip(2.0 * resid * a, -tau, tau).sum(axis=1),
+                         np.clip(2.0 * resid * b, -tau, tau).sum(axis=1)], axis=1)
+
+    return gradient
+
+
+def gd_iterates(gradient: Callable[[np.ndarray], np.ndarray], noise: Noise, *, steps: int,
+                rows: int, init: tuple[float, float] = (0.5, 0.5), keep_from: int = 0
+                ) -> np.ndarray:
+    """The iterates p^keep_from .. pᵀ (shape (T + 1 − keep_from, rows, 2)) of the noisy
+    gradient method on a batch of ``rows`` runs (one data set or replicates, or one group per
+    row): each round G = noise(gradient(p)) (both (rows, 2)), adaptive step γ = 1/√(Σ‖G‖²) per
+    row and the descent update p ← p − γ·G.  The one DPGD loop: the single fit, the
+    replicates, the grouped backends and the harness all run it, each with its own exact
+    ``gradient`` (a statistics step) and the noise of :func:`step_noise`."""
+    p = np.tile(np.asarray(init, dtype=np.float64), (rows, 1))
+    out = np.empty((steps + 1 - keep_from, rows, 2), dtype=np.float64)
+    if keep_from == 0:
+        out[0] = p
+    sq_sum = np.zeros(rows)
+    for t in range(steps):
+        g = np.asarray(noise(gradient(p))).reshape(rows, 2)
         sq_sum += np.einsum("ij,ij->i", g, g)
         with np.errstate(divide="ignore"):
             step = np.where(sq_sum > 0, 1.0 / np.sqrt(sq_sum), 0.0)
         p = p - g * step[:, None]
-        out[t + 1] = p
+        if t + 1 >= keep_from:
+            out[t + 1 - keep_from] = p
+    return out
+
+
+def _gd_iterates(u: np.ndarray, v: np.ndarray, *, tau: float, steps: int, noise: Noise,
+                 init: tuple[float, float] = (0.5, 0.5), sign: float = 1.0,
+                 replicates: int | None = None) -> np.ndarray:
+    """All iterates p⁰..pᵀ (shape (T+1, 2), or (T+1, R, 2) with ``replicates=R``) of one data
+    set: :func:`gd_iterates` with :func:`data_gradient` (``noise`` receives (R, 2) arrays)."""
+    r = 1 if replicates is None else replicates
+    out = gd_iterates(data_gradient(u, v, tau=tau, sign=sign), noise, steps=steps, rows=r,
+                      init=init)
     return out if replicates is not None else out[:, 0, :]
 
 
@@ -269,16 +292,19 @@ def _plan(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any, rho: An
     return _Plan(var, charged, per_step, sens, u, v, tau_, t_steps, xb, yb, xe, n, details)
 
 
-def _step_noise(plan: _Plan, gen: np.random.Generator) -> Callable[[np.ndarray], np.ndarray]:
+def step_noise(plan: _Plan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
     """The per-step gradient noise of ``plan``: Laplace at the per-step ε (pure variant) or
     Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity --
     T successive mechanism calls, their grid noise drawn by one batched call at the first
-    (:func:`~dpreg.mechanisms.laplace_calls`: the same releases as T calls of ``laplace``)."""
+    (:func:`~dpreg.mechanisms.laplace_calls` / :func:`~dpreg.mechanisms.gaussian_calls`: the
+    same releases as T calls of ``laplace``/``gaussian``).  ``rng``: a Generator (one data
+    set: each call releases the whole (R, 2) array) or a
+    :class:`~dpreg.mechanisms.batch.RowRandomness` (one call per row: groups)."""
     per_step, sens = plan.per_step, plan.sensitivity
     if isinstance(per_step, PureDP):
-        call = laplace_calls(plan.steps, sensitivity=sens, epsilon=per_step.epsilon, rng=gen)
+        call = laplace_calls(plan.steps, sensitivity=sens, epsilon=per_step.epsilon, rng=rng)
     else:
-        call = gaussian_calls(plan.steps, sensitivity=sens, budget=per_step, rng=gen)
+        call = gaussian_calls(plan.steps, sensitivity=sens, budget=per_step, rng=rng)
 
     def noise(g: np.ndarray) -> np.ndarray:
         return np.asarray(call(g))
@@ -286,10 +312,26 @@ def _step_noise(plan: _Plan, gen: np.random.Generator) -> Callable[[np.ndarray],
     return noise
 
 
+def release_gradient_descent(gradient: Callable[[np.ndarray], np.ndarray], *, plan: _Plan,
+                             rows: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
+    """DPGD's release for a batch of ``rows`` runs from their per-round exact gradient sums
+    (``gradient``: (rows, 2) iterates -> (rows, 2) clipped sums): the normalised (p₂₅, p₇₅)
+    averaged over the last half of the iterates, arrays of shape (rows,).  ``rng`` as in
+    :func:`step_noise`.  Guarantee per run: T-fold composition of the per-step Laplace
+    (ε/T, L1 sensitivity 4τ) or Gaussian (ρ/T, L2 sensitivity 2√2τ) releases, replace-one, n
+    public (Alabi et al. 2022, App. E, Alg. 7, Lemma 21)."""
+    kept = gd_iterates(gradient, step_noise(plan, rng), steps=plan.steps, rows=rows,
+                       keep_from=plan.steps // 2 + 1)
+    avg = kept.mean(axis=0)
+    return avg[:, 0], avg[:, 1]
+
+
 def _run(plan: _Plan, gen: np.random.Generator, replicates: int | None = None
          ) -> tuple[Any, Any]:
     """Normalised (p25, p75) of one run, or arrays of ``replicates`` independent runs."""
-    noise = _step_noise(plan, gen)
-    avg = _average_last_half(_gd_iterates(plan.u, plan.v, tau=plan.tau, steps=plan.steps,
-                                          noise=noise, replicates=replicates))
-    return avg[..., 0], avg[..., 1]
+    r = 1 if replicates is None else replicates
+    p25, p75 = release_gradient_descent(data_gradient(plan.u, plan.v, tau=plan.tau), plan=plan,
+                                        rows=r, rng=gen)
+    if replicates is None:
+        return float(p25[0]), float(p75[0])
+    return p25, p75

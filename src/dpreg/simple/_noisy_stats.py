@@ -24,14 +24,16 @@ and x̄ (0.3ε, 0.3ε, 0.3ε, 0.05ε, 0.05ε) instead of thirds, so the line is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpreg._random import is_simulation
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms import laplace, laplace_scale
+from dpreg.mechanisms import laplace, laplace_rows, laplace_scale
+from dpreg.mechanisms.batch import RowRandomness, one_call
 from dpreg.mechanisms.sensitivity import mean_sensitivity, ncov_sensitivity, nvar_sensitivity
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.privacy.neighbours import check_neighbouring
@@ -45,7 +47,8 @@ from dpreg.simple._common import (
 from dpreg.simple._result import SimpleRegressionResult
 
 __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity",
-           "inference_sensitivities", "INFERENCE_SPLIT"]
+           "inference_sensitivities", "INFERENCE_SPLIT", "LineStatistics",
+           "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept"]
 
 #: ε weights of ncov, nvar, intercept, nvar(y), x̄ when ``inference=True``
 INFERENCE_SPLIT = (6.0, 6.0, 6.0, 1.0, 1.0)
@@ -169,8 +172,9 @@ def noisy_stats(
     if budget.is_infinite:
         warn_not_private("noisy_stats")
 
-    stats = _clipped_stats(xa, ya, xb, yb)
-    draw = _release_line(stats, sens, parts, xb, yb, n, gen)
+    stats = noisy_stats_statistics(xa, ya, xb, yb)
+    draw = release_noisy_stats(stats, x_bounds=xb, y_bounds=yb, parts=parts[:3], rng=gen,
+                               sensitivities=sens)
     noisy_ncov, noisy_nvar = float(draw["noisy_ncov"][0]), float(draw["noisy_nvar"][0])
 
     details: dict[str, Any] = {
@@ -212,7 +216,7 @@ def noisy_stats(
         nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
         noisy_nvar_y = float(laplace(nvar_y, sensitivity=sens["nvar_y"],
                                      epsilon=parts[3].epsilon, rng=gen))
-        noisy_xbar = float(laplace(stats[0], sensitivity=sens["xbar"],
+        noisy_xbar = float(laplace(float(stats.xbar[0]), sensitivity=sens["xbar"],
                                    epsilon=parts[4].epsilon, rng=gen))
         extra["noisy_nvar_y"] = noisy_nvar_y
         extra["noisy_xbar"] = noisy_xbar
@@ -234,14 +238,44 @@ def noisy_stats(
                                   n=n, extra=extra, inference=inference_spec)
 
 
-def _clipped_stats(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
-                   yb: tuple[float, float]) -> tuple[float, float, float, float]:
-    """(x̄, ȳ, nvar, ncov) of the data clipped to the public bounds."""
+@dataclass(frozen=True)
+class LineStatistics:
+    """The clipped sufficient statistics DPSuffStats and DPIntercept release from, for a batch
+    of G groups (arrays of shape (G,); G = 1 for a single fit): the public n, x̄ and ȳ of the
+    data clipped to the public bounds, nvar = Σ(x_i − x̄)² and ncov = Σ(x_i − x̄)(y_i − ȳ).
+    Deterministic (no noise); :func:`release_noisy_stats` and :func:`release_dp_intercept`
+    turn them into releases."""
+
+    n: np.ndarray
+    xbar: np.ndarray
+    ybar: np.ndarray
+    nvar: np.ndarray
+    ncov: np.ndarray
+
+    def replicate(self, size: int) -> LineStatistics:
+        """The statistics of group 0 repeated ``size`` times (replicates of one data set)."""
+        return LineStatistics(*(np.repeat(np.asarray(v)[:1], size) for v in
+                                (self.n, self.xbar, self.ybar, self.nvar, self.ncov)))
+
+
+def noisy_stats_statistics(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
+                           yb: tuple[float, float]) -> LineStatistics:
+    """The statistics step of DPSuffStats for one data set (validated arrays, public bounds):
+    (n, x̄, ȳ, nvar, ncov) of the data clipped to the bounds, as a batch of one group."""
     xc = np.clip(xa, *xb)
     yc = np.clip(ya, *yb)
     xbar, ybar = float(np.mean(xc)), float(np.mean(yc))
     dx = xc - xbar
-    return xbar, ybar, float(np.dot(dx, dx)), float(np.dot(dx, yc - ybar))
+    return LineStatistics(np.array([xa.size], dtype=np.int64), np.array([xbar]),
+                          np.array([ybar]), np.array([float(np.dot(dx, dx))]),
+                          np.array([float(np.dot(dx, yc - ybar))]))
+
+
+def _clipped_stats(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
+                   yb: tuple[float, float]) -> tuple[float, float, float, float]:
+    """(x̄, ȳ, nvar, ncov) of the data clipped to the public bounds (one data set)."""
+    st = noisy_stats_statistics(xa, ya, xb, yb)
+    return float(st.xbar[0]), float(st.ybar[0]), float(st.nvar[0]), float(st.ncov[0])
 
 
 _FAIL_DENOMINATOR = "noisy nvar(x) <= 0: the noisy denominator is not positive (⊥)"
@@ -276,40 +310,72 @@ def _line_ok(slope: np.ndarray, intercept: np.ndarray, slope_ok: np.ndarray,
             np.abs(slope) * max(abs(xb[0]), abs(xb[1])) + np.abs(intercept))
 
 
-def _release_line(stats: tuple[float, float, float, float], sens: dict[str, float],
-                  parts: list[PureDP], xb: tuple[float, float], yb: tuple[float, float], n: int,
-                  gen: np.random.Generator, size: int = 1) -> dict[str, np.ndarray]:
-    """``size`` independent runs of Alg. 1's noise-and-divide step (vectorised).
+def _per_row(n: np.ndarray, rng: Any, fn: Any) -> Any:
+    """``fn(n)`` for every row: one value when the batch is one mechanism call (a single data
+    set: every row has its n), else per row (computed once per distinct public n)."""
+    n = np.asarray(n, dtype=np.int64)
+    if one_call(rng):
+        return fn(int(n[0]))
+    sizes, inverse = np.unique(n, return_inverse=True)
+    vals = [fn(int(v)) for v in sizes.tolist()]
+    if isinstance(vals[0], dict):
+        return {k: np.array([v[k] for v in vals])[inverse] for k in vals[0]}
+    return np.array(vals)[inverse]
+
+
+def release_noisy_stats(stats: LineStatistics, *, x_bounds: tuple[float, float],
+                        y_bounds: tuple[float, float], parts: Sequence[PureDP], rng: Any,
+                        sensitivities: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Alg. 1's noise-and-divide step for a batch of G groups (the one implementation: the
+    single fit, ``fit_by_group``'s backends, replicates and the harness all call it).
+
+    ``stats``: :class:`LineStatistics` (G rows); ``parts``: the ε of ncov, nvar and the
+    intercept (thirds of ε, or the first three parts of :data:`INFERENCE_SPLIT`); ``rng``: a
+    Generator (one data set: the batch is one mechanism call per statistic, G = 1 for a fit,
+    G = trials for replicates) or a :class:`~dpreg.mechanisms.batch.RowRandomness` (one call
+    per group per statistic; seeded rows are bit for bit the groups' own fits).  All noise is
+    drawn by :func:`~dpreg.mechanisms.laplace_rows`: ncov + Lap(Δ_cov/ε₁), nvar +
+    Lap(Δ_var/ε₂), then for the rows whose noisy slope is usable ȳ − α̃x̄ + Lap(Δ₃/ε₃), Δ₃ =
+    (w_y + |α̃|w_x)/n.
 
     Returns arrays ``noisy_ncov``, ``noisy_nvar``, ``slope``, ``intercept``,
-    ``sensitivity_intercept`` and ``reason`` ("" where the run released a line, the ⊥
-    reason otherwise -- decided from noisy quantities only).
+    ``sensitivity_intercept`` and ``reason`` ("" where the row released a line, the ⊥ reason
+    otherwise -- decided from noisy quantities only).  Guarantee per row: ε₁ + ε₂ + ε₃ pure DP,
+    replace-one, n public (module doc).  ``sensitivities`` (``{"ncov": .., "nvar": ..}``)
+    defaults to :func:`noisy_stats_sensitivities` of each row's n.
     """
-    xbar, ybar, nvar, ncov = stats
-    zeros = np.zeros(size)
-    noisy_ncov = np.asarray(laplace(zeros + ncov, sensitivity=sens["ncov"],
-                                    epsilon=parts[0].epsilon, rng=gen))
-    noisy_nvar = np.asarray(laplace(zeros + nvar, sensitivity=sens["nvar"],
-                                    epsilon=parts[1].epsilon, rng=gen))
-    ok, slope, d3, slope_ok = _noisy_slope(noisy_ncov, noisy_nvar, xb, yb, n)
-    intercept = np.full(size, np.nan)
-    if slope_ok.any():
-        centre = ybar - slope[slope_ok] * xbar
-        if size == 1 and not is_simulation(gen):
-            # a release (secure or seeded mode): grid noise added to the centre itself (scaling
-            # unit noise by Δ₃ in floating point would undo the float-safety of the grid)
-            intercept[slope_ok] = laplace(centre, sensitivity=float(d3[slope_ok][0]),
-                                          epsilon=parts[2].epsilon, rng=gen)
-        else:
-            # Lap(Δ₃/ε₃) with a per-run Δ₃: unit-scale Laplace noise times Δ₃ (same law)
-            unit = np.asarray(laplace(np.zeros(int(slope_ok.sum())), sensitivity=1.0,
-                                      epsilon=parts[2].epsilon, rng=gen))
-            intercept[slope_ok] = centre + unit * d3[slope_ok]
+    xb, yb = x_bounds, y_bounds
+    sens = sensitivities if sensitivities is not None else _per_row(
+        stats.n, rng, lambda nj: noisy_stats_sensitivities(xb, yb, nj))
+    noisy_ncov = laplace_rows(stats.ncov, sensitivity=sens["ncov"], epsilon=parts[0].epsilon,
+                              rng=rng)
+    noisy_nvar = laplace_rows(stats.nvar, sensitivity=sens["nvar"], epsilon=parts[1].epsilon,
+                              rng=rng)
+    ok, slope, d3, slope_ok = _noisy_slope(noisy_ncov, noisy_nvar, xb, yb, stats.n)
+    intercept = np.full(slope.shape, np.nan)
+    sel = np.flatnonzero(slope_ok)
+    if sel.size:
+        with np.errstate(invalid="ignore", over="ignore"):
+            centre = stats.ybar[sel] - slope[sel] * stats.xbar[sel]
+        sub = rng.take(sel) if isinstance(rng, RowRandomness) else rng
+        intercept[sel] = laplace_rows(centre, sensitivity=d3[sel], epsilon=parts[2].epsilon,
+                                      rng=sub)
     line_ok = _line_ok(slope, intercept, slope_ok, xb)
     reason = np.where(~ok, _FAIL_DENOMINATOR,
                       np.where(~slope_ok, _FAIL_SLOPE, np.where(~line_ok, _FAIL_INTERCEPT, "")))
     return {"noisy_ncov": noisy_ncov, "noisy_nvar": noisy_nvar, "slope": slope,
             "intercept": intercept, "sensitivity_intercept": d3, "reason": reason}
+
+
+def release_dp_intercept(ybar: np.ndarray, n: np.ndarray, *, y_bounds: tuple[float, float],
+                         epsilon: float, rng: Any) -> np.ndarray:
+    """DPIntercept's release for a batch of G groups: ȳ of the clipped y (``ybar``, (G,))
+    plus Lap(w_y/(εn)) per row, through :func:`~dpreg.mechanisms.laplace_rows` (``rng`` as in
+    :func:`release_noisy_stats`).  Guarantee per row: ε-DP (pure), replace-one, n public
+    (Alabi et al. 2022, §6.4)."""
+    sens = _per_row(n, rng, lambda nj: mean_sensitivity(y_bounds, nj))
+    return laplace_rows(np.asarray(ybar, dtype=np.float64), sensitivity=sens, epsilon=epsilon,
+                        rng=rng)
 
 
 def dp_intercept(
@@ -345,8 +411,8 @@ def dp_intercept(
     charge(ledger, budget, "dpreg.simple.dp_intercept", Neighbouring.REPLACE_ONE)
     if budget.is_infinite:
         warn_not_private("dp_intercept")
-    level = float(laplace(float(np.mean(np.clip(ya, *yb))), sensitivity=sens, epsilon=eps,
-                          rng=gen))
+    level = float(release_dp_intercept(np.array([np.mean(np.clip(ya, *yb))]),
+                                       np.array([n]), y_bounds=yb, epsilon=eps, rng=gen)[0])
     details = {"sensitivity_mean": sens, "laplace_scale": laplace_scale(sens, eps),
                "y_bounds": yb, "n": n}
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, "DPIntercept", _SOURCE_INT,

@@ -152,12 +152,18 @@ class SimpleRegressionResult:
                                     x_bounds=spec["x_bounds"], y_bounds=spec["y_bounds"],
                                     scales=spec["scales"], eps_intercept=spec["eps_intercept"],
                                     names=names)
+            from dpreg.inference.prediction import simple_fit_statistics
+
             boot = ParametricBootstrap(model, n_boot=n_boot, kind=kind, rng=spec["seed"])
             kw = bootstrap_kwargs(boot, what="the noisy ncov, nvar, nvar(y), x̄ and line")
             extra.update(kw.pop("extra_uncertainty"))
+            rel = spec["released"]  # R², σ̂² from the released statistics (post-processing)
+            extra.update(simple_fit_statistics(ncov=rel["ncov"], nvar=rel["nvar"],
+                                               nvar_y=rel["nvar_y"], n=spec["n"],
+                                               sigma2=model.sigma2))
             return RegressionResults(params, names=names, privacy=self.privacy,
                                      method=self.method, nobs=self.n, dep_var=y_name,
-                                     extra=extra, **kw)
+                                     df_resid=spec["n"] - 2, extra=extra, **kw)
         return RegressionResults(
             params, names=names, privacy=self.privacy, method=self.method,
             uncertainty=no_se, nobs=self.n, dep_var=y_name, extra=extra, ci_method="none",
@@ -196,6 +202,17 @@ class ConfidenceInterval:
     @property
     def width(self) -> float:
         return self.high - self.low
+
+    @property
+    def clipped(self) -> tuple[str, ...]:
+        """Ends (``"lower"``/``"upper"``) that lie at the search/output range: there the
+        interval is the public range, not a finding from the data."""
+        return tuple(self.details.get("clipped", ()))
+
+    @property
+    def informative(self) -> bool:
+        """False when an end of the interval is the search range (see :attr:`clipped`)."""
+        return not self.clipped
 
     def __contains__(self, value: object) -> bool:
         if not isinstance(value, (int, float, np.floating, np.integer)):

@@ -55,7 +55,8 @@ from dpreg.simple._result import SimpleRegressionResult
 from dpreg.simple.pairs import PairDesign, doubled_pair_values, make_design
 
 __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGORITHMS",
-           "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target"]
+           "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target",
+           "release_theil_sen"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
 #: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
@@ -247,25 +248,10 @@ def theil_sen(
     if budget.is_infinite:
         warn_not_private("theil_sen")
 
-    # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1
-    design = _AllPairsInfo(n) if alg == "exact-fast" else make_design(n, pairs_arg, gen)
+    values, design = release_theil_sen(xa, ya, median=med, estimand=est, pairs=pairs_arg,
+                                       x_eval=xe, targets=targets, lo=lo, hi=hi, theta=th,
+                                       dof=dof_, algorithm=alg, rng=gen)
     k = design.k
-    points: tuple[float | None, ...] = xe if est == "predictions" else (None,)
-    if alg == "exact-fast":
-        values = [
-            dp_median_all_pairs_target(xa, ya, estimand=est, x_eval=xv, epsilon=part.epsilon,
-                                       k=k, lo=lo, hi=hi, theta=th, rng=gen)
-            for xv, part in zip(points, targets)
-        ]
-    else:
-        assert isinstance(design, PairDesign)
-        values = [
-            dp_median_of_doubled(
-                doubled_pair_values(xa, ya, design, estimand=est, x_eval=xv), median=med,
-                epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=th, dof=dof_, rng=gen)
-            for xv, part in zip(points, targets)
-        ]
-
     details = _details(design, med, est, targets, k, th, dof_, (lo, hi), xe)
     details["algorithm"] = alg
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, _MECHANISM[med], _SOURCE,
@@ -279,6 +265,42 @@ def theil_sen(
     intercept = p1 - slope * x1
     return SimpleRegressionResult(method, stmt, released_slope=slope, released_intercept=intercept,
                                   released_predictions={x1: p1, x2: p2}, n=n, extra=extra)
+
+
+def release_theil_sen(
+    xa: np.ndarray, ya: np.ndarray, *, median: str, estimand: str, pairs: str | int,
+    x_eval: tuple[float, ...], targets: list[PureDP], lo: float, hi: float, theta: float,
+    dof: int, algorithm: str, rng: np.random.Generator,
+) -> tuple[list[float], PairDesign | _AllPairsInfo]:
+    """DP Theil-Sen's release from validated inputs (the one implementation: the single fit
+    and every ``fit_by_group`` backend call it).  Statistics step: the data-independent pair
+    design (drawn from ``rng`` first) and the doubled multiset of pairwise estimates of each
+    target; release: the DP median of each (:func:`dp_median_of_doubled`, or the O(n log n)
+    :func:`dp_median_all_pairs_target` for ``algorithm="exact-fast"``) at the target's ε.
+    Returns (one released value per target -- the predictions at ``x_eval``, or the slope --
+    and the design).  Guarantee: see :func:`theil_sen` (ε-DP, replace-one, n public)."""
+    n = int(xa.size)
+    # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1
+    design = _AllPairsInfo(n) if algorithm == "exact-fast" else make_design(n, pairs, rng)
+    k = design.k
+    points: tuple[float | None, ...] = x_eval if estimand == "predictions" else (None,)
+    if algorithm == "exact-fast":
+        values = [
+            dp_median_all_pairs_target(xa, ya, estimand=estimand, x_eval=xv,
+                                       epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta,
+                                       rng=rng)
+            for xv, part in zip(points, targets)
+        ]
+    else:
+        assert isinstance(design, PairDesign)
+        values = [
+            dp_median_of_doubled(
+                doubled_pair_values(xa, ya, design, estimand=estimand, x_eval=xv),
+                median=median, epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta, dof=dof,
+                rng=rng)
+            for xv, part in zip(points, targets)
+        ]
+    return values, design
 
 
 class _AllPairsInfo:

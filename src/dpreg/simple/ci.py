@@ -76,6 +76,7 @@ from dpreg.simple.pairs import (
 __all__ = [
     "theil_sen_ci",
     "nonprivate_theil_sen_ci",
+    "range_clipped_ends",
     "union_targets",
     "tight_targets",
     "tight_failure_probabilities",
@@ -192,6 +193,15 @@ def _inverse_cdf(values: np.ndarray, q: float) -> float:
     if q >= 1:
         return math.inf
     return float(np.quantile(values, q, method="inverted_cdf"))
+
+
+def range_clipped_ends(low: float, high: float, output_range: tuple[float, float]
+                       ) -> list[str]:
+    """Which ends of a released interval lie at (or beyond) the search range
+    ``output_range``: ``"lower"`` and/or ``"upper"``.  Such an end is the public range, not
+    something the data showed, so the interval is reported as not informative."""
+    lo, hi = output_range
+    return [name for name, at in (("lower", low <= lo), ("upper", high >= hi)) if at]
 
 
 def nonprivate_theil_sen_ci(
@@ -370,6 +380,10 @@ def theil_sen_ci(
                                       rng=gen))
     if low > high:  # independent draws crossed: report the hull (only adds coverage)
         low, high = high, low
+    # an end AT the search range is the range itself (a public assumption), not a finding:
+    # flag it (decided from the released ends and public inputs only)
+    details["clipped"] = range_clipped_ends(low, high, (lo, hi))
+    details["informative"] = not details["clipped"]
     return ConfidenceInterval(low, high, alpha=a, estimate=estimate,
                               method=f"theil-sen-ci-{meth}", privacy=stmt, details=details)
 

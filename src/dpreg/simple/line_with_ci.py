@@ -83,12 +83,20 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
         details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
                  "split": "ε/2 line, ε/2 slope CI"},
     )
+    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} method, "
+            f"level {1 - alpha:g}, computed at fit time with ε/2); no interval for the "
+            "intercept")
+    if not ci.informative:
+        text += (f". NOT INFORMATIVE: the {' and '.join(ci.clipped)} end of the slope interval "
+                 f"is the end of the slope search range [{slopes[0]:g}, {slopes[1]:g}] -- a "
+                 f"public assumption, not a finding from the data (too little ε or too few rows "
+                 f"to narrow it; extra['ci_informative'])")
+    extra = {**base.extra, "ci_informative": {x_name: ci.informative},
+             "ci_clipped": {x_name: list(ci.clipped)}}
     return RegressionResults(
         base.params, privacy=privacy, method=method, intervals={alpha: iv},
-        uncertainty=(f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} "
-                     f"method, level {1 - alpha:g}, computed at fit time with ε/2); no interval "
-                     "for the intercept"),
+        uncertainty=text,
         ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
                    "(fit time, ε/2)"),
-        nobs=base.nobs, dep_var=y_name, extra=base.extra,
+        nobs=base.nobs, dep_var=y_name, extra=extra,
     )

@@ -18,12 +18,14 @@ import numpy as np
 from dpreg import _registry
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.mechanisms import laplace
-from dpreg.mechanisms.sensitivity import mean_sensitivity
 from dpreg.privacy import PureDP
 from dpreg.simple import _gradient_descent as _gd
 from dpreg.simple._common import check_pairs_arg, check_simple_xy, check_x_eval
-from dpreg.simple._noisy_stats import _clipped_stats, _release_line, noisy_stats_sensitivities
+from dpreg.simple._noisy_stats import (
+    noisy_stats_statistics,
+    release_dp_intercept,
+    release_noisy_stats,
+)
 from dpreg.simple._theil_sen import (
     check_theta,
     dp_median_all_pairs_target,
@@ -66,16 +68,16 @@ def replicate_predictions(
     out = np.empty((t, 2))
     if method == "noisy-stats":
         parts = PureDP(eps).split([1, 1, 1])
-        draw = _release_line(_clipped_stats(xa, ya, xb, yb), noisy_stats_sensitivities(xb, yb, n),
-                             parts, xb, yb, n, gen, size=t)
+        draw = release_noisy_stats(noisy_stats_statistics(xa, ya, xb, yb).replicate(t),
+                                   x_bounds=xb, y_bounds=yb, parts=parts, rng=gen)
         for j, xv in enumerate(xe):
             out[:, j] = draw["slope"] * xv + draw["intercept"]
         out[draw["reason"] != ""] = np.nan
         return out
     if method == "dp-intercept":
         level = np.full(t, float(np.mean(np.clip(ya, *yb))))
-        out[:] = np.asarray(laplace(level, sensitivity=mean_sensitivity(yb, n), epsilon=eps,
-                                    rng=gen))[:, None]
+        out[:] = release_dp_intercept(level, np.full(t, n), y_bounds=yb, epsilon=eps,
+                                      rng=gen)[:, None]
         return out
     if method == "dp-gd":
         plan = _gd._plan(xa, ya, variant="pure", epsilon=eps, rho=None, delta=None,

@@ -87,6 +87,9 @@ def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[fl
     dl = float(m.get("delta", delta))
     rs = simulation_generator(seed)
     common: dict[str, Any] = {"epsilon": eps, "delta": dl, "random_state": rs}
+    if kind.startswith("adassp"):
+        # the papers' release (Wang 2018): no yᵀy for an interval unless a spec asks for it
+        params.setdefault("inference", False)
     if kind == "adassp":
         return AdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
     if kind == "adassp-databounds":

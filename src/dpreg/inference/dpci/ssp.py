@@ -25,7 +25,8 @@ import numpy as np
 
 from dpreg.inference.dpci.engine import BootstrapModel
 
-__all__ = ["SSCPModel", "AdaSSPModel", "sym_noise_cov", "batched_repair_psd"]
+__all__ = ["SSCPModel", "AdaSSPModel", "ADASSP_NOISE_RATIO_LIMIT", "sym_noise_cov",
+           "batched_repair_psd"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,6 +154,22 @@ class SSCPModel(BootstrapModel):
         lam = float(np.linalg.eigvalsh((raw + raw.T)[np.ix_(sub, sub)] / 2.0)[0])
         self.noise_ratio = self.sigma / lam if lam > 0 else math.inf
 
+    def refusal(self) -> str:
+        """Why the release is refused an interval (κ above the limit); every number in it is
+        a released or public value."""
+        k = self.noise_ratio
+        what = (f"κ = noise sd / smallest eigenvalue of the model's released columns = {k:.3g}"
+                if math.isfinite(k) else
+                "the model's block of the released matrix is not even positive definite")
+        more = (f"about {k / self.noise_ratio_limit:.2g}× the rows or ε" if math.isfinite(k)
+                else "many more rows or a much larger ε")
+        return (f"none: refused -- the released SSCP matrix carries too little information "
+                f"for a valid interval: it is dominated by the privacy noise ({what}; the "
+                f"limit is {self.noise_ratio_limit:g}) and the estimate is biased by the PSD "
+                f"repair by an amount the release cannot correct (such intervals covered "
+                f"far below nominal, docs/uncertainty.md). Needs {more} (κ falls in "
+                f"proportion to both), or fewer regressors")
+
     def _n_used(self, noisy_count: Any) -> Any:
         if self.n_public is not None:
             return np.full(np.shape(noisy_count), self.n_public) if np.ndim(noisy_count) else \
@@ -218,6 +235,12 @@ class SSCPModel(BootstrapModel):
 # --------------------------------------------------------------------------------------------
 # AdaSSP with inference=True
 # --------------------------------------------------------------------------------------------
+#: κ = σ_XX / λ_min(noisy XᵀX) above which an AdaSSP release is refused an interval (the
+#: un-ridged solve the interval needs is then dominated by the noise; same limit as the SSCP
+#: release, whose stress runs covered at κ <= 0.35 and failed at κ = 1.33)
+ADASSP_NOISE_RATIO_LIMIT = 0.5
+
+
 class AdaSSPModel(BootstrapModel):
     """Bootstrap world of an AdaSSP release made with ``inference=True``.
 
@@ -225,11 +248,23 @@ class AdaSSPModel(BootstrapModel):
     ``sd_yy``), λ_min~ (sd ``sd_lam``); the ridge λ and θ̃ = (XᵀX~ + λI)⁻¹Xᵀy~ are functions
     of them.  n is public (replace-one) or the noisy count on the diagonal entry of a public
     ones column (``count_index``).
+
+    **The interval targets the regression coefficient β, not the ridge estimate.**  θ̃ is
+    shrunk toward 0 by λ (on small data λ can dwarf XᵀX: the shrinkage is then most of the
+    estimate), so a bootstrap world centred at θ̃ reproduces a shrunk-of-shrunk law and its
+    intervals miss β.  The world is centred at the de-shrunk estimate β̂ = (XᵀX~)⁻¹Xᵀy~ of the
+    same release, and every replicate replays the four releases and computes the same
+    de-shrunk estimate, so the percentile interval is for β; λ does not enter it.  This needs
+    XᵀX~ to be well determined: when κ = σ_XX / λ_min(XᵀX~) exceeds
+    :data:`ADASSP_NOISE_RATIO_LIMIT` (``sufficient`` is False) the caller refuses the interval.
+    ``released()`` returns (β̂, its delta-method covariance); ``theta_ridge`` is θ̃.
     """
 
-    description = ("AdaSSP: y = Xβ + e given X, with XᵀX (projected to PSD), λ_min, β and σ² "
-                   "from the noisy statistics; the four Gaussian releases, Wang's ridge rule "
-                   "and the solve replayed")
+    description = ("AdaSSP: y = Xβ + e given X, world centred at the de-shrunk estimate "
+                   "(XᵀX~)⁻¹Xᵀy~ with σ² from the noisy statistics; the four Gaussian releases "
+                   "and Wang's ridge rule replayed, the interval read off the de-shrunk "
+                   "replicates (the ridge estimate is biased toward 0 by λ)")
+    noise_ratio_limit = ADASSP_NOISE_RATIO_LIMIT
 
     def __init__(self, *, xtx: np.ndarray, xty: np.ndarray, yty: float, lam_min: float,
                  theta: np.ndarray, sd: dict[str, float], log_term: float, ridge_const: float,
@@ -248,16 +283,25 @@ class AdaSSPModel(BootstrapModel):
         self.xty = np.asarray(xty, dtype=float)
         self.yty = float(yty)
         self.lam_min = float(lam_min)
-        self.theta = np.asarray(theta, dtype=float)
-        lam = self._ridge(np.array([self.lam_min]))[0]
-        self.lam = float(lam)
+        self.theta_ridge = np.asarray(theta, dtype=float)
+        self.lam = float(self._ridge(np.array([self.lam_min]))[0])
+        # κ: noise sd of XᵀX over the smallest eigenvalue of the UN-regularised noisy XᵀX (the
+        # ridge hides nothing here: the interval needs the un-ridged solve)
+        mu_min = float(np.linalg.eigvalsh(self.xtx)[0])
+        self.gram_min_eigenvalue = mu_min
+        self.noise_ratio = self.sd["XtX"] / mu_min if mu_min > 0 else math.inf
+        self.sufficient = bool(self.noise_ratio <= self.noise_ratio_limit)
         n0 = self._n(self.xtx[None])[0]
         self.n_world = float(n0)
+        if self.sufficient:
+            self.theta = np.linalg.solve(self.xtx, self.xty)
+        else:  # no world is built (the caller refuses); keep the attributes defined
+            self.theta = self.theta_ridge.copy()
         cov, s2 = self._cov(self.xtx[None], self.xty[None], np.array([self.yty]),
-                            np.array([lam]), self.theta[None], np.array([n0]))
+                            self.theta[None], np.array([n0]))
         self.cov_hat = cov[0]
         self.s2 = float(s2[0])
-        Ainv = np.linalg.pinv(self.xtx + self.lam * np.eye(self.d), hermitian=True)
+        Ainv = np.linalg.pinv(self.xtx, hermitian=True)
         #: plug-in covariance ignoring the privacy noise (for comparison only)
         self.plugin_cov = self.s2 * Ainv @ _psd_part(self.xtx) @ Ainv
         # bootstrap world
@@ -267,9 +311,6 @@ class AdaSSPModel(BootstrapModel):
         self.L = vecs * np.sqrt(vals)
         self.pos = vals > 0
         self.lam_min_world = max(self.lam_min, 0.0)
-        # κ: noise sd of XᵀX over the smallest eigenvalue of the regularised noisy Gram matrix
-        lam_a = float(np.linalg.eigvalsh(self.xtx + self.lam * np.eye(self.d))[0])
-        self.noise_ratio = self.sd["XtX"] / lam_a if lam_a > 0 else math.inf
 
     def _n(self, xtx: np.ndarray) -> np.ndarray:
         if self.n_public is not None:
@@ -282,16 +323,16 @@ class AdaSSPModel(BootstrapModel):
         lower = np.maximum(0.0, lam_min_noisy - self.sd["lambda_min"] * self.log_term)
         return np.maximum(0.0, self.sd["XtX"] * self.ridge_const - lower)
 
-    def _cov(self, xtx: np.ndarray, xty: np.ndarray, yty: np.ndarray, lam: np.ndarray,
-             theta: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _cov(self, xtx: np.ndarray, xty: np.ndarray, yty: np.ndarray, theta: np.ndarray,
+             n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Delta-method covariance of the de-shrunk estimate θ = (XᵀX~)⁻¹Xᵀy~ and σ̂²."""
         d = self.d
         rss = (yty - 2.0 * np.einsum("bi,bi->b", theta, xty)
                + np.einsum("bi,bij,bj->b", theta, xtx, theta))
         df = np.maximum(n - d, 1.0)
         s2 = np.clip(rss, 0.0, n * self.label_bound**2) / df
-        A = xtx + lam[:, None, None] * np.eye(d)
         with np.errstate(all="ignore"):
-            Ainv = np.linalg.pinv(A, hermitian=True)
+            Ainv = np.linalg.pinv(xtx, hermitian=True)
         mid = (s2[:, None, None] * _psd_part(xtx) + self.sd["Xty"] ** 2 * np.eye(d)
                + _gram_noise_term(theta, self.sd["XtX"]))
         return Ainv @ mid @ Ainv, s2
@@ -299,8 +340,10 @@ class AdaSSPModel(BootstrapModel):
     def released(self) -> tuple[np.ndarray, np.ndarray]:
         return self.theta.copy(), self.cov_hat.copy()
 
-    def replicate(self, size: int, rng: np.random.Generator
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def simulate_releases(self, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """``size`` replays of the four releases on data from the world: the noisy
+        statistics, the ridge λ and θ̃ (``"ridge"``), and the de-shrunk estimate
+        (``"deshrunk"``; ``"ok"`` where its solve is well conditioned)."""
         d = self.d
         s = math.sqrt(self.s2)
         zz = rng.standard_normal((size, d))
@@ -316,17 +359,50 @@ class AdaSSPModel(BootstrapModel):
         xtx_n = self.M + sym_normal(size, d, self.sd["XtX"], rng)
         xty_n = xty + rng.normal(0.0, self.sd["Xty"], (size, d))
         yty_n = yty + rng.normal(0.0, self.sd["yty"], size)
-        A = xtx_n + lam[:, None, None] * np.eye(d)
+        ridge = _solve_stack(xtx_n + lam[:, None, None] * np.eye(d), xty_n)[0]
+        deshrunk, good = _solve_stack(xtx_n, xty_n)
+        return {"xtx": xtx_n, "xty": xty_n, "yty": yty_n, "lam": lam, "ridge": ridge,
+                "deshrunk": deshrunk, "ok": good & np.all(np.isfinite(deshrunk), axis=1)}
+
+    def replicate(self, size: int, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sim = self.simulate_releases(size, rng)
+        theta = sim["deshrunk"]
+        cov, _ = self._cov(sim["xtx"], sim["xty"], sim["yty"], theta, self._n(sim["xtx"]))
+        return theta, cov, sim["ok"]
+
+    def refusal(self) -> str:
+        """Why no interval is given (only meaningful when ``sufficient`` is False); every
+        number in it is a released or public value."""
+        k = self.noise_ratio
+        factor = k / self.noise_ratio_limit if math.isfinite(k) else math.inf
+        what = (f"κ = noise sd {self.sd['XtX']:.3g} / smallest eigenvalue "
+                f"{self.gram_min_eigenvalue:.3g} = {k:.3g} > {self.noise_ratio_limit:g}"
+                if math.isfinite(k) else
+                f"it is not even positive definite: noise sd {self.sd['XtX']:.3g}, smallest "
+                f"eigenvalue {self.gram_min_eigenvalue:.3g}; κ must be <= "
+                f"{self.noise_ratio_limit:g}")
+        more = (f"about {factor:.2g}× the rows or {factor:.2g}× the ε" if math.isfinite(factor)
+                else "many more rows or a much larger ε")
+        return (f"none: refused -- this AdaSSP release carries too little information for a "
+                f"valid interval: its noisy XᵀX is dominated by the privacy noise ({what}), so "
+                f"AdaSSP's ridge (λ = {self.lam:.3g}) shrinks the estimate toward 0 by an "
+                f"amount the release cannot correct. Needs {more} (κ falls in proportion to "
+                f"both), or try method covariance-ols, which spends the whole budget on one "
+                f"matrix and applies the same check to its own release")
+
+
+def _solve_stack(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Solve a stack A x = b: (x, well-conditioned flag); ill-conditioned systems get the
+    pseudo-inverse solution."""
+    with np.errstate(all="ignore"):
+        cond = np.linalg.cond(A)
+    good = np.isfinite(cond) & (cond < 1e12)
+    x = np.empty(b.shape)
+    if good.any():
+        x[good] = np.linalg.solve(A[good], b[good][..., None])[..., 0]
+    if (~good).any():
         with np.errstate(all="ignore"):
-            cond = np.linalg.cond(A)
-        good = np.isfinite(cond) & (cond < 1e12)
-        theta = np.empty((size, d))
-        if good.any():
-            theta[good] = np.linalg.solve(A[good], xty_n[good][..., None])[..., 0]
-        if (~good).any():
-            theta[~good] = np.einsum("bij,bj->bi", np.linalg.pinv(A[~good], hermitian=True),
-                                     xty_n[~good])
-        n = self._n(xtx_n)
-        cov, _ = self._cov(xtx_n, xty_n, yty_n, lam, theta, n)
-        ok = np.all(np.isfinite(theta), axis=1)
-        return theta, cov, ok
+            x[~good] = np.einsum("bij,bj->bi", np.linalg.pinv(A[~good], hermitian=True),
+                                 b[~good])
+    return x, good
