@@ -14,7 +14,7 @@ from dpreg.privacy.budgets import zcdp_to_approx_bun_steinke
 
 # ------------------------------------------------------------------------ guarantee
 def test_reference_values_of_the_guarantee():
-    # algorithms.md §4.2 quotes the Bun–Steinke conversion: 0.78 (ε = 1), 32.7 (ε = 30)
+    # the Bun–Steinke conversion gives: 0.78 (ε = 1), 32.7 (ε = 30)
     budget, implied = ad.adassp_guarantee(1.0, 1e-6)
     assert budget.rho == pytest.approx(1.0 / (6 * math.log(6e6)))
     assert zcdp_to_approx_bun_steinke(budget.rho, 1e-6) == pytest.approx(0.7789, abs=1e-3)

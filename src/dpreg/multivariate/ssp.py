@@ -279,6 +279,8 @@ def adassp(
         index of a PUBLIC column of ones in ``X`` (``count_index``) whose noisy Gram diagonal
         entry serves as the count.
 
+    Notes
+    -----
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
     ρ-zCDP (``details['implied_epsilon']`` is the (ε, δ) it implies).
     """
