@@ -111,11 +111,8 @@ def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsil
         est._fit_source(source, x_cols, y_col)
     except MechanismFailure:
         pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
-    out = est.results_
-    out.dep_var = y_col
-    out.bounds = {y_col: y_bounds, **{n: (float(b[0]), float(b[1]))
-                                      for n, b in zip(x_cols, x_bounds)}}
-    return out
+    return est.results_.replace(dep_var=y_col, bounds={
+        y_col: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_cols, x_bounds)}})
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,
