@@ -478,3 +478,30 @@ def test_sweep_regression_in_scaled_units_equals_least_squares(A, keep, lows, wi
     resid = D[:, 3] - M @ ref
     assert fit["rss"] == pytest.approx(resid @ resid, rel=1e-5, abs=1e-8 * (1 + D[:, 3] @ D[:, 3]))
 
+
+def _caschools_like(n=420, seed=2021):
+    """Data shaped like AER's CASchools (420 districts): test score on student-teacher ratio,
+    % CalWORKs and % English learners."""
+    rng = np.random.default_rng(seed)
+    stratio = rng.uniform(14.0, 26.0, n)
+    calworks = np.clip(rng.gamma(2.0, 6.8, n), 0.0, 79.0)
+    english = np.clip(rng.gamma(0.9, 17.0, n), 0.0, 86.0)
+    score = np.clip(700.0 - 1.0 * stratio - 0.11 * calworks - 0.55 * english
+                    + rng.normal(0.0, 9.0, n), 600.0, 720.0)
+    X = np.column_stack([stratio, calworks, english])
+    return X, score
+
+
+def test_covariance_ols_at_huge_epsilon_equals_ols():
+    """ε → ∞ continuously: at ε = 1e8 the release's noise (σ ≈ 3e-4 on the scaled matrix)
+    is negligible, so CovarianceOLS equals OLS within 1% of the OLS standard error (with the
+    old σ floor of 0.02·Δ the CalWORKs slope moved by several standard errors)."""
+    from dpreg import CovarianceOLS
+
+    X, y = _caschools_like()
+    ref = sm.OLS(y, sm.add_constant(X)).fit()
+    est = CovarianceOLS(epsilon=1e8, delta=1e-6, bounds_X=[(10.0, 30.0), (0.0, 100.0),
+                                                           (0.0, 100.0)],
+                        bounds_y=(600.0, 720.0), se="plugin", random_state=1).fit(X, y)
+    got = np.concatenate([[est.intercept_], est.coef_])
+    assert np.all(np.abs(got - ref.params) <= 0.01 * ref.bse)
