@@ -13,13 +13,14 @@ __all__ = ["AdaSSP"]
 
 
 class AdaSSP(_MultivariateBase):
-    """AdaSSP (Wang 2018) with Wang's constants; ρ-zCDP ⇒ (ε, δ)-DP.
+    """AdaSSP (Wang 2018); (ε, δ)-DP for any ε (exact μ-GDP calibration) or Wang's constants.
 
     Parameters
     ----------
     epsilon, delta:
-        Privacy target; δ > 0 required and ε <= :func:`dpreg.multivariate.adassp_max_epsilon`
-        (≈21.7 at δ = 1e−6), the range where Wang's constants hold.
+        Privacy target; δ > 0 required.  Any ε with the default calibration; with
+        ``calibration="wang"`` ε <= :func:`dpreg.multivariate.adassp_max_epsilon` (≈21.7 at
+        δ = 1e−6), the range where Wang's constants hold.
     bounds_X, bounds_y:
         Required public bounds: one (lo, hi) for all features or one per feature, and (lo, hi)
         for the response.  Features and label are clamped to them and scaled to [−1, 1], which
@@ -30,8 +31,14 @@ class AdaSSP(_MultivariateBase):
         ``"add-remove"`` (default; Wang's setting) or ``"replace-one"``.
     failure_prob:
         Wang's ρ (0.05).
+    calibration:
+        ``"gdp"`` (default): the largest μ with μ-GDP ⇒ (ε, δ)-DP on the exact Gaussian curve,
+        μ² split in thirds over the three Gaussian releases (λ_min, XᵀX, Xᵀy), σ_i = Δ_i/μ_i;
+        the ledger is charged the composed μ-GDP.  ``"wang"``: Wang's constants
+        c = √ln(6/δ)/(ε/3) (ρ-zCDP; refused above the maximum ε).
+        :func:`dpreg.multivariate.adassp_budget` gives the split for either.
     inference:
-        ``True``: also release a noisy yᵀy from the same budget (ρ split 0.3/0.3/0.3/0.1) so
+        ``True``: also release a noisy yᵀy from the same budget (split 0.3/0.3/0.3/0.1) so
         that ``results_`` carries DP-aware standard errors and a parametric-bootstrap
         ``conf_int`` (post-processing; Ferrando, Wang & Sheldon 2022).  Under add/remove it
         needs ``fit_intercept=True`` (the noisy count of the ones column estimates n).
@@ -47,7 +54,8 @@ class AdaSSP(_MultivariateBase):
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
                  inference: bool = False, n_boot: int = 2000,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 calibration: str = "gdp") -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -59,6 +67,7 @@ class AdaSSP(_MultivariateBase):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.calibration = calibration
 
     def fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
@@ -68,6 +77,7 @@ class AdaSSP(_MultivariateBase):
                       delta=self._required_delta(),
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,
                       inference=self.inference, n_boot=self.n_boot,
+                      calibration=self.calibration,
                       count_index=0 if scaling.fit_intercept else None,
                       rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)
