@@ -182,8 +182,8 @@ def tukey_auto_n_models(n: int, d: int, *, epsilon: float, delta: float,
     below ``target`` (:data:`TUKEY_AUTO_PASS_PROBABILITY`), take the smallest m in (m₀, ⌊n/d⌋]
     predicted to reach it -- Amin et al.'s "smallest m whose PTR check passes" (§4.3), with the
     public pass model in place of their non-private trial runs -- and when no feasible m
-    reaches it, the feasible m with the highest predicted probability.  Every model still gets ⌊n/m⌋ >= d rows.  Returns a value
-    below 8 when n < 8·d (TukeyEM cannot run).
+    reaches it, the feasible m with the highest predicted probability.  Every model still gets
+    ⌊n/m⌋ >= d rows.  Returns a value below 8 when n < 8·d (TukeyEM cannot run).
     """
     from dpreg.multivariate.tukey import MIN_MODELS
     from dpreg.preprocess import tukey_n_models
