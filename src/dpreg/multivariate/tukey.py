@@ -216,7 +216,7 @@ def tukey_em(
     *,
     epsilon: float,
     delta: float,
-    n_models: int,
+    n_models: int | str = "auto",
     rng: Any = None,
     ledger: Any = None,
     names: Any = None,
@@ -232,8 +232,12 @@ def tukey_em(
         for PTR.  ``epsilon=inf`` returns the coordinate-wise median of the models (not
         private).
     n_models:
-        m >= 8 models; needs n >= m·d.  Guidance: the method works when n is large compared
-        with d (about n >= 1000·d, with m around 1000); too few models make PTR fail, too
+        ``"auto"`` (default) or an integer m >= 8 (needs n >= m·d).  ``"auto"`` chooses m
+        from the public n, d, ε and δ (:func:`dpreg.auto.rules.tukey_auto_n_models`): the
+        rule min(1000, ⌊n/(2d)⌋), raised to the smallest m whose PTR step a public model of
+        the depth statistic predicts to pass with probability >= 0.9999 (Amin et al. §4.3:
+        "the smallest m that passes").  No budget is spent on it: n is public under the
+        replace-one guarantee and the model uses no data.  Too few models make PTR fail, too
         many make every model (fitted on ⌊n/m⌋ rows) inaccurate.
     rng, ledger, names:
         Randomness; optional ledger charged (ε, δ) after validation and before any
@@ -246,7 +250,20 @@ def tukey_em(
     n, d = Xa.shape
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    m = check_int(n_models, "n_models", minimum=MIN_MODELS)
+    auto = isinstance(n_models, str)
+    if auto and n_models != "auto":
+        raise InvalidInputError(f"n_models must be 'auto' or an integer >= {MIN_MODELS}; got "
+                                f"{n_models!r}")
+    if auto:
+        from dpreg.auto.rules import tukey_auto_n_models
+
+        m = tukey_auto_n_models(n, d, epsilon=eps, delta=dlt)
+        if m < MIN_MODELS:
+            raise InvalidInputError(
+                f"n_models='auto' needs n >= {MIN_MODELS}·d = {MIN_MODELS * d} rows for this "
+                f"design ({MIN_MODELS} models of at least d = {d} rows each); got n={n}")
+    else:
+        m = check_int(n_models, "n_models", minimum=MIN_MODELS)
     if n // m < d:
         raise InvalidInputError(
             f"n_models must be <= n // d = {n // d} for this data: each of the m models is fitted "
@@ -267,7 +284,8 @@ def tukey_em(
     P = jitter_and_sort(models, gen)
     details: dict[str, Any] = {
         "requested": {"epsilon": eps, "delta": dlt},
-        "n_models": m, "batch_size": b, "rows_unused": n - m * b, "target_depth": t,
+        "n_models": m, "n_models_choice": "auto" if auto else "given",
+        "batch_size": b, "rows_unused": n - m * b, "target_depth": t,
         "epsilon_ptr": eps_ptr, "epsilon_em": eps_em,
         "em_exponent": "epsilon_em * depth / 2 (swap neighbours at model level)",
     }
