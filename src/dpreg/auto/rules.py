@@ -7,13 +7,17 @@ DP releases: no data is read and nothing is charged.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_delta, check_epsilon
+from dpreg._validation import check_bounds, check_epsilon
 from dpreg.exceptions import InvalidInputError
+from dpreg.multivariate.tukey import (
+    TUKEY_AUTO_PASS_PROBABILITY,
+    tukey_auto_n_models,
+    tukey_pass_probability,
+)
 from dpreg.privacy import PureDP
 
 __all__ = [
@@ -51,11 +55,6 @@ NS_BOUNDARY_LIMIT = 0.06
 TS_MATCHINGS = 10
 #: TukeyEM only when PTR is predicted to pass with at least this probability
 TUKEY_PASS_PROBABILITY = 0.95
-#: ``TukeyEM(n_models="auto")`` raises m until PTR is predicted to pass with this probability:
-#: the Gaussian pass model is optimistic on real data (ISLP Bikeshare, 6 features: predicted
-#: distance 24 vs realised 21-25 at m = 615, where 0.95 was predicted and 77% passed), so the
-#: target leaves a margin of a few depth units (m = 682 there; every fit passed)
-TUKEY_AUTO_PASS_PROBABILITY = 0.9999
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -134,91 +133,6 @@ def choose_simple(u: float, boundary_share: float, *, u_threshold: float = NS_U_
     ns = bool(choose_simple_array(u, boundary_share, u_threshold=u_threshold,
                                   boundary_limit=boundary_limit))
     return "noisy-stats" if ns else "theil-sen-exp"
-
-
-@lru_cache(maxsize=256)
-def _proxy_distance(m: int, d: int, eps_em: float, delta: float) -> int:
-    from dpreg.multivariate.tukey import distance_lower_bound, log_volumes, target_depth
-
-    gen = np.random.default_rng(12345)  # public simulation, fixed seed: no data involved
-    P = np.sort(gen.standard_normal((d, m)), axis=1)
-    return int(distance_lower_bound(log_volumes(P), target_depth(m), eps_em, delta))
-
-
-def tukey_pass_probability(m: int, d: int, *, epsilon: float, delta: float) -> float:
-    """Predicted probability that TukeyEM's PTR step passes with m models in d dimensions.
-
-    The distance bound A depends on the models only through ratios of the widths of their
-    coordinate-wise quantile boxes, which are scale free; for well-conditioned data the m OLS
-    models are close to Gaussian, so A is predicted from m simulated standard-normal models (a
-    public computation, no data, no privacy cost) and the pass probability is
-    P(A + Lap(1/ε₁) > ln(1/(2δ))/ε₁) with ε₁ = ε/2.  Heavier-tailed models give a smaller A:
-    the prediction is optimistic for such data, hence the high required probability.
-    """
-    from dpreg.mechanisms.ptr import ptr_threshold
-    from dpreg.multivariate.tukey import MIN_MODELS
-
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta, allow_zero=False)
-    if m < MIN_MODELS or d < 1:
-        return 0.0
-    if math.isinf(eps):
-        return 1.0
-    a = _proxy_distance(int(m), int(d), eps / 2.0, dlt)
-    z = ptr_threshold(eps / 2.0, dlt) - a  # need Lap(2/ε) > z
-    b = 2.0 / eps
-    return 1.0 - 0.5 * math.exp(z / b) if z < 0 else 0.5 * math.exp(-z / b)
-
-
-@lru_cache(maxsize=256)
-def tukey_auto_n_models(n: int, d: int, *, epsilon: float, delta: float,
-                        target: float = TUKEY_AUTO_PASS_PROBABILITY) -> int:
-    """TukeyEM's number of models m for n rows and d design columns (intercept included) --
-    ``n_models="auto"``; a function of public values only (n is public under TukeyEM's
-    replace-one guarantee), so it costs no budget.
-
-    Start from the rule m₀ = :func:`dpreg.preprocess.tukey_n_models` (min(1000, ⌊n/(2d)⌋));
-    if the PTR step is predicted (:func:`tukey_pass_probability`) to pass with probability
-    below ``target`` (:data:`TUKEY_AUTO_PASS_PROBABILITY`), take the smallest m in (m₀, ⌊n/d⌋]
-    predicted to reach it -- Amin et al.'s "smallest m whose PTR check passes" (§4.3), with the
-    public pass model in place of their non-private trial runs -- and when no feasible m
-    reaches it, the feasible m with the highest predicted probability.  Every model still gets
-    ⌊n/m⌋ >= d rows.  Returns a value below 8 when n < 8·d (TukeyEM cannot run).
-    """
-    from dpreg.multivariate.tukey import MIN_MODELS
-    from dpreg.preprocess import tukey_n_models
-
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta, allow_zero=False)
-    hi = int(n) // int(d)
-    m0 = max(MIN_MODELS, tukey_n_models(n, d))
-    if hi < MIN_MODELS:
-        return hi
-    m0 = min(m0, hi)
-
-    def p(m: int) -> float:
-        return tukey_pass_probability(m, d, epsilon=eps, delta=dlt)
-
-    if p(m0) >= target:
-        return m0
-    best, best_p = m0, p(m0)
-    prev, m = m0, m0
-    while m < hi:  # coarse scan (steps of ~2%), then bisection inside the first passing step
-        m = min(hi, m + max(1, m // 50))
-        pm = p(m)
-        if pm >= target:
-            lo_m, hi_m = prev, m  # p(lo_m) < target <= p(hi_m)
-            while hi_m - lo_m > 1:
-                mid = (lo_m + hi_m) // 2
-                if p(mid) >= target:
-                    hi_m = mid
-                else:
-                    lo_m = mid
-            return hi_m
-        if pm > best_p:
-            best, best_p = m, pm
-        prev = m
-    return best
 
 
 def choose_multivariate(n: float, d: int, *, epsilon: float, delta: float) -> tuple[str, int]:
