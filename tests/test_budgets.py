@@ -247,3 +247,50 @@ class TestBudgetTypes:
     def test_no_global_state_in_split(self):
         np.testing.assert_equal([p.epsilon for p in PureDP(3.0).split([1, 1, 1])],
                                 [p.epsilon for p in PureDP(3.0).split([1, 1, 1])])
+
+
+def _balle_wang_delta(sigma: float, eps: float, sens: float) -> float:
+    """The analytic Gaussian condition of Balle & Wang 2018 (Thm. 8), written out here
+    independently of :func:`gdp_delta`: Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ), in log space."""
+    from scipy import special
+
+    a = sens / (2 * sigma) - eps * sigma / sens
+    b = -sens / (2 * sigma) - eps * sigma / sens
+    la, lb = special.log_ndtr(a), special.log_ndtr(b)
+    return float(np.exp(la) * -np.expm1(min(eps + lb - la, 0.0)))
+
+
+class TestNoiseVanishesAsEpsilonGrows:
+    """σ(ε) of the analytic calibration is strictly decreasing and tends to 0 (issue 21: the
+    root bracket capped μ at 50, so σ stopped at 0.02·Δ from ε ≈ 2,500 on)."""
+
+    @pytest.mark.parametrize("delta", [1e-6, 2.0**-16])
+    def test_sigma_strictly_decreasing_and_tight_up_to_1e12(self, delta):
+        from dpreg.mechanisms.gaussian import gaussian_sigma
+
+        sens = 6.0
+        grid = np.logspace(-1, 12, 53)
+        sig = np.array([gaussian_sigma(sens, ApproxDP(float(e), delta)) for e in grid])
+        assert np.all(np.diff(sig) < 0)
+        for e, s in zip(grid, sig):
+            assert _balle_wang_delta(s, e, sens) <= delta  # (ε, δ)-DP
+            assert _balle_wang_delta(s * (1 - 1e-6), e, sens) > delta  # and no more noise
+        # large ε: Φ(μ/2 − ε/μ) = δ up to the second term (about |z|/μ of the first, a shift of
+        # μ by < 1e-4 relative for ε >= 1e4), i.e. μ ≈ z + √(z² + 2ε) with z = Φ⁻¹(δ)
+        z = stats.norm.ppf(delta)
+        big = grid >= 1e4
+        mu_closed = z + np.sqrt(z**2 + 2 * grid[big])
+        np.testing.assert_allclose(sens / sig[big], mu_closed, rtol=1e-4)
+        assert sig[-1] < 1e-5 * sens
+
+    def test_gdp_mu_grows_without_cap(self):
+        mus = [gdp_mu(e, 1e-6) for e in (1e3, 1e4, 1e8, 1e12)]
+        assert all(a < b for a, b in zip(mus, mus[1:])) and mus[-1] > 1e6
+        assert gdp_mu(math.inf, 1e-6) == math.inf
+
+    def test_gdp_delta_keeps_the_second_term_at_large_epsilon(self):
+        # at ε = 2000, μ = 60: Φ(a) and e^ε Φ(b) are both far from 0 in log space; dropping the
+        # second term (as for ε >= 700 before) overstated δ
+        eps, mu = 2000.0, 63.3
+        assert gdp_delta(eps, mu) == pytest.approx(_balle_wang_delta(1.0 / mu, eps, 1.0),
+                                                   rel=1e-9)

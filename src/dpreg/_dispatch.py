@@ -111,11 +111,8 @@ def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsil
         est._fit_source(source, x_cols, y_col)
     except MechanismFailure:
         pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
-    out = est.results_
-    out.dep_var = y_col
-    out.bounds = {y_col: y_bounds, **{n: (float(b[0]), float(b[1]))
-                                      for n, b in zip(x_cols, x_bounds)}}
-    return out
+    return est.results_.replace(dep_var=y_col, bounds={
+        y_col: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_cols, x_bounds)}})
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,
@@ -124,7 +121,7 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
     it (PureDP, ApproxDP, ZCDP or GDP) -- from public inputs only (no data, no noise).
 
     It is built from the same estimator and the same budget functions as :func:`fit`
-    (:func:`~dpreg.multivariate.ssp.adassp_guarantee`,
+    (:func:`~dpreg.multivariate.ssp.adassp_budget`,
     :func:`~dpreg.multivariate.boosted.boosted_budget`,
     :func:`~dpreg.multivariate.dpgd.dpgd_budget`, the simple DP-GD's budget variants), so it
     equals what a single fit charges (tests/grouped/test_grouped_ledger.py checks every method).
@@ -162,9 +159,10 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
             check_neighbouring(inner.neighbouring))[2]
     dlt = est._required_delta()
     if method == "adassp":
-        from dpreg.multivariate.ssp import adassp_guarantee
+        from dpreg.multivariate.ssp import adassp_budget
 
-        return adassp_guarantee(eps, dlt)[0]
+        return adassp_budget(eps, dlt, calibration=est.calibration,
+                             inference=bool(est.inference)).charged
     if method == "boosted-adassp":
         from dpreg._validation import check_int
         from dpreg.multivariate.boosted import boosted_budget, boosted_split

@@ -292,7 +292,7 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         return p.coef_sd[target]
 
     hi = 1.0
-    if method == "adassp":
+    if method == "adassp" and options.get("calibration") == "wang":
         from dpreg.multivariate.ssp import adassp_max_epsilon
 
         cap = adassp_max_epsilon(dlt or 1e-6) * (1 - 1e-9)

@@ -31,7 +31,7 @@ def test_every_method_and_estimator_has_a_target():
               "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
               "gaussian-secure", "fit-by-group", "fit-by-group-adassp", "laplace-seeded",
-              "gaussian-seeded", "laplace-seeded-reachability"):
+              "gaussian-seeded", "laplace-seeded-reachability", "adassp-eps30", "adassp-wang"):
         assert m in names
     assert {t.kind for t in TARGETS.values()} == KINDS
     assert all(len(t.pairs()) >= 3 for t in TARGETS.values())

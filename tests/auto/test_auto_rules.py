@@ -345,7 +345,8 @@ def test_the_pipeline_builds_one_frozen_result_with_its_own_statement():
     result): the inner method's statement is named inside it, and the record in the statement
     cannot be changed through the result's extra."""
     x, y = _line(300)
-    r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", random_state=0)
+    r = fit_auto(x, y, epsilon=5.0, x_bounds="private", y_bounds="private", random_state=0,
+                 allow_unreliable=True)  # 300 rows: the bounds-free check would refuse
     inner = r.privacy.details["method"]
     assert r.privacy.mechanism == "auto → " + inner["mechanism"]
     assert r.privacy.details["auto"] == r.extra["auto"]

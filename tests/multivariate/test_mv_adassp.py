@@ -1,37 +1,43 @@
-"""AdaSSP with Wang's constants: the supported ε range, the noise scales, the ridge rule,
-clipping, and the ε → ∞ limit."""
+"""AdaSSP: the exact μ-GDP calibration for any ε (default) and Wang's constants
+(``calibration="wang"``: the supported ε range, the noise scales, the ridge rule), clipping,
+and the ε → ∞ limit."""
 
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dpreg import ZCDP, ApproxDP, InvalidInputError, Ledger
+from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, Ledger
 from dpreg.mechanisms.gaussian import gaussian_sigma
 from dpreg.multivariate import ssp as ad
-from dpreg.privacy.budgets import zcdp_to_approx_bun_steinke
+from dpreg.privacy.budgets import compose, gdp_delta, gdp_mu, zcdp_to_approx_bun_steinke
+
+WANG = {"calibration": "wang"}
 
 
 # ------------------------------------------------------------------------ guarantee
 def test_reference_values_of_the_guarantee():
     # the Bun–Steinke conversion gives: 0.78 (ε = 1), 32.7 (ε = 30)
-    budget, implied = ad.adassp_guarantee(1.0, 1e-6)
+    budget, implied = ad.adassp_guarantee(1.0, 1e-6, **WANG)
+    assert isinstance(budget, ZCDP)
     assert budget.rho == pytest.approx(1.0 / (6 * math.log(6e6)))
     assert zcdp_to_approx_bun_steinke(budget.rho, 1e-6) == pytest.approx(0.7789, abs=1e-3)
     assert implied == pytest.approx(0.7301, abs=1e-3)  # the tighter of the two conversions
-    assert ad.adassp_guarantee(10.0, 1e-6)[1] == pytest.approx(8.75, abs=0.01)
-    assert ad.adassp_guarantee(30.0, 1e-6)[1] == pytest.approx(32.66, abs=0.01)
+    assert ad.adassp_guarantee(10.0, 1e-6, **WANG)[1] == pytest.approx(8.75, abs=0.01)
+    assert ad.adassp_guarantee(30.0, 1e-6, **WANG)[1] == pytest.approx(32.66, abs=0.01)
 
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-6, 1e-9])
 def test_guarantee_holds_exactly_on_the_supported_range(delta):
     eps_max = ad.adassp_max_epsilon(delta)
     for eps in np.concatenate([np.geomspace(1e-3, eps_max, 60), [eps_max]]):
-        assert ad.adassp_guarantee(float(eps), delta)[1] <= eps
+        assert ad.adassp_guarantee(float(eps), delta, **WANG)[1] <= eps
     above = math.nextafter(eps_max * (1 + 1e-9), math.inf)
-    assert ad.adassp_guarantee(above, delta)[1] > above
+    assert ad.adassp_guarantee(above, delta, **WANG)[1] > above
     for eps in np.geomspace(eps_max * 1.001, eps_max * 100, 20):
-        assert ad.adassp_guarantee(float(eps), delta)[1] > eps
+        assert ad.adassp_guarantee(float(eps), delta, **WANG)[1] > eps
 
 
 def test_supported_range_values():
@@ -39,12 +45,86 @@ def test_supported_range_values():
     assert 30.0 > ad.adassp_max_epsilon(1e-6)
 
 
-def test_epsilon_above_range_is_refused_before_charging():
+def test_epsilon_above_wangs_range_is_refused_before_charging():
     X, y = np.zeros((5, 2)), np.zeros(5)
     ledger = Ledger(ApproxDP(100, 0.1))
-    with pytest.raises(InvalidInputError, match=r"epsilon must be <= 21\.7"):
-        ad.adassp(X, y, x_norm_bound=1, y_bound=1, epsilon=30.0, delta=1e-6, ledger=ledger)
+    with pytest.raises(InvalidInputError, match=r"epsilon must be <= 21\.7.*calibration='gdp'"):
+        ad.adassp(X, y, x_norm_bound=1, y_bound=1, epsilon=30.0, delta=1e-6, ledger=ledger,
+                  **WANG)
     assert ledger.events() == []
+
+
+# ------------------------------------------------------------------------ exact calibration
+@pytest.mark.parametrize("eps", [30.0, 50.0, 1e3])
+def test_any_epsilon_is_calibrated_exactly(eps):
+    """Issue 21: ε = 30 at δ = 1e-6 was refused.  The default calibration runs at any ε: the
+    three noise scales compose (Gaussian mechanisms compose exactly in GDP: μ² adds) to at
+    most the μ that is exactly (ε, δ)-DP, checked from the released σ's themselves, and an
+    (ε, δ) ledger accepts the charge."""
+    delta, B, C = 1e-6, 2.0, 3.0
+    X = np.random.default_rng(0).uniform(-1, 1, size=(60, 3))
+    ledger = Ledger(ApproxDP(eps, delta), neighbouring="add-remove")
+    res = ad.adassp(X, X[:, 0], x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
+                    ledger=ledger, rng=0)
+    sd, sens = res.privacy.details["noise_sd"], res.privacy.details["sensitivity"]
+    mu_used = math.sqrt(sum((sens[k] / sd[k]) ** 2 for k in ("XtX", "lambda_min", "Xty")))
+    mu = gdp_mu(eps, delta)
+    assert mu_used <= mu and mu_used == pytest.approx(mu, rel=1e-9)  # exact, not conservative
+    assert gdp_delta(eps, mu_used) <= delta
+    for k in ("XtX", "lambda_min", "Xty"):  # thirds of μ²
+        assert sd[k] == pytest.approx(sens[k] * math.sqrt(3) / mu, rel=1e-9)
+    assert isinstance(res.privacy.budget, GDP) and res.privacy.budget.mu <= mu
+    assert eps * (1 - 1e-9) <= res.privacy.details["implied_epsilon"] <= eps
+    assert res.privacy.details["calibration"] == "gdp"
+    assert ledger.spent().epsilon <= eps * (1 + 1e-12)  # accepted; ulps of the conversion
+
+
+def test_exact_calibration_adds_less_noise_than_wangs_constants():
+    """Within Wang's range both hold; the exact one spends all of (ε, δ), Wang's about 3/4."""
+    for eps in (0.1, 1.0, 10.0, 21.0):
+        exact = ad.adassp_budget(eps, 1e-6)
+        wang = ad.adassp_budget(eps, 1e-6, **WANG)
+        assert wang.implied_epsilon < exact.implied_epsilon <= eps
+        sd_exact = gaussian_sigma(1.0, exact.parts[1])
+        sd_wang = gaussian_sigma(1.0, wang.parts[1])
+        assert sd_exact < sd_wang
+
+
+@settings(max_examples=150, deadline=None)
+@given(eps=st.floats(1e-3, 1e6), delta=st.floats(1e-12, 0.1), inference=st.booleans(),
+       calibration=st.sampled_from(["gdp", "wang"]))
+def test_budget_parts_never_exceed_the_whole(eps, delta, inference, calibration):
+    plan = ad.adassp_budget(eps, delta, calibration=calibration, inference=inference)
+    weights = ad.adassp_split(inference)
+    assert len(plan.parts) == len(weights) == (4 if inference else 3)
+    assert compose(list(plan.parts)) <= plan.whole
+    assert plan.charged <= plan.whole
+    if calibration == "gdp":
+        assert plan.implied_epsilon <= eps
+        # the parts are in the split's proportions (μ_i² ∝ w_i)
+        mus = np.array([p.mu for p in plan.parts])
+        np.testing.assert_allclose(mus**2 / np.sum(mus**2), np.array(weights) / sum(weights),
+                                   rtol=1e-9)
+
+
+def test_adassp_split_is_a_pure_function():
+    assert ad.adassp_split() == (1.0, 1.0, 1.0) == ad.adassp_split(False)
+    assert ad.adassp_split(True) == ad.INFERENCE_SPLIT == (0.3, 0.3, 0.3, 0.1)
+
+
+def test_noise_vanishes_continuously_as_epsilon_grows():
+    """ε → ∞ along the way: the noise scales decrease strictly to 0 (no cap), and at ε = 1e12
+    the fit equals the ε = inf fit (OLS on the clipped data) to high accuracy."""
+    grid = np.geomspace(0.1, 1e12, 40)
+    sds = [gaussian_sigma(1.0, ad.adassp_budget(float(e), 1e-6).parts[1]) for e in grid]
+    assert np.all(np.diff(sds) < 0) and sds[-1] < 1e-5
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(300, 3)) / 2
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(0, 0.1, 300)
+    with pytest.warns(Warning):
+        exact = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=math.inf, delta=1e-6)
+    big = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=1e12, delta=1e-6, rng=0)
+    np.testing.assert_allclose(big.params.to_numpy(), exact.params.to_numpy(), atol=1e-4)
 
 
 # ------------------------------------------------------------------------ noise scales
@@ -65,7 +145,7 @@ def test_noise_scales_are_wangs_constants(monkeypatch, neighbouring, f_xx, f_xy)
     eps, delta, B, C = 0.8, 1e-5, 2.0, 3.0
     X = np.random.default_rng(0).uniform(-1, 1, size=(50, 3))
     res = ad.adassp(X, X[:, 0], x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
-                    neighbouring=neighbouring, rng=0)
+                    neighbouring=neighbouring, rng=0, **WANG)
     c = math.sqrt(math.log(6 / delta)) / (eps / 3)
     assert calls == pytest.approx([c * B**2, f_xx * c * B**2, f_xy * c * B * C], rel=1e-12)
     sd = res.privacy.details["noise_sd"]
@@ -89,7 +169,7 @@ def test_ridge_rule_without_noise(monkeypatch):
     X = rng.uniform(-0.3, 0.3, size=(200, 3))
     y = X @ [1.0, 2.0, 3.0]
     eps, delta, B, C, rho = 1.0, 1e-6, 1.0, 2.0, 0.05
-    res = ad.adassp(X, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta, rng=0)
+    res = ad.adassp(X, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta, rng=0, **WANG)
     lam_min = np.linalg.eigvalsh(X.T @ X)[0]
     lam_tilde = max(0.0, lam_min - B**2 * math.log(6 / delta) / (eps / 3))
     d = 3
@@ -143,6 +223,7 @@ def test_accuracy_improves_with_epsilon():
     ({"x_norm_bound": 0}, "x_norm_bound"), ({"y_bound": -1}, "y_bound"),
     ({"delta": 0.0}, "delta"), ({"epsilon": 0}, "epsilon"),
     ({"failure_prob": 0}, "failure_prob"), ({"neighbouring": "x"}, "neighbouring"),
+    ({"calibration": "zcdp"}, "calibration"),
 ])
 def test_bad_parameters_cost_nothing(kw, match):
     X, y = np.ones((10, 2)), np.ones(10)
@@ -154,10 +235,12 @@ def test_bad_parameters_cost_nothing(kw, match):
     assert ledger.events() == []
 
 
-def test_ledger_accepts_the_zcdp_charge_within_epsilon():
+@pytest.mark.parametrize("calibration", ["gdp", "wang"])
+def test_ledger_accepts_the_charge_within_epsilon(calibration):
     X = np.random.default_rng(5).uniform(-1, 1, size=(100, 2))
     ledger = Ledger(ApproxDP(1.0, 1e-6), neighbouring="add-remove")  # AdaSSP's default
     ad.adassp(X, X[:, 0], x_norm_bound=2, y_bound=1, epsilon=1.0, delta=1e-6, ledger=ledger,
-              rng=0)
-    assert ledger.spent().epsilon == pytest.approx(ad.adassp_guarantee(1.0, 1e-6)[1])
+              rng=0, calibration=calibration)
+    assert ledger.spent().epsilon == pytest.approx(
+        ad.adassp_guarantee(1.0, 1e-6, calibration=calibration)[1])
     assert ledger.spent().epsilon <= 1.0

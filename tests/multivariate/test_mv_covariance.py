@@ -26,6 +26,7 @@ from dpreg.covariance import (
     sweep_regression,
     upscale,
 )
+from dpreg.covariance.sweep import scaling_matrix
 from dpreg.mechanisms.gaussian import gaussian_sigma
 from dpreg.privacy.neighbours import Neighbouring
 
@@ -414,3 +415,95 @@ def test_sweep_regression_equals_least_squares(A, keep):
     np.testing.assert_allclose(fit["beta"], ref, rtol=1e-6, atol=1e-6 * (1 + np.abs(ref).max()))
     resid = D[:, 4] - M @ ref
     assert fit["rss"] == pytest.approx(resid @ resid, rel=1e-5, abs=1e-6 * (1 + D[:, 4] @ D[:, 4]))
+
+
+# ------------------------------------------------------- regression in the scaled units (issue 21)
+def _scaled_reference(S, bounds):
+    """y ~ 1 + x from the [0, 1]-scaled matrix by hand: regress y' on [1, x'] there (well
+    conditioned), then map back (y = lo_y + r_y·y', x' = (x − lo)/r)."""
+    p = S.shape[0] - 1
+    gamma = np.linalg.solve(S[:p, :p], S[:p, p])
+    lo = np.array([b[0] for b in bounds])
+    r = np.array([b[1] - b[0] for b in bounds])
+    slopes = r[-1] * gamma[1:] / r[:-1]
+    intercept = lo[-1] + r[-1] * (gamma[0] - np.sum(gamma[1:] * lo[:-1] / r[:-1]))
+    return np.concatenate([[intercept], slopes])
+
+
+def test_near_collinear_large_means_are_not_marked_failed():
+    """Bain et al.'s generator (means 100-10,000, sds 1-100, bounds μ ± 6σ): the released
+    matrix is well conditioned in [0, 1] units but numerically singular in original units, where
+    the old rank check marked every release of this data set (1 in 10 over the generator's data
+    sets at ε = 1) as ⊥.  Every release must give the regression, equal to the one solved by hand
+    in the scaled units."""
+    from dpreg._random import simulation_generator
+    from dpreg.bench.generators import bain_simulated
+
+    data = bain_simulated(20_000, d=5, coefficient=1.0,
+                          rng=simulation_generator(np.random.SeedSequence(7)))
+    assert np.max(data.means / data.sds) > 3000  # x3 ~ N(7779, 2²): a narrow column far from 0
+    arr = np.column_stack([data.X, data.y])
+    cols = ["x1", "x2", "x3", "x4", "y"]
+    b = data.bounds(6.0)
+    bounds = [b[c] for c in cols]
+    gen = simulation_generator(np.random.SeedSequence(100))
+    for _ in range(10):
+        rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=1.0, delta=2**-16, rng=gen)
+        assert not rel.failed
+        res = rel.regress("y ~ x1 + x2 + x3 + x4", se="plugin")
+        assert not res.failed, res.reason
+        ref = _scaled_reference(rel._scaled_repaired, bounds)
+        np.testing.assert_allclose(res.params.to_numpy(), ref, rtol=1e-7,
+                                   atol=1e-7 * np.abs(ref).max())
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, (15, 3), elements=st.floats(0.0, 1.0, allow_subnormal=False)),
+       st.lists(st.booleans(), min_size=3, max_size=3),
+       st.lists(st.floats(-1e4, 1e4), min_size=3, max_size=3),
+       st.lists(st.floats(0.5, 100.0), min_size=3, max_size=3))
+def test_sweep_regression_in_scaled_units_equals_least_squares(A, keep, lows, widths):
+    """With ``bounds`` the sweep solves from the scaled matrix and equals OLS on the
+    original-unit data, with or without the intercept, for any regressor subset."""
+    bounds = [(lo, lo + w) for lo, w in zip(lows, widths)]
+    S = np.column_stack([np.ones(15), A])
+    D = S @ scaling_matrix(bounds)
+    x_idx = [j for j, k in zip((0, 1, 2), keep) if k]
+    if not x_idx:
+        return
+    M = D[:, x_idx]
+    if np.linalg.matrix_rank(M) < len(x_idx) or np.linalg.cond(M) > 1e6:
+        return
+    fit = sweep_regression(S.T @ S, x_idx, 3, 15, bounds=bounds)
+    ref, *_ = np.linalg.lstsq(M, D[:, 3], rcond=None)
+    np.testing.assert_allclose(fit["beta"], ref, rtol=1e-6, atol=1e-6 * (1 + np.abs(ref).max()))
+    resid = D[:, 3] - M @ ref
+    assert fit["rss"] == pytest.approx(resid @ resid, rel=1e-5, abs=1e-8 * (1 + D[:, 3] @ D[:, 3]))
+
+
+def _caschools_like(n=420, seed=2021):
+    """Data shaped like AER's CASchools (420 districts): test score on student-teacher ratio,
+    % CalWORKs and % English learners."""
+    rng = np.random.default_rng(seed)
+    stratio = rng.uniform(14.0, 26.0, n)
+    calworks = np.clip(rng.gamma(2.0, 6.8, n), 0.0, 79.0)
+    english = np.clip(rng.gamma(0.9, 17.0, n), 0.0, 86.0)
+    score = np.clip(700.0 - 1.0 * stratio - 0.11 * calworks - 0.55 * english
+                    + rng.normal(0.0, 9.0, n), 600.0, 720.0)
+    X = np.column_stack([stratio, calworks, english])
+    return X, score
+
+
+def test_covariance_ols_at_huge_epsilon_equals_ols():
+    """ε → ∞ continuously: at ε = 1e8 the release's noise (σ ≈ 3e-4 on the scaled matrix)
+    is negligible, so CovarianceOLS equals OLS within 1% of the OLS standard error (with the
+    old σ floor of 0.02·Δ the CalWORKs slope moved by several standard errors)."""
+    from dpreg import CovarianceOLS
+
+    X, y = _caschools_like()
+    ref = sm.OLS(y, sm.add_constant(X)).fit()
+    est = CovarianceOLS(epsilon=1e8, delta=1e-6, bounds_X=[(10.0, 30.0), (0.0, 100.0),
+                                                           (0.0, 100.0)],
+                        bounds_y=(600.0, 720.0), se="plugin", random_state=1).fit(X, y)
+    got = np.concatenate([[est.intercept_], est.coef_])
+    assert np.all(np.abs(got - ref.params) <= 0.01 * ref.bse)

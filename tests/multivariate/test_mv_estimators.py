@@ -172,8 +172,10 @@ def test_method_specific_bad_input_costs_nothing():
     cases = [
         (TukeyEM(epsilon=1.0, delta=1e-5, n_models=30, ledger=ledger), "n_models must be <= n // d = 25"),
         (TukeyEM(epsilon=1.0, delta=1e-5, n_models=7, ledger=ledger), "n_models"),
-        (AdaSSP(delta=1e-6, epsilon=30.0, bounds_X=(-1, 1), bounds_y=(-5, 5), ledger=ledger),
-         r"epsilon must be <= 21\.7"),
+        (AdaSSP(delta=1e-6, epsilon=30.0, bounds_X=(-1, 1), bounds_y=(-5, 5), ledger=ledger,
+                calibration="wang"), r"epsilon must be <= 21\.7"),
+        (AdaSSP(delta=1e-6, epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-5, 5), ledger=ledger,
+                calibration="zcdp"), "calibration"),
         (BoostedAdaSSP(epsilon=1.0, delta=1e-6, n_rounds=0, bounds_X=(-1, 1), ledger=ledger), "n_rounds"),
         (BoostedAdaSSP(epsilon=1.0, delta=1e-6, split=(1, 0, 1), bounds_X=(-1, 1), ledger=ledger), "split"),
         (BoostedAdaSSP(epsilon=1.0, delta=1e-6, schedule="1/t^2", bounds_X=(-1, 1), ledger=ledger), "schedule"),

@@ -349,3 +349,67 @@ def test_bad_n_models_costs_nothing(m, match):
     with pytest.raises(InvalidInputError, match="delta"):
         tk.tukey_em(X, y, epsilon=1.0, delta=0.0, n_models=10, ledger=ledger)
     assert ledger.events() == []
+
+
+# ------------------------------------------------------------------------ n_models="auto" (issue 21)
+def test_default_n_models_is_auto_and_runs_where_1000_could_not():
+    """n = 4,000 rows, d = 4 features (+ intercept): the old default n_models=1000 needed
+    n >= 5,000 and raised; "auto" picks m from the public n and d, spends nothing extra and
+    fits.  An explicit integer that is too large still raises before anything is charged."""
+    from dpreg.auto.rules import tukey_auto_n_models
+    from dpreg.linear_model import TukeyEM
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(4000, 4))
+    y = X @ [1.0, -0.5, 0.25, 2.0] + 0.5 + rng.normal(0, 0.5, 4000)
+    assert TukeyEM().get_params()["n_models"] == "auto"
+    ledger = Ledger(ApproxDP(2.0, 1e-5))
+    est = TukeyEM(epsilon=2.0, delta=1e-5, random_state=3, ledger=ledger).fit(X, y)
+    m = est.results_.privacy.details["n_models"]
+    assert m == tukey_auto_n_models(4000, 5, epsilon=2.0, delta=1e-5) and 8 <= m <= 800
+    assert est.results_.privacy.details["n_models_choice"] == "auto"
+    assert ledger.spent() == ApproxDP(2.0, 1e-5)  # nothing beyond the fit's own (ε, δ)
+    np.testing.assert_allclose(est.coef_, [1.0, -0.5, 0.25, 2.0], atol=0.3)
+    led2 = Ledger(ApproxDP(2.0, 1e-5))
+    with pytest.raises(InvalidInputError, match=r"n_models must be <= n // d = 800"):
+        TukeyEM(epsilon=2.0, delta=1e-5, n_models=1000, ledger=led2).fit(X, y)
+    with pytest.raises(InvalidInputError, match="n_models must be 'auto' or an integer"):
+        TukeyEM(epsilon=2.0, delta=1e-5, n_models="many", ledger=led2).fit(X, y)
+    with pytest.raises(InvalidInputError, match=r"n_models='auto' needs n >= 8·d = 40"):
+        tk.tukey_em(np.ones((30, 5)), np.ones(30), epsilon=1.0, delta=1e-5, ledger=led2)
+    assert led2.events() == []
+
+
+@pytest.mark.parametrize("n,d,eps,delta", [(6916, 7, math.log(3), 1e-5), (8645, 9, 1.0, 1e-6),
+                                           (20_000, 3, 1.0, 1e-6), (3000, 4, 0.5, 1e-6),
+                                           (200, 3, 1.0, 1e-5)])
+def test_auto_n_models_is_the_smallest_predicted_to_pass(n, d, eps, delta):
+    """m is the rule's m when that is predicted to pass, else the smallest larger m that is
+    (never above ⌊n/d⌋), else the feasible m most likely to pass."""
+    from dpreg.auto.rules import TUKEY_AUTO_PASS_PROBABILITY as TARGET
+    from dpreg.auto.rules import tukey_auto_n_models, tukey_pass_probability
+    from dpreg.preprocess import tukey_n_models
+
+    def p(m):
+        return tukey_pass_probability(m, d, epsilon=eps, delta=delta)
+
+    m = tukey_auto_n_models(n, d, epsilon=eps, delta=delta)
+    m0 = min(max(8, tukey_n_models(n, d)), n // d)
+    assert m0 <= m <= n // d
+    if p(m0) >= TARGET:
+        assert m == m0
+    elif p(m) >= TARGET:
+        assert p(m - 1) < TARGET  # the smallest passing m (the step search is exact here)
+    else:  # none reaches the target: the best feasible one
+        assert p(m) == max(p(k) for k in range(m0, n // d + 1))
+
+
+def test_auto_n_models_passes_where_the_rule_fails():
+    """ISLP-Bikeshare-like shape (n = 6,916 training rows, 6 features, ε = ln 3, δ = 1e-5, the
+    amin-r2 cell): the rule's 494 models are predicted to fail, auto's m to pass."""
+    from dpreg.auto.rules import tukey_auto_n_models, tukey_pass_probability
+
+    m = tukey_auto_n_models(6916, 7, epsilon=math.log(3), delta=1e-5)
+    assert tukey_pass_probability(494, 7, epsilon=math.log(3), delta=1e-5) < 1e-3
+    assert 494 < m < 988 and tukey_pass_probability(m, 7, epsilon=math.log(3),
+                                                    delta=1e-5) >= 0.9999

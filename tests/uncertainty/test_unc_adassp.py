@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from _stats import ALPHA, ks_pvalue
-from dpreg import ZCDP, Ledger
+from dpreg import GDP, ZCDP, Ledger
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import NoUncertaintyError
@@ -38,17 +38,17 @@ def design(n=400, seed=0):
 def test_budget_and_implied_epsilon_are_unchanged():
     Z, y = design()
     common = dict(x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6, rng=0)
-    led_a, led_b = (Ledger(ZCDP(1.0), neighbouring="add-remove") for _ in range(2))
+    led_a, led_b = (Ledger(GDP(5.0), neighbouring="add-remove") for _ in range(2))
     plain = adassp(Z, y, ledger=led_a, **common)
     infer = adassp(Z, y, ledger=led_b, inference=True, count_index=0, **common)
     assert led_a.spent() == led_b.spent() == adassp_guarantee(1.0, 1e-6)[0]
     assert infer.privacy.budget == plain.privacy.budget
     assert infer.privacy.details["implied_epsilon"] == plain.privacy.details["implied_epsilon"]
     sd_p, sd_i = plain.privacy.details["noise_sd"], infer.privacy.details["noise_sd"]
-    for k in ("XtX", "Xty", "lambda_min"):  # 0.3 instead of 1/3 of ρ each
+    for k in ("XtX", "Xty", "lambda_min"):  # 0.3 instead of 1/3 of μ² each
         assert sd_i[k] == pytest.approx(sd_p[k] * math.sqrt(10 / 9), rel=1e-9)
-    rho = adassp_guarantee(1.0, 1e-6)[0].rho
-    assert infer.privacy.details["noise_sd_yty"] == pytest.approx(1.0 / math.sqrt(2 * 0.1 * rho))
+    mu = adassp_guarantee(1.0, 1e-6)[0].mu
+    assert infer.privacy.details["noise_sd_yty"] == pytest.approx(1.0 / (math.sqrt(0.1) * mu))
     assert plain.ci_method == "none" and "inference=True" in plain.uncertainty
 
 

@@ -91,10 +91,7 @@ def _relative_sd(n: int, epsilon: float, delta: float | None, n_x: int) -> float
     if n_x == 1:
         cov, _ = _noisy_stats(epsilon, n, (0.0, 1.0), (0.0, 1.0))
     else:
-        from dpreg.multivariate.ssp import adassp_max_epsilon
-
-        eps = min(epsilon, adassp_max_epsilon(delta or 1e-6) * (1 - 1e-9))
-        cov = _adassp(eps, delta or 1e-6, n, [(0.0, 1.0)] * n_x, (0.0, 1.0), True, {})
+        cov = _adassp(epsilon, delta or 1e-6, n, [(0.0, 1.0)] * n_x, (0.0, 1.0), True, {})
     return float(max(math.sqrt(max(cov[j, j], 0.0)) for j in range(1, cov.shape[0])))
 
 

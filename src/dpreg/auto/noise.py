@@ -69,18 +69,21 @@ def adassp_cov(eps: float, dlt: float, n: int, xb: list[tuple[float, float]],
         xty_sensitivity,
     )
     from dpreg.multivariate._common import PublicScaling
-    from dpreg.multivariate.ssp import _rho_each
-    from dpreg.privacy import ZCDP, check_neighbouring
+    from dpreg.multivariate.ssp import adassp_budget
+    from dpreg.privacy import check_neighbouring
 
     rel = check_neighbouring(options.get("neighbouring", "add-remove"))
     fail = float(options.get("failure_prob", 0.05))
     sc = PublicScaling.from_bounds(xb, yb, fit_intercept=intercept)
     p = sc.n_columns
     bnd, cbd = sc.row_norm_bound, 1.0
-    each = ZCDP(_rho_each(eps, dlt))
-    sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), each)
-    sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), each)
-    sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), each)
+    # the estimator's own split (the interval release, on by default, takes 10% of it)
+    infer = options.get("inference", "auto") not in (False, "false")
+    parts = adassp_budget(eps, dlt, calibration=str(options.get("calibration", "gdp")),
+                          inference=infer).parts
+    sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), parts[0])
+    sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), parts[1])
+    sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), parts[2])
     # design: z = (1, u) with u uniform on [-1, 1]^d: E[zzᵀ] = diag(1, 1/3, ...)
     diag = np.full(p, 1.0 / 3.0)
     if intercept:

@@ -7,13 +7,17 @@ DP releases: no data is read and nothing is charged.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_delta, check_epsilon
+from dpreg._validation import check_bounds, check_epsilon
 from dpreg.exceptions import InvalidInputError
+from dpreg.multivariate.tukey import (
+    TUKEY_AUTO_PASS_PROBABILITY,
+    tukey_auto_n_models,
+    tukey_pass_probability,
+)
 from dpreg.privacy import PureDP
 
 __all__ = [
@@ -23,6 +27,7 @@ __all__ = [
     "NS_BOUNDARY_LIMIT",
     "TS_MATCHINGS",
     "TUKEY_PASS_PROBABILITY",
+    "TUKEY_AUTO_PASS_PROBABILITY",
     "split_selection",
     "split_budget",
     "selection_statistic",
@@ -30,6 +35,7 @@ __all__ = [
     "choose_simple_array",
     "selection_possible",
     "tukey_pass_probability",
+    "tukey_auto_n_models",
     "choose_multivariate",
 ]
 
@@ -127,40 +133,6 @@ def choose_simple(u: float, boundary_share: float, *, u_threshold: float = NS_U_
     ns = bool(choose_simple_array(u, boundary_share, u_threshold=u_threshold,
                                   boundary_limit=boundary_limit))
     return "noisy-stats" if ns else "theil-sen-exp"
-
-
-@lru_cache(maxsize=256)
-def _proxy_distance(m: int, d: int, eps_em: float, delta: float) -> int:
-    from dpreg.multivariate.tukey import distance_lower_bound, log_volumes, target_depth
-
-    gen = np.random.default_rng(12345)  # public simulation, fixed seed: no data involved
-    P = np.sort(gen.standard_normal((d, m)), axis=1)
-    return int(distance_lower_bound(log_volumes(P), target_depth(m), eps_em, delta))
-
-
-def tukey_pass_probability(m: int, d: int, *, epsilon: float, delta: float) -> float:
-    """Predicted probability that TukeyEM's PTR step passes with m models in d dimensions.
-
-    The distance bound A depends on the models only through ratios of the widths of their
-    coordinate-wise quantile boxes, which are scale free; for well-conditioned data the m OLS
-    models are close to Gaussian, so A is predicted from m simulated standard-normal models (a
-    public computation, no data, no privacy cost) and the pass probability is
-    P(A + Lap(1/ε₁) > ln(1/(2δ))/ε₁) with ε₁ = ε/2.  Heavier-tailed models give a smaller A:
-    the prediction is optimistic for such data, hence the high required probability.
-    """
-    from dpreg.mechanisms.ptr import ptr_threshold
-    from dpreg.multivariate.tukey import MIN_MODELS
-
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta, allow_zero=False)
-    if m < MIN_MODELS or d < 1:
-        return 0.0
-    if math.isinf(eps):
-        return 1.0
-    a = _proxy_distance(int(m), int(d), eps / 2.0, dlt)
-    z = ptr_threshold(eps / 2.0, dlt) - a  # need Lap(2/ε) > z
-    b = 2.0 / eps
-    return 1.0 - 0.5 * math.exp(z / b) if z < 0 else 0.5 * math.exp(-z / b)
 
 
 def choose_multivariate(n: float, d: int, *, epsilon: float, delta: float) -> tuple[str, int]:

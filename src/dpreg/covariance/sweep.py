@@ -17,7 +17,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.multivariate._common import check_choice
 
-__all__ = ["sweep_regression", "parse_release_formula", "regress_release", "PLUGIN_SE",
+__all__ = ["sweep_regression", "scaling_matrix", "parse_release_formula", "regress_release", "PLUGIN_SE",
            "SE_KINDS"]
 
 PLUGIN_SE = ("plug-in: OLS standard errors computed from the noisy SSCP matrix as if it were "
@@ -26,30 +26,69 @@ PLUGIN_SE = ("plug-in: OLS standard errors computed from the noisy SSCP matrix a
 SE_KINDS = ("dp", "plugin", "noise-aware")
 
 
-def sweep_regression(C: np.ndarray, x_idx: Sequence[int], y_idx: int, n: float
-                     ) -> dict[str, Any]:
+def scaling_matrix(bounds: Sequence[tuple[float, float]]) -> np.ndarray:
+    """T with D = D'·T: T₀₀ = 1, T₀ᵢ = lo_i, T_ii = hi_i − lo_i (intercept column first), so the
+    original-unit SSCP matrix is TᵀĈT (:func:`dpreg.covariance.upscale`)."""
+    p = len(bounds) + 1
+    T = np.zeros((p, p))
+    T[0, 0] = 1.0
+    for i, (lo, hi) in enumerate(bounds, start=1):
+        T[0, i] = lo
+        T[i, i] = hi - lo
+    return T
+
+
+def sweep_regression(C: np.ndarray, x_idx: Sequence[int], y_idx: int, n: float, *,
+                     bounds: Sequence[tuple[float, float]] | None = None) -> dict[str, Any]:
     """OLS of column ``y_idx`` on columns ``x_idx`` from an SSCP matrix (Bain et al. Alg. 2).
 
-    β = M⁻¹v (solved, not inverted), RSS = yy − 2βᵀv + βᵀMβ, s² = RSS/(n − p),
-    SE_i = √(s²·(M⁻¹)_ii).  Returns NaN standard errors (``se_defined=False``) when RSS <= 0 or
-    n − p <= 0; raises ``numpy.linalg.LinAlgError`` when M is singular.
+    ``C`` is a positive semi-definite SSCP matrix (a Gram matrix or a repaired release; negative
+    eigenvalues, if any, count as 0).  Without ``bounds`` it is in the units of the regression;
+    with ``bounds`` (the release's public (lo, hi) per column) ``C`` is the [0, 1]-scaled matrix
+    Ĉ (intercept first) and the regression in original units is solved *there*: with
+    D = D'T (:func:`scaling_matrix`) the regressors are D'·T[:, x_idx] and the response
+    D'·T[:, y_idx], so nothing is formed in original units, where means of 10⁴ and narrow
+    ranges make the matrix numerically singular although Ĉ is well conditioned.
+
+    With Ĉ = FᵀF (symmetric square root) β minimises ‖F·(t_y − T_x·β)‖ and is computed by a
+    QR factorisation of F·T_x with unit-norm columns (β = M⁻¹v without squaring the condition
+    number); RSS = ‖F·(t_y − T_x·β)‖² (= yy − 2βᵀv + βᵀMβ), s² = RSS/(n − p),
+    SE_i = √(s²·(M⁻¹)_ii) with M = T_xᵀĈT_x.  Returns NaN standard errors (``se_defined=False``)
+    when RSS <= 0 or n − p <= 0; raises ``numpy.linalg.LinAlgError`` when the regressor block
+    is numerically singular (rank of F·T_x, columns normalised, below p).  Post-processing.
     """
-    idx = list(x_idx)
-    M = C[np.ix_(idx, idx)]
-    v = C[idx, y_idx]
-    yy = float(C[y_idx, y_idx])
-    if np.linalg.matrix_rank(M) < len(idx):
-        raise np.linalg.LinAlgError("the regressor block of the SSCP matrix is singular")
-    beta = np.linalg.solve(M, v)
-    rss = float(yy - 2.0 * beta @ v + beta @ M @ beta)
+    from scipy import linalg
+
+    idx = [int(i) for i in x_idx]
+    P = C.shape[0]
+    T = np.eye(P) if bounds is None else scaling_matrix(bounds)
+    A = T[:, idx]
+    t = T[:, int(y_idx)]
+    rows = np.flatnonzero(np.any(A != 0, axis=1) | (t != 0))
+    G = np.asarray(C, dtype=float)[np.ix_(rows, rows)]
+    G = (G + G.T) / 2.0
+    B, u = A[rows], t[rows]
+    vals, vecs = np.linalg.eigh(G)
+    F = np.sqrt(np.maximum(vals, 0.0))[:, None] * vecs.T  # G = FᵀF
+    FB, Fu = F @ B, F @ u
     p = len(idx)
+    norms = np.linalg.norm(FB, axis=0)
+    if p and (not np.all(norms > 0) or np.linalg.matrix_rank(FB / norms) < p):
+        raise np.linalg.LinAlgError("the regressor block of the SSCP matrix is singular")
+    Q, R = np.linalg.qr(FB / norms)
+    beta = linalg.solve_triangular(R, Q.T @ Fu) / norms
+    resid = Fu - FB @ beta
+    rss = float(resid @ resid)
+    v = FB.T @ Fu
+    yy = float(Fu @ Fu)
     df = float(n - p)
-    minv = np.linalg.solve(M, np.eye(p))
+    Rinv = linalg.solve_triangular(R, np.eye(p))
+    minv = (Rinv @ Rinv.T) / np.outer(norms, norms)
     ok = rss > 0 and df > 0
     s2 = rss / df if ok else math.nan
     bse = np.sqrt(np.maximum(s2 * np.diag(minv), 0.0)) if ok else np.full(p, math.nan)
     return {"beta": beta, "rss": rss, "s2": s2, "bse": bse, "df_resid": df, "M_inv": minv,
-            "se_defined": ok, "yy": yy}
+            "se_defined": ok, "yy": yy, "xty": v}
 
 
 def parse_release_formula(columns: Sequence[str], formula: str) -> tuple[str, list[str], bool]:
@@ -87,10 +126,11 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
         return RegressionResults(np.zeros(len(names)), names=names, privacy=rel.privacy,
                                  method="sscp-ols", failed=True, reason=rel.reason,
                                  dep_var=response)
-    C = rel.matrix.to_numpy()
+    scaled = rel._scaled_repaired
+    assert scaled is not None
     n_used = rel.n
-    try:
-        fit = sweep_regression(C, x_idx, y_idx, n_used)
+    try:  # solved in the [0, 1]-scaled units of the release (see sweep_regression)
+        fit = sweep_regression(scaled, x_idx, y_idx, n_used, bounds=rel.bounds)
     except np.linalg.LinAlgError:
         return RegressionResults(
             np.zeros(len(names)), names=names, privacy=rel.privacy, method="sscp-ols",
@@ -132,8 +172,9 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
             plugin_extra = dp_kw.pop("extra_uncertainty")
             bse = dp_kw.pop("bse")
             uncertainty = dp_kw.pop("uncertainty")
-    if intercept:
-        tss = fit["yy"] - C[0, y_idx] ** 2 / C[0, 0]
+    if intercept:  # Σ(y − ȳ)² = r_y²·Σ(y' − ȳ')², from the scaled matrix (no cancellation)
+        r_y = rel.bounds[y_idx - 1][1] - rel.bounds[y_idx - 1][0]
+        tss = r_y**2 * (scaled[y_idx, y_idx] - scaled[0, y_idx] ** 2 / scaled[0, 0])
     else:
         tss = fit["yy"]
     r2 = 1.0 - fit["rss"] / tss if tss > 0 else math.nan

@@ -14,13 +14,14 @@ __all__ = ["AdaSSP"]
 
 
 class AdaSSP(_MultivariateBase):
-    """AdaSSP (Wang 2018) with Wang's constants; ρ-zCDP ⇒ (ε, δ)-DP.
+    """AdaSSP (Wang 2018); (ε, δ)-DP for any ε (exact μ-GDP calibration) or Wang's constants.
 
     Parameters
     ----------
     epsilon, delta:
-        Privacy target; δ > 0 required and ε <= :func:`dpreg.multivariate.adassp_max_epsilon`
-        (≈21.7 at δ = 1e−6), the range where Wang's constants hold.
+        Privacy target; δ > 0 required.  Any ε with the default calibration; with
+        ``calibration="wang"`` ε <= :func:`dpreg.multivariate.adassp_max_epsilon` (≈21.7 at
+        δ = 1e−6), the range where Wang's constants hold.
     bounds_X, bounds_y:
         Required public bounds: one (lo, hi) for all features or one per feature, and (lo, hi)
         for the response.  Features and label are clamped to them and scaled to [−1, 1], which
@@ -31,6 +32,12 @@ class AdaSSP(_MultivariateBase):
         ``"add-remove"`` (default; Wang's setting) or ``"replace-one"``.
     failure_prob:
         Wang's ρ (0.05).
+    calibration:
+        ``"gdp"`` (default): the largest μ with μ-GDP ⇒ (ε, δ)-DP on the exact Gaussian curve,
+        μ² split in thirds over the three Gaussian releases (λ_min, XᵀX, Xᵀy), σ_i = Δ_i/μ_i;
+        the ledger is charged the composed μ-GDP.  ``"wang"``: Wang's constants
+        c = √ln(6/δ)/(ε/3) (ρ-zCDP; refused above the maximum ε).
+        :func:`dpreg.multivariate.adassp_budget` gives the split for either.
     inference:
         ``"auto"`` (default): ``True`` whenever the release can carry an interval (an intercept,
         or replace-one neighbours), else ``False``.  ``True``: also release a noisy yᵀy from
@@ -52,7 +59,8 @@ class AdaSSP(_MultivariateBase):
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
                  inference: bool | str = "auto", n_boot: int = 2000,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 calibration: str = "gdp") -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -64,6 +72,7 @@ class AdaSSP(_MultivariateBase):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.calibration = calibration
 
     def fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
@@ -94,6 +103,7 @@ class AdaSSP(_MultivariateBase):
                       delta=self._required_delta(),
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,
                       inference=infer, n_boot=self.n_boot,
+                      calibration=self.calibration,
                       count_index=0 if scaling.fit_intercept else None,
                       rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)

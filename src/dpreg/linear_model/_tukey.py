@@ -23,10 +23,17 @@ class TukeyEM(_MultivariateBase):
     epsilon, delta:
         Privacy target (required; δ > 0, the paper's experiments use δ = 1e−5).
     n_models:
-        m >= 8 models on disjoint random batches of ⌊n/m⌋ rows (needs n >= m·(d + 1) with an
-        intercept).  Guidance: TukeyEM works when n is large compared with d (n >= ~1000·d)
-        with m around 1000 (default); with too few models PTR fails, with too many each model
-        is fitted on too few rows.
+        ``"auto"`` (default) or m >= 8 models on disjoint random batches of ⌊n/m⌋ rows (an
+        integer needs n >= m·(d + 1) with an intercept, else ``InvalidInputError``).
+        ``"auto"`` chooses m from the public n, the number of design columns, ε and δ: the
+        rule min(1000, ⌊n/(2(d + 1))⌋), raised to the smallest m whose propose-test-release
+        step is predicted to pass with probability >= 0.9999 by a public model of the depth
+        statistic (simulated Gaussian models, no data) -- Amin et al.'s "smallest m that
+        passes" -- and never above ⌊n/(d + 1)⌋.  It costs no budget: TukeyEM's guarantee is
+        for replace-one neighbours with n public, and the model reads no data
+        (:func:`dpreg.auto.rules.tukey_auto_n_models`; ``results_.privacy.details`` records
+        m).  With too few models PTR fails, with too many each model is fitted on too few
+        rows.
     bounds_X, bounds_y:
         Optional public bounds; when given, data are clamped and scaled with them (the
         method itself needs no bounds).
@@ -36,7 +43,8 @@ class TukeyEM(_MultivariateBase):
 
     _needs_y_bounds = False
 
-    def __init__(self, *, epsilon: float | None = None, delta: float | None = None, n_models: int = 1000,
+    def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
+                 n_models: int | str = "auto",
                  bounds_X: Any = None, bounds_y: Any = None, fit_intercept: bool = True,
                  random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon

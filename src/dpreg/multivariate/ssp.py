@@ -1,31 +1,42 @@
-"""AdaSSP: adaptive sufficient-statistics perturbation (Wang 2018, Alg. 2) with Wang's constants.
+"""AdaSSP: adaptive sufficient-statistics perturbation (Wang 2018, Alg. 2).
 
 Three Gaussian releases on data whose rows are clipped to ‖x‖₂ <= B (the public row-norm bound
 ‖X‖) and labels clipped to |y| <= C (the public label bound ‖Y‖):
 
-1. λ_min(XᵀX) + c·Δ_λ·Z, turned into a high-probability lower bound
-   λ̃ = max(0, λ_min + c·Δ_λ·Z − c·Δ_λ·√ln(6/δ)),
-2. XᵀX + c·Δ_XX·E (E symmetric, i.i.d. N(0, 1) upper triangle),
-3. Xᵀy + c·Δ_Xy·z,
+1. λ_min(XᵀX) + σ_λ·Z, turned into a high-probability lower bound
+   λ̃ = max(0, λ_min + σ_λ·Z − σ_λ·√ln(6/δ)),
+2. XᵀX + σ_XX·E (E symmetric, i.i.d. N(0, 1) upper triangle),
+3. Xᵀy + σ_Xy·z,
 
-with c = √ln(6/δ)/(ε/3).  The ridge is λ = max(0, c·Δ_XX·√(d·ln(2d²/ρ)) − λ̃) (ρ = 0.05 is
-Wang's failure probability) and θ̃ = (XᵀX^ + λI)⁻¹ Xᵀy^.  Under add/remove (Wang's setting)
-Δ_XX = B², Δ_λ = B², Δ_Xy = B·C, which makes the three terms exactly Wang's
-√(d·ln(6/δ)·ln(2d²/ρ))·B²/(ε/3), B²·ln(6/δ)/(ε/3) and the noise scales c·B², c·B·C.  Under
-replace-one the same formulas run with the replace-one sensitivities (√2·B², B², 2·B·C).
+each σ = Δ/μ_i with the sensitivities Δ of the neighbouring relation (add/remove, Wang's
+setting: Δ_XX = B², Δ_λ = B², Δ_Xy = B·C; replace-one: √2·B², B², 2·B·C).  The ridge is
+λ = max(0, σ_XX·√(d·ln(2d²/ρ)) − λ̃) (ρ = 0.05 is Wang's failure probability) and
+θ̃ = (XᵀX^ + λI)⁻¹ Xᵀy^.
 
-Accounting: each release has σ = c·Δ, i.e. is (ε/3)²/(2 ln(6/δ))-zCDP; the composition is
-ρ = ε²/(6 ln(6/δ))-zCDP, which converts back to (ε', δ)-DP with ε' <= ε only for ε up to a
-δ-dependent maximum (≈21.7 at δ = 1e−6; ε = 30 gives ε' ≈ 32.7).  :func:`adassp_max_epsilon`
-computes that maximum and :func:`adassp` refuses larger ε (ε = inf is allowed as a
-non-private reference run).
+Calibration (:func:`adassp_budget`):
+
+* ``calibration="gdp"`` (default): the exact conversion for any (ε, δ).  μ is the largest
+  value with μ-GDP ⇒ (ε, δ)-DP on the exact Gaussian trade-off curve
+  (:meth:`dpreg.GDP.from_approx`), split over the releases as μ_i² = w_i·μ² with the weights of
+  :func:`adassp_split` (thirds); Gaussian mechanisms compose exactly in GDP, so the three
+  releases together are μ-GDP and hence (ε, δ)-DP -- for every ε, with no refusal, and σ → 0
+  continuously as ε → ∞.  The ledger is charged ``GDP(μ)``.
+* ``calibration="wang"``: Wang's constants, c = √ln(6/δ)/(ε/3) and σ = c·Δ, i.e. each release
+  (ε/3)²/(2 ln(6/δ))-zCDP and ρ = ε²/(6 ln(6/δ)) in all.  That converts back to (ε', δ)-DP
+  with ε' <= ε only up to a δ-dependent maximum (≈21.7 at δ = 1e−6; ε = 30 gives ε' ≈ 32.7):
+  :func:`adassp_max_epsilon` computes it and :func:`adassp` refuses larger ε with this
+  calibration.  Under add/remove the terms are exactly Wang's
+  √(d·ln(6/δ)·ln(2d²/ρ))·B²/(ε/3), B²·ln(6/δ)/(ε/3) and the noise scales c·B², c·B·C.  The
+  ledger is charged the composed ``ZCDP``.
+
+ε = inf is a non-private reference run under either calibration (no noise, λ = 0).
 
 ``inference=True`` adds a fourth Gaussian release, yᵀy (labels clipped to |y| <= C, so its
 sensitivity is C² under both relations: y² ∈ [0, C²]), which a DP-aware interval needs for the
-error variance.  The SAME composed ρ is then split 0.3 : 0.3 : 0.3 : 0.1 (λ_min, XᵀX, Xᵀy,
-yᵀy) instead of thirds, so the three original releases get √(10/9) ≈ 1.054× more noise and the
-charge and the implied (ε, δ) are unchanged.  The interval is a parametric bootstrap of the
-four releases (:mod:`dpreg.inference.dpci.ssp`; post-processing).
+error variance.  The SAME whole budget is then split 0.3 : 0.3 : 0.3 : 0.1 (λ_min, XᵀX, Xᵀy,
+yᵀy; μ² or ρ) instead of thirds, so the three original releases get √(10/9) ≈ 1.054× more noise
+and the charge and the implied (ε, δ) are unchanged.  The interval is a parametric bootstrap of
+the four releases (:mod:`dpreg.inference.dpci.ssp`; post-processing).
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import optimize
@@ -61,21 +72,27 @@ from dpreg.mechanisms.sensitivity import (
     xty_sensitivity,
 )
 from dpreg.multivariate._common import (
+    check_choice,
     check_design,
     column_names,
     noisy_symmetric,
     solve_sym,
     warn_if_not_private,
 )
-from dpreg.privacy.budgets import ZCDP, compose, zcdp_epsilon
+from dpreg.privacy.budgets import GDP, ZCDP, Budget, compose, gdp_epsilon, zcdp_epsilon
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "yty_sensitivity",
-           "INFERENCE_SPLIT", "SSPStatistics", "SSPGram", "ssp_statistics"]
+__all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "adassp_budget",
+           "adassp_split", "yty_sensitivity", "AdaSSPBudget", "CALIBRATIONS", "INFERENCE_SPLIT",
+           "SSPStatistics", "SSPGram", "ssp_statistics"]
 
-#: shares of the composed ρ for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
+#: shares of the whole budget (μ² or ρ) for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
 INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
+#: shares for λ_min, XᵀX and Xᵀy (thirds, as in Wang's ε/3 per release)
+EQUAL_SPLIT = (1.0, 1.0, 1.0)
+#: ``calibration=`` values: the exact GDP conversion (default) or Wang's constants
+CALIBRATIONS = ("gdp", "wang")
 
 
 @dataclass(frozen=True)
@@ -186,7 +203,8 @@ def yty_sensitivity(label_bound: float, neighbouring: str | Neighbouring) -> flo
     check_neighbouring(neighbouring)
     return c * c
 
-SOURCE = "Wang 2018 (AdaSSP, Alg. 2) via google-research dp_regression/baselines.py constants"
+SOURCE = ("Wang 2018 (AdaSSP, Alg. 2; Wang's constants as in google-research "
+          "dp_regression/baselines.py, or the exact GDP calibration)")
 
 
 def _rho_each(epsilon: float, delta: float) -> float:
@@ -194,24 +212,73 @@ def _rho_each(epsilon: float, delta: float) -> float:
     return (epsilon / 3.0) ** 2 / (2.0 * math.log(6.0 / delta))
 
 
-def adassp_guarantee(epsilon: float, delta: float) -> tuple[ZCDP, float]:
-    """(composed zCDP budget of the three releases, the ε it implies at ``delta``).
+def adassp_split(inference: bool = False) -> tuple[float, ...]:
+    """Weights of the additive budget (μ² in GDP, ρ in zCDP) over the releases λ_min, XᵀX, Xᵀy
+    -- and yᵀy with ``inference`` (:data:`INFERENCE_SPLIT`) -- in that order.  A pure function;
+    ``Budget.split`` turns the weights into parts that never compose to more than the whole."""
+    return INFERENCE_SPLIT if inference else EQUAL_SPLIT
 
-    The ε is what Wang's constants actually deliver; AdaSSP is (ε, δ)-DP as advertised only
-    when it is <= the requested ε.
+
+class AdaSSPBudget(NamedTuple):
+    """The budget of one AdaSSP run (:func:`adassp_budget`)."""
+
+    whole: Budget  # GDP(μ) for (ε, δ) ("gdp") or Wang's composed ZCDP(ρ) ("wang")
+    parts: tuple[Budget, ...]  # λ_min, XᵀX, Xᵀy (, yᵀy)
+    charged: Budget  # what the ledger is charged: ``whole`` (the parts compose to at most it)
+    implied_epsilon: float  # the ε the charge implies at δ
+
+
+def adassp_budget(epsilon: float, delta: float, *, calibration: str = "gdp",
+                  inference: bool = False) -> AdaSSPBudget:
+    """The budget split of an AdaSSP run at (ε, δ) -- a pure function of public inputs.
+
+    ``"gdp"``: the largest μ with μ-GDP ⇒ (ε, δ)-DP, μ² split by :func:`adassp_split`; the
+    implied ε is exact (<= ε for every ε).  ``"wang"``: Wang's per-release
+    (ε/3)²/(2 ln(6/δ))-zCDP composed (thirds), or that composition split by
+    :data:`INFERENCE_SPLIT`; the implied ε exceeds ε above :func:`adassp_max_epsilon` (this
+    function reports it; :func:`adassp` refuses such ε).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
-    if math.isinf(epsilon):
-        return ZCDP(math.inf), math.inf
-    each = ZCDP(_rho_each(epsilon, delta))
-    total = compose([each, each, each])
-    return total, zcdp_epsilon(total.rho, delta)
+    cal = check_choice(calibration, "calibration", CALIBRATIONS)
+    weights = adassp_split(bool(inference))
+    whole: Budget
+    parts: list[Budget]
+    if cal == "gdp":
+        whole = GDP.from_approx(epsilon, delta)
+        parts = list(whole.split(weights))  # compose to at most the whole (split rounds down)
+        charged: Budget = whole  # the same charge with or without inference
+        assert isinstance(charged, GDP)
+        # δ(ε; μ_charged) <= δ(ε; μ) <= δ by construction, so the implied ε is at most ε (the
+        # inverse below rounds up by a few ulps)
+        implied = math.inf if charged.is_infinite else min(epsilon,
+                                                           gdp_epsilon(charged.mu, delta))
+    else:
+        each = ZCDP(math.inf) if math.isinf(epsilon) else ZCDP(_rho_each(epsilon, delta))
+        whole = compose([each, each, each])
+        parts = list(whole.split(weights)) if inference else [each, each, each]
+        charged = whole
+        assert isinstance(charged, ZCDP)
+        implied = math.inf if charged.is_infinite else zcdp_epsilon(charged.rho, delta)
+    return AdaSSPBudget(whole, tuple(parts), charged, implied)
+
+
+def adassp_guarantee(epsilon: float, delta: float, *, calibration: str = "gdp"
+                     ) -> tuple[Budget, float]:
+    """(charged budget of the three releases, the ε it implies at ``delta``).
+
+    With ``calibration="wang"`` the budget is Wang's composed zCDP and the ε is what his
+    constants actually deliver (AdaSSP is (ε, δ)-DP as advertised only when it is <= the
+    requested ε); with ``"gdp"`` (default) it is the composed μ-GDP, whose ε never exceeds ε.
+    """
+    b = adassp_budget(epsilon, delta, calibration=calibration)
+    return b.charged, b.implied_epsilon
 
 
 @lru_cache(maxsize=256)
 def adassp_max_epsilon(delta: float) -> float:
-    """Largest ε for which Wang's constants are (ε, δ)-DP by the zCDP composition.
+    """Largest ε for which Wang's constants (``calibration="wang"``) are (ε, δ)-DP by the zCDP
+    composition (the default ``"gdp"`` calibration has no maximum).
 
     f(ε) = ε'(ε) − ε is negative for small ε (ε' ≈ 0.78·ε) and positive for large ε (ε'
     grows like ε²); the set where f <= 0 is an interval (0, ε_max], found by bracketing and
@@ -220,7 +287,7 @@ def adassp_max_epsilon(delta: float) -> float:
     delta = check_delta(delta, allow_zero=False)
 
     def f(eps: float) -> float:
-        return adassp_guarantee(eps, delta)[1] - eps
+        return adassp_guarantee(eps, delta, calibration="wang")[1] - eps
 
     hi = 1.0
     while f(hi) <= 0:
@@ -248,6 +315,7 @@ def adassp(
     ledger: Any = None,
     names: Any = None,
     inference: bool = False,
+    calibration: str = "gdp",
     count_index: int | None = None,
     n_boot: int = 2000,
     kind: str = "percentile",
@@ -264,7 +332,8 @@ def adassp(
     x_norm_bound, y_bound:
         PUBLIC bounds ‖X‖ and ‖Y‖ (required; never derived from the data).
     epsilon, delta:
-        Target (ε, δ); δ > 0 is required and ε must not exceed :func:`adassp_max_epsilon`.
+        Target (ε, δ); δ > 0 is required.  Any ε with the default calibration; with
+        ``calibration="wang"`` ε must not exceed :func:`adassp_max_epsilon`.
     neighbouring:
         ``"add-remove"`` (Wang's constants; default) or ``"replace-one"``.
     failure_prob:
@@ -272,8 +341,11 @@ def adassp(
     rng, ledger, names:
         Randomness; optional :class:`~dpreg.Ledger` charged (ρ-zCDP) after validation and
         before any noise; coefficient names.
+    calibration:
+        ``"gdp"`` (default): σ_i = Δ_i/μ_i from the exact μ-GDP conversion of (ε, δ), μ² split
+        in thirds (:func:`adassp_budget`); ``"wang"``: Wang's constants (zCDP; ε limited).
     inference:
-        Also release yᵀy (the same ρ split 0.3/0.3/0.3/0.1, see module doc) and attach
+        Also release yᵀy (the same budget split 0.3/0.3/0.3/0.1, see module doc) and attach
         DP-aware standard errors and a parametric-bootstrap ``conf_int`` (``n_boot``
         replicates, construction ``kind``).  Needs n: public under replace-one, otherwise the
         index of a PUBLIC column of ones in ``X`` (``count_index``) whose noisy Gram diagonal
@@ -282,7 +354,8 @@ def adassp(
     Notes
     -----
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
-    ρ-zCDP (``details['implied_epsilon']`` is the (ε, δ) it implies).
+    μ-GDP (``"gdp"``) or ρ-zCDP (``"wang"``); ``details['implied_epsilon']`` is the ε it implies
+    at δ.
     """
     if isinstance(X, SSPStatistics):  # the statistics step ran already (chunks, file, Spark)
         stats: SSPStatistics | None = X
@@ -314,16 +387,19 @@ def adassp(
     if infer and rel is Neighbouring.REPLACE_ONE and n <= d:  # n public only under replace-one
         raise InvalidInputError(f"X must have more rows than columns ({d}) for inference=True "
                                 "under replace-one neighbours")
-    if not math.isinf(eps):
+    cal = check_choice(calibration, "calibration", CALIBRATIONS)
+    if cal == "wang" and not math.isinf(eps):
         eps_max = adassp_max_epsilon(dlt)
         if eps > eps_max:
             raise InvalidInputError(
-                f"epsilon must be <= {eps_max:.4g} for AdaSSP with delta={dlt:g}: Wang's noise "
-                f"constants are (epsilon, delta)-DP only up to that value (the three zCDP "
-                f"releases compose to more than epsilon beyond it); got {epsilon!r}"
+                f"epsilon must be <= {eps_max:.4g} for AdaSSP with calibration='wang' and "
+                f"delta={dlt:g}: Wang's noise constants are (epsilon, delta)-DP only up to that "
+                f"value (the three zCDP releases compose to more than epsilon beyond it; the "
+                f"default calibration='gdp' has no limit); got {epsilon!r}"
             )
     gen = check_rng(rng)
-    budget, implied = adassp_guarantee(eps, dlt)
+    plan = adassp_budget(eps, dlt, calibration=cal, inference=infer)
+    budget, implied = plan.charged, plan.implied_epsilon
     charge(ledger, budget, "AdaSSP", rel)
     warn_if_not_private(eps, "AdaSSP")
 
@@ -335,11 +411,8 @@ def adassp(
     d_xx = gram_sensitivity(bnd, rel)
     d_lam = lambda_min_sensitivity(bnd, rel)
     d_xy = xty_sensitivity(bnd, cbd, rel)
-    each = ZCDP(math.inf) if math.isinf(eps) else ZCDP(_rho_each(eps, dlt))
-    b_lam = b_xx = b_xy = each
-    b_yy = None
-    if infer:
-        b_lam, b_xx, b_xy, b_yy = budget.split(INFERENCE_SPLIT)
+    b_lam, b_xx, b_xy = plan.parts[:3]
+    b_yy = plan.parts[3] if infer else None
     sd_xx = gaussian_sigma(d_xx, b_xx)
     sd_lam = gaussian_sigma(d_lam, b_lam)
     sd_xy = gaussian_sigma(d_xy, b_xy)
@@ -389,6 +462,7 @@ def adassp(
             "sensitivity": {"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy},
             "noise_sd": {"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy},
             "failure_prob": fail,
+            "calibration": cal,
             **details_inf,
         },
     )

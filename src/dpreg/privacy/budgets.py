@@ -163,8 +163,10 @@ _XTOL = 1e-300
 def gdp_delta(epsilon: float, mu: float) -> float:
     """Exact δ(ε) of a μ-GDP mechanism: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
 
-    (Dong, Roth & Su 2022, Cor. 2.13; Tang et al. 2023 Cor. 2.5.)  Computed in log space so that
-    large ε does not overflow.
+    (Dong, Roth & Su 2022, Cor. 2.13; Tang et al. 2023 Cor. 2.5.)  Computed in log space as
+    Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a))), so that no ε overflows and the second term is kept
+    (not dropped) however large ε is: the curve, and every calibration inverted from it, stays
+    exact up to ε ~ 1e300.
     """
     epsilon = check_positive(epsilon, "epsilon", allow_inf=True, allow_zero=True)
     mu = check_positive(mu, "mu", allow_inf=True, allow_zero=True)
@@ -172,20 +174,28 @@ def gdp_delta(epsilon: float, mu: float) -> float:
         return 0.0
     if math.isinf(mu):
         return 1.0
+    if math.isinf(epsilon):
+        return 0.0
     a = -epsilon / mu + mu / 2.0
     b = -epsilon / mu - mu / 2.0
-    first = math.exp(special.log_ndtr(a))
-    second = math.exp(epsilon + special.log_ndtr(b)) if epsilon < 700 else 0.0
-    return max(0.0, first - second)
+    log_first = float(special.log_ndtr(a))
+    if log_first == -math.inf:
+        return 0.0
+    ratio = epsilon + float(special.log_ndtr(b)) - log_first  # ln(second/first) <= 0
+    if ratio >= 0.0:
+        return 0.0
+    return max(0.0, math.exp(log_first) * -math.expm1(ratio))
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:
     """Largest μ such that μ-GDP implies (ε, δ)-DP, by bracketing root finding.
 
-    δ(ε; μ) is increasing in μ, so the root of δ(ε; μ) = δ is bracketed in (0, 50] and refined
-    with Brent's method; the result is then moved down (never up) until δ(ε; μ) <= δ·(1 − 1e-11)
-    holds in floating point -- i.e. rounding is toward more noise, with a margin that covers the
-    evaluation error of the curve.
+    δ(ε; μ) is increasing in μ, so the root of δ(ε; μ) = δ is bracketed in (0, hi] -- hi doubled
+    from 50 until δ(ε; hi) exceeds δ, so μ grows without bound as ε does (μ ≈ √(2ε) for large ε)
+    and the noise σ = Δ/μ vanishes continuously as ε → ∞ -- and refined with Brent's method; the
+    result is then moved down (never up) until δ(ε; μ) <= δ·(1 − 1e-11) holds in floating point
+    -- i.e. rounding is toward more noise, with a margin that covers the evaluation error of the
+    curve.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
@@ -206,8 +216,8 @@ def _gdp_mu_root(epsilon: float, delta: float) -> float:
     lo, hi = 1e-12, 50.0
     if f(lo) > 0:  # pragma: no cover - would need delta below ~1e-300
         raise InvalidInputError(f"delta={delta!r} is too small to convert to GDP")
-    if f(hi) < 0:
-        return hi
+    while f(hi) < 0:  # the root grows like √(2ε): widen the bracket (no cap on μ)
+        lo, hi = hi, 2.0 * hi
     mu = optimize.brentq(f, lo, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps, maxiter=500)
     while f(mu) > 0:
         mu = math.nextafter(mu, 0.0)
@@ -231,7 +241,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     hi = 1.0
     while f(hi) > 0:
         hi *= 2.0
-        if hi > 1e6:  # pragma: no cover
+        if math.isinf(hi):  # pragma: no cover - μ beyond ~1e154
             return math.inf
     eps = optimize.brentq(f, 0.0, hi, xtol=_XTOL, rtol=4 * np.finfo(float).eps, maxiter=500)
     while f(eps) > 0:

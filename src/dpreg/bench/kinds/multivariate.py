@@ -9,7 +9,7 @@ failing) is counted as a failure and scored as +∞ MSE / −∞ R² (the author
 returns the all-zero coefficient vector).
 
 Methods (``estimator``): ``ols`` (non-private), ``adassp``, ``boosted-adassp``, ``dp-gd``
-(:class:`~dpreg.linear_model.ClippedDPGradientDescent`), ``tukey-em`` (``n_models`` = an
+(:class:`~dpreg.linear_model.ClippedDPGradientDescent`), ``tukey-em`` (``n_models`` = ``"auto"``, an
 integer or ``"rule"`` = min(1000, ⌊n_train/(2(d+1))⌋), a public function of n and d; with fewer
 than 8 models TukeyEM cannot run and the fit counts as ⊥),
 ``covariance-ols`` and ``adassp-databounds`` -- AdaSSP with bounds read off the training data:
@@ -107,6 +107,12 @@ def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[fl
         return CovarianceOLS(bounds_X=bx, bounds_y=by, **common, **params)
     if kind == "tukey-em":
         m_models = params.pop("n_models", "rule")
+        if m_models == "auto":  # the estimator's default: public pass model (no budget)
+            from dpreg.auto.rules import tukey_auto_n_models
+
+            if tukey_auto_n_models(n, d + 1, epsilon=eps, delta=dl) < 8:
+                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
+            return TukeyEM(n_models="auto", **common, **params)
         if m_models == "rule":
             m_models = tukey_rule(n, d)
             if m_models < 8:
