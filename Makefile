@@ -3,19 +3,32 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dpreg-installed
+RUNTIME := $(VENV)/.dpreg-runtime
+DOCSTAMP := $(VENV)/.dpreg-docs
 PYTEST := $(BIN)/python -m pytest
 # loadgroup: tests marked xdist_group("spark") share one worker, so one JVM starts, not two
 XDIST  ?= -n 2 --dist loadgroup
 
 .PHONY: setup test test-slow test-all bench lint lint-imports wheel-check demo clean reproduce \
-        reproduce-quick results-page audit api-snapshot pin-notes
+        reproduce-quick results-page audit api-snapshot pin-notes docs
 
-$(STAMP): pyproject.toml Makefile
+# runtime only (what `pip install '.[fast]'` gives a user): enough for the demo and the CLI
+$(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'  # spark: CI runs the Spark tests (local[2])
+	$(BIN)/python -m pip install --quiet -e '.[fast]'
+	@touch $(RUNTIME)
+
+# the development tools on top (tests, lint), Spark (CI runs the Spark tests, local[2]) and
+# ISLP's data sets
+$(STAMP): $(RUNTIME) pyproject.toml Makefile
+	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
+
+$(DOCSTAMP): $(RUNTIME) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs,fast]'
+	@touch $(DOCSTAMP)
 
 setup: $(STAMP)
 
@@ -93,9 +106,14 @@ reproduce-quick: $(STAMP)
 results-page: $(STAMP)
 	$(BIN)/python -m studies.report $(REPRO_OUT)
 
-## the main job on bundled data
-demo: $(STAMP)
+## the main job on bundled data (installs the runtime dependencies only)
+demo: $(RUNTIME)
 	$(BIN)/dpreg demo --out demo-output
 
+## the documentation site with the API reference generated from the docstrings (site/);
+## --strict: a broken page, link or docstring section fails the build
+docs: $(DOCSTAMP)
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output audit-output build dist
+	rm -rf site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis demo-output audit-output build dist

@@ -306,9 +306,8 @@ def _closing(all_claims: list[pd.DataFrame]) -> str:
     frame = pd.concat([frame, extra], ignore_index=True)
     counts = frame["verdict"].value_counts()
     lines = ["## Closing note: the papers' claims",
-             "Every claim of algorithms.md §1.14 (Alabi et al.), §2.7 (Sarathy & Vadhan), §3.5 "
-             "(Bain et al.), §4.7 (Tang et al.) and §5.8 (Amin et al.) that the offline data "
-             "allow, with the measured numbers. Totals: " + ", ".join(
+             "Every claim of the five papers (Alabi et al., Sarathy & Vadhan, Bain et al., Tang "
+             "et al., Amin et al.) that the offline data allow, with the measured numbers. Totals: " + ", ".join(
                  f"{v} {k}" for k, v in counts.items()) + ".",
              "| id | source | claim | measured | verdict |", "|---|---|---|---|---|"]
     for r in frame.itertuples(index=False):

@@ -19,7 +19,7 @@ from dpreg.privacy.budgets import (
     zcdp_to_approx_lemma21,
 )
 
-# algorithms.md §0.2 reference values, as printed there (matched to the printed decimals)
+# reference values of the zCDP/GDP conversions, as published (matched to the printed decimals)
 REFERENCE_GDP = [
     (1.0, 1e-6, "0.2367"),
     (0.1, 1e-6, "0.0275"),

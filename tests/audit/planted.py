@@ -4,7 +4,7 @@ Each :class:`Planted` bundles a buggy variant of a dpreg release, the correct re
 same configuration, a neighbouring pair chosen to expose the bug, and the claim the correct
 release makes.  The auditor must FAIL the buggy variant (ε_LCB > claimed ε) and PASS the
 correct one.  The bugs are the ones privacy reviews and the papers' reference code actually
-contain (algorithms.md §7), re-created from dpreg's own building blocks (so that only the bug
+contain (listed in docs/audit.md), re-created from dpreg's own building blocks (so that only the bug
 differs), by patching one name inside a dpreg module for the duration of a sampler call, or by
 calling a dpreg function with a wrong input (data-derived bounds, NaN data).
 """
@@ -375,20 +375,20 @@ def planted_bugs() -> list[Planted]:
                 Claim.from_budget(PureDP(2.0)), names=("p25", "p26")),
         Planted("theil-sen-k-missing", "k-matching Theil-Sen median run at ε_t/2 instead of "
                 "ε_t/(2k) (the ε/k for k matchings is missing)",
-                "Alabi et al. code/paper budget bookkeeping (algorithms.md §7 items 7, 12)",
+                "Alabi et al. code/paper budget bookkeeping",
                 _mech(_theil_sen_targets, epsilon=2.0, pairs=3, design_seed=7, forget_k=True),
                 _mech(_theil_sen_targets, epsilon=2.0, pairs=3, design_seed=7),
                 matching_pair(), Claim.from_budget(PureDP(2.0)), names=("p25", "p26")),
         Planted("wide-even-m", "widened median for even M inserts two copies of the median "
-                "midpoint", "Alabi et al. reference code dpMedianExpWide (algorithms.md §1.8)",
+                "midpoint", "Alabi et al. reference code dpMedianExpWide",
                 _mech(_wide_median, reference=True), _mech(_wide_median, reference=False),
                 qp["alabi-even"], Claim.from_budget(PureDP(2.0))),
         Planted("boosted-mu-multiplier", "BoostedAdaSSP noise sd Δ·μ instead of Δ/μ",
-                "amazon-science/boostedadassp (2024), algorithms.md §4.3",
+                "amazon-science/boostedadassp (2024)",
                 _loop(_boosted, bug="mu-multiplier"), _loop(_boosted, bug=None), ar["corner"],
                 gdp, samples=5_000),
         Planted("tukey-ptr-scale", "TukeyEM's PTR test with Laplace scale ε/2 instead of 2/ε",
-                "google-research dp_regression/tukey.py (algorithms.md §5.3)",
+                "google-research dp_regression/tukey.py",
                 _loop(_ptr, buggy=True), _loop(_ptr, buggy=False), distance_pairs(thr)[0],
                 Claim.from_budget(PureDP(PTR_EPS)), notes={"epsilon_ptr": PTR_EPS}),
         Planted("bottom-from-unnoised", "⊥ decided from the exact nvar(x) instead of the noisy "
@@ -396,7 +396,7 @@ def planted_bugs() -> list[Planted]:
                 _mech(_ns_bottom_unnoised), _mech(_ns_correct), sp["corner"],
                 Claim.from_budget(PureDP(NS_EPS))),
         Planted("bounds-from-data", "x and y bounds taken from the data (min, max)",
-                "the AdaSSP baseline of Amin et al. (algorithms.md §4.2), common misuse",
+                "the AdaSSP baseline of Amin et al., common misuse",
                 _mech(_ns_bounds_from_data), _mech(_ns_correct, x_eval=(0.3, 0.7)),
                 sp["clipped-outlier"], Claim.from_budget(PureDP(NS_EPS))),
         Planted("clip-unused", "data clipped to the bounds but the unclipped values used",
@@ -411,8 +411,7 @@ def planted_bugs() -> list[Planted]:
                 _loop(_dpgd, clip=False), _loop(_dpgd, clip=True), ro["clipped-outlier"], gdp,
                 samples=5_000),
         Planted("boosted-sensitivity-1", "BoostedAdaSSP sensitivities hard-coded to 1 while "
-                "rows are clipped to norm 10", "google-research private_kendall/boosted_adassp.py "
-                "(algorithms.md §4.3)", _loop(_boosted, bug="sensitivity-1", x_norm_bound=10.0),
+                "rows are clipped to norm 10", "google-research private_kendall/boosted_adassp.py", _loop(_boosted, bug="sensitivity-1", x_norm_bound=10.0),
                 _loop(_boosted, bug=None, x_norm_bound=10.0), big, gdp, samples=10_000),
         Planted("seeded-float-laplace", "seeded Laplace release with numpy's floating-point "
                 "noise: the set of reachable outputs depends on the value", "Mironov 2012; "
@@ -421,7 +420,7 @@ def planted_bugs() -> list[Planted]:
                 _mech(_seeded_laplace_reach, float_noise=False), reachability_pairs(1.0)[0],
                 Claim.from_budget(PureDP(1.0)), names=("reachable from D only",)),
         Planted("noisy-stats-ru-squared", "DPSuffStats sensitivity (1 − 1/n)·r_u² with r_l < 0 "
-                "(bounds [−1, 1])", "Alabi et al. Alg. 1 / Lemma 18 (algorithms.md §1.4)",
+                "(bounds [−1, 1])", "Alabi et al. Alg. 1 / Lemma 18",
                 _mech(_ns_ru_squared, buggy=True), _mech(_ns_ru_squared, buggy=False),
                 _sym_corner_pair(), Claim.from_budget(PureDP(NS_EPS))),
         Planted("group-key-twice", "fit_by_group releases one group's records under two keys "

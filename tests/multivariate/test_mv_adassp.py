@@ -19,7 +19,7 @@ WANG = {"calibration": "wang"}
 
 # ------------------------------------------------------------------------ guarantee
 def test_reference_values_of_the_guarantee():
-    # algorithms.md §4.2 quotes the Bun–Steinke conversion: 0.78 (ε = 1), 32.7 (ε = 30)
+    # the Bun–Steinke conversion gives: 0.78 (ε = 1), 32.7 (ε = 30)
     budget, implied = ad.adassp_guarantee(1.0, 1e-6, **WANG)
     assert isinstance(budget, ZCDP)
     assert budget.rho == pytest.approx(1.0 / (6 * math.log(6e6)))

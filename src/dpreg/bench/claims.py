@@ -9,8 +9,8 @@ summaries.  Each claim gets a verdict:
 * ``partly confirmed`` -- holds in some of the settings the claim covers;
 * ``not checked`` -- data not available offline, or a sibling reproduction is missing.
 
-Claim wording is our paraphrase of algorithms.md §1.14 (Alabi et al.), §2.7 (Sarathy & Vadhan),
-§3.5 (Bain et al.), §4.7 (Tang et al.) and §5.8 (Amin et al.).
+Claim wording is our paraphrase of the five papers (Alabi et al., Sarathy & Vadhan, Bain et
+al., Tang et al., Amin et al.).
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ def _sv(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                       f"max |z| = {fmt_number(float(zk.max()))} over n = "
                       f"{', '.join(str(int(v)) for v in uni['n'])}",
                       "confirmed" if len(zk) and float(zk.max()) <= 4 else "not confirmed"))
-        out.append(_c("sv-var-exact", f"{SV} Cor. B.1.3 (corrected in algorithms.md §2.4)",
+        out.append(_c("sv-var-exact", f"{SV} Cor. B.1.3 (as corrected by dpreg)",
                       "The corrected closed form of Var(U₀) is exact for any fixed design.",
                       "|Monte Carlo − closed form| ≤ 4 standard errors in every design × n cell",
                       f"max |z| = {fmt_number(float(z.max()))} over {len(z)} cells "

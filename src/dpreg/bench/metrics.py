@@ -1,6 +1,6 @@
 """Evaluation metrics of the reproductions.
 
-Conventions (algorithms.md §1.3):
+Conventions (Alabi et al. 2022, §7):
 
 * **Empirical q error bound** Ĉ(q): with errors e_1..e_T of T releases on one data set,
   Ĉ(q) is the ⌈qT⌉-th smallest error.  A ⊥ release (NaN) counts as an error of +∞, so a

@@ -202,6 +202,8 @@ def fit_by_group(
         is checked against the number of rows of a pandas DataFrame (n is public under
         replace-one; a mismatch is refused without revealing n).
 
+    Notes
+    -----
     Returns a DataFrame with columns ``group`` (the key), ``n``, ``intercept``, ``slope``,
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method
     releases them and some group did not fail) and ``privacy`` (the statement, also in

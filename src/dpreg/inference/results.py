@@ -124,6 +124,8 @@ class RegressionResults:
     extra:
         Method-specific released quantities (e.g. predictions at x_eval, noisy statistics).
 
+    Notes
+    -----
     The object is frozen after construction (setting an attribute raises ``AttributeError``;
     ``extra`` and ``bounds`` are read-only); :meth:`replace` builds a changed copy.
     """

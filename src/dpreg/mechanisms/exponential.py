@@ -1,6 +1,6 @@
 """Exponential mechanism on a real interval and DP quantiles (standard and θ-widened).
 
-Sampling (algorithms.md §0.3).  Given breakpoints ``lo = b_0 <= b_1 <= ... <= b_K = hi`` and a
+Sampling.  Given breakpoints ``lo = b_0 <= b_1 <= ... <= b_K = hi`` and a
 score ``w_j`` constant on each interval ``I_j = (b_j, b_{j+1})``, the mechanism outputs a value
 with density proportional to ``exp(w_j)`` on ``I_j``.  It is sampled exactly by Gumbel-max:
 ``j* = argmax_j [ln|I_j| + w_j + G_j]`` with i.i.d. standard Gumbel ``G_j`` (zero-length

@@ -1,4 +1,4 @@
-"""Sensitivity formulas as named pure functions (algorithms.md §0.1).
+"""Sensitivity formulas as named pure functions.
 
 Each function states the neighbouring relation it is for.  Replace-one ("bounded") neighbours
 have the same public size n and differ in one record; add/remove ("unbounded") neighbours differ

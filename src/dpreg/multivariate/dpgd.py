@@ -1,5 +1,5 @@
 """Full-batch DP gradient descent on the squared loss for d features (Tang et al. 2023 §4
-baseline; details reconstructed, algorithms.md §4.5).
+baseline; details reconstructed, docs/privacy/dpgd_multivariate.md).
 
 Round t: per-example gradients ∇_i = 2(θᵀx_i − y_i)·x_i are clipped to ‖∇_i‖₂ <= C_g, summed,
 and the sum is released with Gaussian noise of sd Δ/μ_round (Δ = C_g for add/remove, 2·C_g

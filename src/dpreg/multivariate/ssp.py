@@ -351,6 +351,8 @@ def adassp(
         index of a PUBLIC column of ones in ``X`` (``count_index``) whose noisy Gram diagonal
         entry serves as the count.
 
+    Notes
+    -----
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
     μ-GDP (``"gdp"``) or ρ-zCDP (``"wang"``); ``details['implied_epsilon']`` is the ε it implies
     at δ.

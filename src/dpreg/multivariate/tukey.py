@@ -20,7 +20,7 @@ Steps (m = ``n_models``):
    level ℓ is drawn with probability ∝ W(ℓ)·exp(ε₂·ℓ/2) (W = volume of depth exactly ℓ) by
    Gumbel-max in log space, and a uniform point of depth exactly ℓ -- the SAME ℓ -- is returned.
 
-Neighbouring relation (algorithms.md §5.7): the guarantee is stated for **replace-one at
+Neighbouring relation: the guarantee is stated for **replace-one at
 record level with n public**.  With n fixed the partition is data independent, so replacing
 one record changes at most one model: a swap of one model.  Approximate Tukey depth is not
 monotone under swaps, so the exponential mechanism keeps the factor ½ (the paper drops it by

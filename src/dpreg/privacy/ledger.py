@@ -353,6 +353,8 @@ class Ledger:
     slack:
         Relative tolerance for floating-point representation error (default 1e-10).
 
+    Notes
+    -----
     ``spend`` is atomic, all-or-nothing, thread-safe and interrupt-safe.
     """
 

@@ -140,6 +140,8 @@ def noisy_stats(
     rng:
         ``None`` (fresh entropy), a seed, a SeedSequence or a Generator.
 
+    Notes
+    -----
     Algorithm: clip; L₁ ~ Lap(Δ_cov/(ε/3)), L₂ ~ Lap(Δ_var/(ε/3)); if nvar + L₂ <= 0 the
     release is ⊥ (``failed=True``; decided from the noisy denominator only); α̃ = (ncov +
     L₁)/(nvar + L₂); β̃ = ȳ − α̃x̄ + Lap(Δ₃/(ε/3)) with Δ₃ = (w_y + |α̃|·w_x)/n.  A noisy slope

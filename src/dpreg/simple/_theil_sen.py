@@ -214,6 +214,8 @@ def theil_sen(
         or constant y) they can differ (docs/simple.md).  ``"auto"`` uses it for pairs="all",
         median exp/wide and n >= 2000.  Seeded streams differ between the two.
 
+    Notes
+    -----
     Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
     changes at most 2k entries of each doubled multiset (k-Lipschitz pair transformation);
     the rank utility has sensitivity 1 per entry.  If all x are equal every pair is tied and

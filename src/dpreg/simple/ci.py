@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 _SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
-           "(ComputeExpMechCITargets), with the corrections of algorithms.md §2.4-2.6")
+           "(ComputeExpMechCITargets), with dpreg's corrections (docs/privacy/theil_sen_ci.md)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ def _capped_tail_sum(p: np.ndarray, cdf: np.ndarray, lam: float, ratio: float,
 def tight_failure_probabilities(*, size: int, sigma: float, eps_lower: float, eps_upper: float,
                                 half_range: float, theta: float
                                 ) -> tuple[np.ndarray, np.ndarray]:
-    """(F_L[t], F_U[t]) for target ranks t = 0..M (algorithms.md §2.6, lattice-corrected).
+    """(F_L[t], F_U[t]) for target ranks t = 0..M (Sarathy & Vadhan Alg. 3.2, lattice-corrected).
 
     F_U(t) = P[rank > t] + Σ_{m<=t} P[rank = m]·min(1, (R/θ)e^{−ε_U(t−m)/2});
     F_L(t) = P[rank <= t] + Σ_{m>t} P[rank = m]·min(1, (R/θ)e^{−ε_L(m−t)/2}).
@@ -306,6 +306,8 @@ def theil_sen_ci(
     ledger, rng:
         As elsewhere; the ledger is charged ``PureDP(epsilon)`` before any randomness is used.
 
+    Notes
+    -----
     Guarantee: ε-DP (pure), replace-one neighbours, n public; each DPWide call is a
     rank-utility exponential mechanism with sensitivity 1 per entry and one record changes
     <= 2k entries.  The targets depend only on public quantities (n, S, ε, α, θ, range).

@@ -22,7 +22,7 @@ and changing one record changes at most 2k of them.  Without ties this multiset 
 undoubled multiset with every rank distance doubled, so an exponential-mechanism median on
 it at ε/(2k) has exactly the distribution of the undoubled median at ε/k.
 
-Null variance of the U-statistic (Sarathy & Vadhan App. B.1, corrected; algorithms.md §2.4)
+Null variance of the U-statistic (Sarathy & Vadhan App. B.1, corrected by dpreg)
 -------------------------------------------------------------------------------------------
 U(β) = (1/|S|) Σ_{pairs, x_i≠x_j} sign(s_ij − β).  At the true slope, with i.i.d. continuous
 symmetric errors, two pairs sharing exactly one index a (other ends b, c) have covariance
