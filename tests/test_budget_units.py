@@ -49,20 +49,20 @@ class TestStatement:
     def test_adassp_requested_first_accounting_exact(self, frame):
         res = dpreg.regress(frame, "y ~ x", method="adassp", epsilon=1, delta=1e-6,
                             bounds=BOUNDS, random_state=1)
-        rho = adassp_guarantee(1.0, 1e-6)[0]
-        assert isinstance(rho, ZCDP) and res.privacy.budget == rho  # accounting stays exact
+        mu = adassp_guarantee(1.0, 1e-6)[0]  # exact μ-GDP calibration (the default)
+        assert isinstance(mu, GDP) and res.privacy.budget == mu  # accounting stays exact
         assert res.privacy.requested == ApproxDP(1.0, 1e-6)
         text = str(res.summary())
         row = next(line for line in text.splitlines() if line.startswith("Privacy budget:"))
-        assert "ε=1, δ=1e-06 (as requested)" in row and "ρ" not in row
+        assert "ε=1, δ=1e-06 (as requested)" in row and "μ" not in row
         acc = text[text.index("Accounting:"):]
-        assert f"ρ={rho.rho:g} (zCDP)" in acc and "k·ε" in acc.replace("\n", " ")
+        assert f"μ={mu.mu:g} (Gaussian DP)" in acc
         d = res.to_dict()["privacy"]
         assert d["requested"] == {"epsilon": 1.0, "delta": 1e-6}
-        assert d["budget"] == rho.as_dict()  # the key older readers use is unchanged
-        assert d["accounting"]["rho"] == rho.rho
+        assert d["budget"] == mu.as_dict()  # the key older readers use is unchanged
+        assert d["accounting"]["mu"] == mu.mu
         assert d["accounting"]["implies"]["delta"] == 1e-6
-        assert d["accounting"]["implies"]["epsilon"] == rho.to_approx(1e-6).epsilon <= 1.0
+        assert d["accounting"]["implies"]["epsilon"] == mu.to_approx(1e-6).epsilon <= 1.0
         json.dumps(res.to_dict(), allow_nan=False)
 
     def test_boosted_shows_mu_second(self, frame):
@@ -121,7 +121,7 @@ class TestLedgerEvents:
         assert e.info["method"] == "adassp" and e.info["formula"] == "y ~ x"
         assert e.info["entry"] == "regress"
         text = str(e)
-        assert "(ε=1, δ=1e-06)-DP as requested, charged ρ=" in text and " UTC " in text
+        assert "(ε=1, δ=1e-06)-DP as requested, charged μ=" in text and " UTC " in text
         assert "adassp; y ~ x" in text
         d = e.as_dict()
         assert d["time"].endswith("UTC") and d["requested"] == {"epsilon": 1.0, "delta": 1e-6}
