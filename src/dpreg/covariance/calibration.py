@@ -25,7 +25,7 @@ from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.neighbours import Neighbouring
 
-__all__ = ["INTERCEPT", "MECHANISM", "SOURCE", "upscale", "repair_psd", "resolve_bounds"]
+__all__ = ["INTERCEPT", "MECHANISM", "SOURCE", "scaling_matrix", "upscale", "repair_psd", "resolve_bounds"]
 
 MECHANISM = "Analyze Gauss SSCP"
 INTERCEPT = "intercept"
@@ -60,14 +60,21 @@ def resolve_bounds(bounds: Any, columns: Sequence[str], name: str = "bounds"
     return [check_bounds(b, f"{name}[{j}]") for j, b in enumerate(bounds)]
 
 
-def upscale(scaled: np.ndarray, bounds: Sequence[tuple[float, float]]) -> np.ndarray:
-    """TᵀĈT: from the [0, 1]-scaled SSCP (with intercept first) to original units."""
+def scaling_matrix(bounds: Sequence[tuple[float, float]]) -> np.ndarray:
+    """T with D = D'·T: T₀₀ = 1, T₀ᵢ = lo_i, T_ii = hi_i − lo_i (intercept column first), so the
+    original-unit SSCP matrix is TᵀĈT (:func:`upscale`)."""
     p = len(bounds) + 1
     T = np.zeros((p, p))
     T[0, 0] = 1.0
     for i, (lo, hi) in enumerate(bounds, start=1):
         T[0, i] = lo
         T[i, i] = hi - lo
+    return T
+
+
+def upscale(scaled: np.ndarray, bounds: Sequence[tuple[float, float]]) -> np.ndarray:
+    """TᵀĈT: from the [0, 1]-scaled SSCP (with intercept first) to original units."""
+    T = scaling_matrix(bounds)
     out = T.T @ scaled @ T
     return (out + out.T) / 2.0
 

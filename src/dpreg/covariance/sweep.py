@@ -12,7 +12,7 @@ import numpy as np
 
 from dpreg._validation import check_int, check_rng
 from dpreg.covariance._view import ReleaseView
-from dpreg.covariance.calibration import INTERCEPT
+from dpreg.covariance.calibration import INTERCEPT, scaling_matrix
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.multivariate._common import check_choice
@@ -24,18 +24,6 @@ PLUGIN_SE = ("plug-in: OLS standard errors computed from the noisy SSCP matrix a
              "exact; they ignore the privacy noise and understate the uncertainty when the "
              "noise is not small")
 SE_KINDS = ("dp", "plugin", "noise-aware")
-
-
-def scaling_matrix(bounds: Sequence[tuple[float, float]]) -> np.ndarray:
-    """T with D = D'·T: T₀₀ = 1, T₀ᵢ = lo_i, T_ii = hi_i − lo_i (intercept column first), so the
-    original-unit SSCP matrix is TᵀĈT (:func:`dpreg.covariance.upscale`)."""
-    p = len(bounds) + 1
-    T = np.zeros((p, p))
-    T[0, 0] = 1.0
-    for i, (lo, hi) in enumerate(bounds, start=1):
-        T[0, i] = lo
-        T[i, i] = hi - lo
-    return T
 
 
 def sweep_regression(C: np.ndarray, x_idx: Sequence[int], y_idx: int, n: float, *,

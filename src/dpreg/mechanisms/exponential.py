@@ -49,7 +49,19 @@ __all__ = [
     "exp_quantile",
     "exp_quantile_rows",
     "exact_quantile",
+    "gumbel_max_index",
 ]
+
+
+def gumbel_max_index(log_weights: np.ndarray, rng: np.random.Generator) -> int:
+    """The exponential mechanism's choice among finitely many outcomes: index j with
+    probability ∝ exp(log_weights[j]), exactly, by Gumbel-max (argmax of log-weight plus an
+    i.i.d. standard Gumbel draw; no normalisation, −inf weights are never chosen).  The one
+    sampler of a discrete exponential-mechanism choice in dpreg: the piecewise-constant
+    densities below and TukeyEM's depth level and region (:mod:`dpreg.multivariate.tukey`)
+    call it.  ``rng`` must already be a Generator (callers normalise it once)."""
+    lw = np.asarray(log_weights, dtype=np.float64)
+    return int(np.argmax(lw + rng.gumbel(size=lw.shape)))
 
 
 def sample_piecewise_constant(
@@ -76,7 +88,7 @@ def sample_piecewise_constant(
     if not np.any(np.isfinite(logw)):
         raise InvalidInputError("all intervals have zero length or zero weight")
     if size is None:
-        j = int(np.argmax(logw + gen.gumbel(size=logw.shape)))
+        j = gumbel_max_index(logw, gen)
         return float(gen.uniform(breaks[j], breaks[j + 1]))
     p = np.exp(logw - np.max(logw))
     p /= p.sum()

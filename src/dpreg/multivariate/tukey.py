@@ -42,6 +42,7 @@ import numpy as np
 from dpreg._validation import check_delta, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
+from dpreg.mechanisms.exponential import gumbel_max_index
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
 from dpreg.multivariate._common import check_design, column_names, warn_if_not_private
 from dpreg.privacy.budgets import ApproxDP
@@ -183,7 +184,7 @@ def sample_at_depth(P: np.ndarray, level: int, rng: np.random.Generator) -> np.n
     prefix = np.concatenate([[0.0], np.cumsum(lg_gt)[:-1]])
     suffix = np.concatenate([np.cumsum(lg_geq[::-1])[::-1][1:], [0.0]])
     log_vol = prefix + lg_exact + suffix
-    j = int(np.argmax(log_vol + rng.gumbel(size=d)))
+    j = gumbel_max_index(log_vol, rng)
     out = np.empty(d)
     for i in range(j):
         out[i] = _uniform(P[i, level], P[i, m - level - 1], rng)
@@ -309,7 +310,7 @@ def tukey_em(
             nobs=n, extra=extra,
         )
     levels, logits = level_log_weights(lv, t, eps_em)
-    level = int(levels[int(np.argmax(logits + gen.gumbel(size=logits.size)))])
+    level = int(levels[gumbel_max_index(logits, gen)])
     theta = sample_at_depth(P, level, gen)
     return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
                              uncertainty="none: TukeyEM releases a point estimate only",
