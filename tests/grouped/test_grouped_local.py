@@ -78,6 +78,39 @@ def test_large_groups_take_the_fast_path_on_both_backends():
     assert not loc["failed"].any()
 
 
+def test_groups_from_the_size_rule_take_the_counter_on_both_backends(monkeypatch):
+    """Per-group Theil-Sen uses the O(n log n) counter by the public size rule of
+    ``algorithm="auto"`` (AUTO_FAST_MIN_N, the measured crossover; issue 19): a group just
+    below it materialises its pairs, groups at and above it do not -- on both backends, which
+    still release bit-identical tables."""
+    import dpreg.simple._theil_sen as ts
+
+    cut = ts.AUTO_FAST_MIN_N
+    assert cut <= 500  # the measured crossover (docs/scale.md), far below the former 2,000
+    real = ts.dp_median_all_pairs_target
+    seen = []
+
+    def spy(x, *args, **kwargs):
+        seen.append(int(x.size))
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(ts, "dp_median_all_pairs_target", spy)
+    g = np.random.default_rng(21)
+    sizes = [cut - 1, cut, 2 * cut]
+    keys = np.repeat(np.arange(3), sizes)
+    x = g.uniform(0, 1, keys.size)
+    df = pd.DataFrame({"k": keys, "x": x, "y": 0.2 + 0.5 * x + g.normal(0, 0.1, keys.size)})
+    kw = dict(method="theil-sen-exp", epsilon=1.0, bounds=BOUNDS, random_state=4,
+              groups=[0, 1, 2])
+    loc = fit_by_group(df, "k", "x", "y", **kw)
+    assert sorted(set(seen)) == [cut, 2 * cut]  # two targets (predictions) per fast group
+    seen.clear()
+    ref = fit_by_group(df, "k", "x", "y", backend="reference", **kw)
+    assert sorted(set(seen)) == [cut, 2 * cut]
+    pd.testing.assert_frame_equal(loc, ref)
+    assert not loc["failed"].any()
+
+
 def test_local_single_thread_equals_threads():
     df = table(seed=3)
     kw = dict(method="theil-sen-exp", epsilon=1.0, bounds=BOUNDS, random_state=2,

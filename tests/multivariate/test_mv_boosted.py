@@ -60,15 +60,13 @@ def test_reference_code_bug_mu_as_noise_multiplier_is_detected(monkeypatch):
     Re-running the same pipeline with that calibration fails the noise test: its sd is ≈180×
     too small (0.237 vs 42.7 with the author split)."""
     mu_total = gdp_mu(EPS, DELTA)
-    real = bst.gaussian
 
-    def buggy_gaussian(value, *, sensitivity, budget, rng):
-        arr = np.asarray(value, dtype=float)
-        if arr.ndim == 0:
-            return real(value, sensitivity=sensitivity, budget=budget, rng=rng)
-        return arr + rng.normal(0.0, sensitivity * mu_total, size=arr.shape)
+    def buggy_gaussian_calls(count, *, sensitivity, budget, rng):
+        # the rounds' Xᵀg noise (drawn through the batched entry point) with the bug
+        return lambda value: (np.asarray(value, dtype=float)
+                              + rng.normal(0.0, sensitivity * mu_total, size=np.shape(value)))
 
-    monkeypatch.setattr(bst, "gaussian", buggy_gaussian)
+    monkeypatch.setattr(bst, "gaussian_calls", buggy_gaussian_calls)
     samples, _ = zero_design_releases("author", runs=10)
     sd = expected_round_sd("author")
     assert sd / mu_total == pytest.approx(180, rel=0.01)
@@ -173,3 +171,37 @@ def test_bad_parameters_cost_nothing(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         bst.boosted_adassp(X, y, **args)
     assert ledger.events() == []
+
+
+def _boosted_fit(seed):
+    g = np.random.default_rng(3)
+    X = g.uniform(-0.3, 0.3, size=(400, 3))
+    y = X @ np.array([1.0, -0.5, 0.2]) + g.normal(0, 0.05, 400)
+    return bst.boosted_adassp(X, y, epsilon=EPS, delta=DELTA, n_rounds=25, rng=seed)
+
+
+def test_round_noise_is_one_batched_draw_and_the_seeded_stream_is_unchanged(monkeypatch):
+    """The T rounds' Xᵀg noise is drawn by one batched sampler call (issue 19: one secure draw
+    per round dominated small fits): ``gaussian`` is called once (λ_min) rather than T + 1
+    times, and the seeded result equals the one-call-per-round stream bit for bit."""
+    batched = _boosted_fit(7)
+    calls = []
+    real = bst.gaussian
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bst, "gaussian", counting)
+    _boosted_fit(7)
+    assert len(calls) == 1
+
+    def per_call(count, *, sensitivity, budget, rng):  # the former loop: one call per round
+        return lambda value: real(value, sensitivity=sensitivity, budget=budget, rng=rng)
+
+    monkeypatch.setattr(bst, "gaussian_calls", per_call)
+    reference = _boosted_fit(7)
+    np.testing.assert_array_equal(batched.coef_ if hasattr(batched, "coef_") else batched.params,
+                                  reference.coef_ if hasattr(reference, "coef_")
+                                  else reference.params)
+    np.testing.assert_array_equal(batched.extra["xtg_releases"], reference.extra["xtg_releases"])

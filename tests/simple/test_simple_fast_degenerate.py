@@ -38,6 +38,7 @@ from dpreg.grouped import fit_by_group
 from dpreg.linear_model import DPTheilSen
 from dpreg.mechanisms import exp_quantile
 from dpreg.simple import theil_sen
+from dpreg.simple._theil_sen import AUTO_FAST_MIN_N
 from dpreg.simple.fast import AllPairsEM, dp_median_all_pairs, pair_counter
 from dpreg.simple.fast._grid import floor_grid
 from dpreg.simple.fast._reference import exact_doubled, exact_em_intervals, exact_release_cdf
@@ -169,7 +170,7 @@ def check_time(entry: str, kind: str, n: int, slack: float) -> None:
     assert time.perf_counter() - t <= limit
 
 
-@pytest.mark.parametrize("n", [2000, 20000])
+@pytest.mark.parametrize("n", [AUTO_FAST_MIN_N, 2000, 20000])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("entry", list(ENTRIES))
 def test_degenerate_data_finish_in_time(entry, kind, n):

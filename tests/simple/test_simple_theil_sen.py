@@ -300,3 +300,22 @@ def test_slope_only_release():
         r.predict(0.5)
     with pytest.raises(InvalidInputError, match="slope only"):
         r.to_regression_results()
+
+
+def test_auto_rule_is_the_measured_crossover():
+    """algorithm="auto" switches to the O(n log n) path at AUTO_FAST_MIN_N, a constant set from
+    the measured crossover of the two paths (docs/scale.md; issue 19: n = 1,000 used to
+    materialise its 499,500 pairs) -- a function of the public n and options only."""
+    from dpreg.simple._theil_sen import AUTO_FAST_MIN_N, resolve_algorithm
+
+    assert 200 <= AUTO_FAST_MIN_N <= 500
+    for med in ("exp", "wide"):
+        assert resolve_algorithm("auto", n=AUTO_FAST_MIN_N - 1, pairs="all",
+                                 median=med) == "materialise"
+        assert resolve_algorithm("auto", n=AUTO_FAST_MIN_N, pairs="all",
+                                 median=med) == "exact-fast"
+    assert resolve_algorithm("auto", n=5000, pairs="all", median="smooth") == "materialise"
+    assert resolve_algorithm("auto", n=5000, pairs=3, median="exp") == "materialise"
+    x, y = make_data(1000, np.random.default_rng(4))
+    r = theil_sen(x, y, epsilon=1, output_range=(-1, 2), rng=0)
+    assert r.privacy.details["algorithm"] == "exact-fast"

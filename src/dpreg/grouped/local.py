@@ -26,7 +26,8 @@ Kernels (statistics step here, release in :mod:`dpreg.simple`):
   the per-round gradient sums computed by segment sums;
 * ``theil-sen-*``: :func:`dpreg.simple._theil_sen.release_theil_sen` per group (its cost is
   the median itself: sorting and sampling the doubled multiset, or the O(n log n) exact-fast
-  path for groups with n >= 2000), run on ``workers`` threads -- NumPy (and the compiled
+  path for groups with n >= 400, :data:`dpreg.simple._theil_sen.AUTO_FAST_MIN_N`), run on
+  ``workers`` threads -- NumPy (and the compiled
   smooth-sensitivity bound) release the GIL in the heavy parts.  The first group goes
   through the core, which validates the options.
 
@@ -60,7 +61,7 @@ __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_inte
 
 #: methods the LocalBackend runs itself, with the options each accepts (the method registry's
 #: ``local_options``; Theil-Sen uses algorithm="auto", as the estimator does: groups with
-#: n >= 2000 take the O(n log n) exact-fast path on every backend)
+#: n >= AUTO_FAST_MIN_N (400) take the O(n log n) exact-fast path on every backend)
 LOCAL_METHODS: dict[str, tuple[str, ...]] = {
     m.name: m.local_options for m in _registry.methods(local=True)
     if m.local_options is not None}

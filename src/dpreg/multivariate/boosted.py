@@ -37,7 +37,7 @@ from dpreg._validation import (
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.inference.uncertainty import no_ci_text
-from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
+from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
     lambda_min_sensitivity,
@@ -203,10 +203,13 @@ def boosted_adassp(
     etas = learning_rates(sched, eta, T)
     theta = np.zeros(d)
     releases = np.empty((T, d))
+    # the T rounds' noise comes from one batched sampler call at the first round (bit for bit
+    # the T successive gaussian() calls in seeded mode; secure mode stays exact): the rounds
+    # are adaptive in the data, their noise is not
+    release_xtg = gaussian_calls(T, sensitivity=d_xg, budget=mu_round, rng=gen)
     for t in range(T):
         g = np.clip(ya - Xc @ theta, -tau_, tau_)
-        xtg_hat = np.asarray(gaussian(Xc.T @ g, sensitivity=d_xg, budget=mu_round, rng=gen),
-                             dtype=float)
+        xtg_hat = np.asarray(release_xtg(Xc.T @ g), dtype=float)
         releases[t] = xtg_hat
         theta = theta + etas[t] * (gamma @ xtg_hat)
     if not np.all(np.isfinite(theta)):  # pragma: no cover - pinv keeps values finite

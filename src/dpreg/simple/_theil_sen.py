@@ -64,9 +64,11 @@ __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGOR
 #: formula (:mod:`dpreg.simple.fast`; all pairs, exp/wide medians only; time bounded in n on
 #: any data); ``"auto"`` uses exact-fast when it applies and n >= :data:`AUTO_FAST_MIN_N`.
 ALGORITHMS = ("auto", "exact-fast", "materialise")
-#: smallest n for which ``algorithm="auto"`` picks the O(n log n) path (below it materialising
-#: all pairs is fast and keeps the long-standing seeded streams unchanged)
-AUTO_FAST_MIN_N = 2000
+#: smallest n for which ``algorithm="auto"`` picks the O(n log n) path: the measured crossover
+#: of the two paths' running times (exp and wide medians, slope and predictions, n = 50 to
+#: 10,000; benchmarks/bench_theil_sen_auto.py, docs/scale.md) -- below it materialising the
+#: n(n−1)/2 pairs is faster.  A constant compared with n, which is public.
+AUTO_FAST_MIN_N = 400
 
 #: default widening θ of ``median="wide"`` as a fraction of the output-range width: Alabi et al.
 #: (Table 1) use θ = 0.01 on the range [−0.5, 1.5] (width 2); scaling with the range keeps the
@@ -212,7 +214,8 @@ def theil_sen(
         value computed exactly rather than by the float formula: on ordinary data the laws
         agree up to rounding of the pair values; where many pair values coincide (collinear
         or constant y) they can differ (docs/simple.md).  ``"auto"`` uses it for pairs="all",
-        median exp/wide and n >= 2000.  Seeded streams differ between the two.
+        median exp/wide and n >= 400 (:data:`AUTO_FAST_MIN_N`, the measured crossover).
+        Seeded streams differ between the two.
 
     Notes
     -----
