@@ -14,9 +14,12 @@ import pandas as pd
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
+    add_interval_columns,
     check_release_relation,
     group_column,
     group_generator,
+    interval_options,
+    interval_row,
     partition_frame,
     privacy_text,
     release_options,
@@ -38,7 +41,10 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
 
     if part is None:
         part = partition_frame(df, spec)
-    options = release_options(spec)  # the per-group relation for every method that takes one
+    # the per-group relation for every method that takes one; noisy-stats with ci_alpha
+    # releases the statistics of inference=True
+    options = interval_options(spec, release_options(spec))
+    with_ci = "ci_alpha" in spec.options
     rows = []
     iterator: Any = range(len(spec.keys))
     if progress:
@@ -75,10 +81,12 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
                        failed=False, reason="")
             for kx, v in (res.extra.get("predictions") or {}).items():
                 row[f"pred_{kx}"] = float(v)
+            if with_ci:  # the single fit's own interval, read from the release
+                row.update(interval_row(spec, res))
         rows.append(row)
     out = pd.DataFrame(rows, columns=None if rows else ["group", "n", "intercept", "slope",
                                                          "failed", "reason"])
     out["group"] = group_column(spec.keys)
     out["privacy"] = row_privacy_text(spec)
     out.attrs["privacy"] = privacy_text(spec)
-    return out
+    return add_interval_columns(spec, out)
