@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from dpreg import InvalidInputError, Ledger, fit_by_group
-from dpreg.privacy import PureDP
 from dpreg.api import fit_arrays
 from dpreg.grouped._common import group_generator, make_spec
+from dpreg.privacy import PureDP
 
 BOUNDS = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
 SIZES = [0, 2, 16, 60, 150, 400]  # key 0: no rows; key 1: too small for any interval
