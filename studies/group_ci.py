@@ -12,7 +12,8 @@ subsample of ``tracts`` tracts; every (tract, release) is one interval.  Reporte
 (method, ε): coverage of the generating slope, coverage of the tract's own OLS slope on the
 clipped data (the data-conditional target), share of ⊥ rows, share of non-informative slope
 intervals (``informative_slope`` False), median width of the slope interval (all intervals and
-informative ones), share of intervals that contain their own point estimate, and (noisy-stats)
+informative ones), share of intervals that contain their own point estimate (and share that
+exclude it while flagged informative), and (noisy-stats)
 coverage of the generating prediction at x = 0.25 and 0.75.
 
 Note: the ranks are clipped to [0, 1] by the generator, so the generating slope is the slope of
@@ -99,6 +100,8 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
                 "median_width_informative": float(np.median(width[inf])) if inf.any()
                 else float("nan"),
                 "contains_own_estimate": float(np.mean((lo <= ok["slope"]) & (ok["slope"] <= hi))),
+                "excludes_estimate_unflagged": float(np.mean(
+                    ~((lo <= ok["slope"]) & (ok["slope"] <= hi)) & inf)),
                 "seconds": secs,
             }
             for xv, col in ((0.25, "p25"), (0.75, "p75")):
