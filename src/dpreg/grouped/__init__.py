@@ -209,7 +209,7 @@ def fit_by_group(
 
     ``ci_alpha=ALPHA`` (CLI ``--ci``) adds per-group (1 − α) intervals, computed by the single
     fit's own interval functions, for the methods in
-    :data:`dpreg.grouped._common.INTERVAL_METHODS` (others refuse it before anything is
+    :func:`dpreg.grouped._common.interval_methods` (others refuse it before anything is
     charged): ``lower_slope``, ``upper_slope`` and ``informative_slope`` (False when an end of
     the Theil-Sen interval is the end of the slope search range, or noisy-stats flags its
     interval unreliable; NA in ⊥ rows).  Theil-Sen spends ε/2 of each group's ε on the

@@ -31,7 +31,7 @@ from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
            "assemble", "Partition", "partition_frame", "group_generator",
-           "group_randomness", "INTERVAL_METHODS", "interval_options", "interval_row",
+           "group_randomness", "interval_methods", "interval_options", "interval_row",
            "interval_text", "add_interval_columns"]
 
 #: the neighbouring relation of every per-group release: neighbouring tables differ in the
@@ -125,15 +125,34 @@ def _check_groups_argument(groups: Any) -> None:
             "protected (the table reveals which groups occur)")
 
 
-#: methods whose per-group table carries (1 − α) intervals when ``ci_alpha=`` is given, and
-#: what they cover: the Theil-Sen methods spend ε/2 on the Sarathy–Vadhan slope interval
-#: (:func:`dpreg.simple.theil_sen_with_ci`, slope only); noisy-stats releases the two extra
-#: statistics of ``inference=True`` and its DP-aware parametric bootstrap gives slope and
-#: prediction intervals by post-processing (:mod:`dpreg.inference.dpci`)
-INTERVAL_METHODS: dict[str, str] = {
-    "theil-sen-exp": "slope", "theil-sen-wide": "slope", "theil-sen-smooth": "slope",
-    "noisy-stats": "slope and predictions",
-}
+#: what a per-group interval covers, by how the method gives it
+SLOPE_ONLY = "slope"
+SLOPE_AND_PREDICTIONS = "slope and predictions"
+
+
+@functools.lru_cache(maxsize=1)
+def interval_methods() -> dict[str, str]:
+    """The methods whose per-group table carries (1 − α) intervals when ``ci_alpha=`` is
+    given, and what they cover -- read from the registry: the Theil-Sen methods (a ``median``
+    option) spend ε/2 on the Sarathy–Vadhan slope interval
+    (:func:`dpreg.simple.theil_sen_with_ci`, slope only); a one-x method whose estimator takes
+    ``inference=`` (noisy-stats) releases the extra statistics of ``inference=True`` and its
+    DP-aware parametric bootstrap gives slope and prediction intervals by post-processing
+    (:mod:`dpreg.inference.dpci`)."""
+    from dpreg._dispatch import takes_inference
+
+    out: dict[str, str] = {}
+    for m in _registry.methods(selector=False):
+        if m.estimator_options.get("median") is not None:
+            out[m.name] = SLOPE_ONLY
+        elif m.features == "one" and takes_inference(m.name):
+            out[m.name] = SLOPE_AND_PREDICTIONS
+    return out
+
+
+def _bootstrapped(method: str) -> bool:
+    """True when the method's per-group interval is the bootstrap of its inference release."""
+    return interval_methods().get(method) == SLOPE_AND_PREDICTIONS
 
 
 def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[str, Any], int]:
@@ -145,14 +164,15 @@ def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[
 
     opts = dict(options)
     opts["ci_alpha"] = check_probability(opts["ci_alpha"], "ci_alpha")
-    if method not in INTERVAL_METHODS:
+    allowed = interval_methods()
+    if method not in allowed:
         raise InvalidInputError(
-            f"ci_alpha (--ci) gives per-group intervals for the methods {sorted(INTERVAL_METHODS)}"
-            f"; got method={method!r}")
-    if method == "noisy-stats":
+            f"ci_alpha (--ci) gives per-group intervals for the methods {sorted(allowed)}; got "
+            f"method={method!r}")
+    if _bootstrapped(method):
         if "inference" in opts and opts["inference"] is not True:
             raise InvalidInputError(
-                "ci_alpha with noisy-stats releases the statistics of inference=True (its "
+                f"ci_alpha with {method} releases the statistics of inference=True (its "
                 f"DP-aware interval needs them); got inference={opts['inference']!r}")
         return opts, 3
     return opts, 0
@@ -163,7 +183,7 @@ def interval_options(spec: GroupSpec, options: dict[str, Any]) -> dict[str, Any]
     noisy-stats releases with ``inference=True`` (``ci_alpha`` is applied afterwards, by
     post-processing); the Theil-Sen methods keep ``ci_alpha`` (ε/2 on the slope interval)."""
     opts = dict(options)
-    if "ci_alpha" in opts and spec.method == "noisy-stats":
+    if "ci_alpha" in opts and _bootstrapped(spec.method):
         del opts["ci_alpha"]
         opts["inference"] = True
     return opts
@@ -188,7 +208,7 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
         row["informative_slope"] = bool(extra["ci_informative"].get(spec.x, True))
     else:
         row["informative_slope"] = bool(extra.get("dp_ci_reliable", True))
-    if spec.method == "noisy-stats":
+    if _bootstrapped(spec.method):
         xs = [float(v) for v in (extra.get("predictions") or {})]
         if xs:
             pci = result.get_prediction(np.array(xs).reshape(-1, 1)).conf_int(alpha)
@@ -206,7 +226,7 @@ def add_interval_columns(spec: GroupSpec, table: pd.DataFrame) -> pd.DataFrame:
         return table
     out = table.copy()
     want = ["lower_slope", "upper_slope", "informative_slope"]
-    if spec.method == "noisy-stats":
+    if _bootstrapped(spec.method):
         for c in [c for c in out.columns if isinstance(c, str) and c.startswith("pred_")]:
             want += [f"lower_{c}", f"upper_{c}"]
     for c in want:
@@ -228,7 +248,7 @@ def interval_text(spec: GroupSpec) -> str:
         return ""
     level = f"{1 - float(spec.options['ci_alpha']):g}"
     eps = spec.epsilon
-    if spec.method == "noisy-stats":
+    if _bootstrapped(spec.method):  # noisy-stats, the only one-x method with inference=
         from dpreg.simple._noisy_stats import INFERENCE_SPLIT
 
         tot = sum(INFERENCE_SPLIT)
