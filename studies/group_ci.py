@@ -19,7 +19,7 @@ coverage of the generating prediction at x = 0.25 and 0.75.
 Note: the ranks are clipped to [0, 1] by the generator, so the generating slope is the slope of
 E[y | x] only before clipping; the OLS-slope column measures coverage of what the data hold.
 
-``python -m studies.group_ci --tracts 400 --reps 5 --out docs/uncertainty-data/group-ci.csv``
+``python -m studies.group_ci --tracts 500 --reps 4 --out docs/uncertainty-data/group-ci/coverage.csv``
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _ols_slopes(frame: pd.DataFrame) -> pd.Series:
 
 
 def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] = (4.0, 16.0),
-                   *, tracts: int = 400, reps: int = 5, alpha: float = 0.1,
+                   *, tracts: int = 500, reps: int = 4, alpha: float = 0.1,
                    seed: int = 0) -> pd.DataFrame:
     from dpreg import fit_by_group
 
@@ -119,8 +119,8 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tracts", type=int, default=400)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--tracts", type=int, default=500)
+    p.add_argument("--reps", type=int, default=4)
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--epsilons", type=float, nargs="+", default=[4.0, 16.0])
     p.add_argument("--methods", nargs="+", default=list(METHODS))
