@@ -643,6 +643,11 @@ def fit_groups(
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
         "composition), before any group is released.")] = None,
+    ci: Annotated[float | None, typer.Option(
+        "--ci", metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
+        "for the slope (theil-sen-*: ε/2 on the slope interval) and, for noisy-stats, the "
+        "predictions (post-processing of the inference release), plus informative_slope. "
+        "Same as -o ci_alpha=ALPHA.")] = None,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the per-group estimates (with their intervals, and the ECDF "
         "of the interval widths, when the table has interval columns) to this file.")] = None,
@@ -655,6 +660,8 @@ def fit_groups(
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
+    if ci is not None:
+        opts.setdefault("ci_alpha", ci)
     try:
         import pandas as pd
 
@@ -717,6 +724,12 @@ def fit_groups(
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
                "out": str(out), "privacy": table.attrs.get("privacy", ""),
                **_notice_fields(eps, seed)}
+    if "informative_slope" in table.columns:  # read from the released table
+        flags = table["informative_slope"]
+        summary["intervals"] = {
+            "level": 1 - float(opts["ci_alpha"]),
+            "columns": [c for c in table.columns if str(c).startswith(("lower_", "upper_"))],
+            "not_informative": int((flags == False).sum())}  # noqa: E712 (nullable booleans)
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:
@@ -725,6 +738,12 @@ def fit_groups(
         _print_json(summary)
     else:
         console.print(f"wrote {summary['groups']} group releases ({summary['failed']} ⊥) to {out}")
+        if "intervals" in summary:
+            iv = summary["intervals"]
+            console.print(f"(1-{opts['ci_alpha']:g}) intervals in {', '.join(iv['columns'])}; "
+                          f"{iv['not_informative']} slope intervals NOT informative "
+                          "(informative_slope=False: an end at the search range, or flagged "
+                          "unreliable)", highlight=False)
         console.print(summary["privacy"], highlight=False)
         if led is not None:
             console.print(summary["ledger"]["text"], highlight=False)

@@ -208,6 +208,18 @@ def fit_by_group(
     ``failed``, ``reason``, ``pred_<x>`` (predictions at the evaluation points, when the method
     releases them and some group did not fail) and ``privacy`` (the statement, also in
     ``result.attrs["privacy"]``).
+
+    ``ci_alpha=ALPHA`` (CLI ``--ci``) adds per-group (1 − α) intervals, computed by the single
+    fit's own interval functions, for the methods in
+    :func:`dpreg.grouped._common.interval_methods` (others refuse it before anything is
+    charged): ``lower_slope``, ``upper_slope`` and ``informative_slope`` (False when an end of
+    the Theil-Sen interval is the end of the slope search range, or noisy-stats flags its
+    interval unreliable; NA in ⊥ rows).  Theil-Sen spends ε/2 of each group's ε on the
+    Sarathy–Vadhan slope interval (slope only; the line is released from the other ε/2, so
+    the interval need not contain the released slope).  noisy-stats releases with
+    ``inference=True`` and its DP-aware bootstrap also gives ``lower_pred_<x>`` /
+    ``upper_pred_<x>`` (post-processing, no extra budget).  The split is stated in both
+    privacy texts.
     """
     if backend not in BACKENDS:
         raise InvalidInputError(f"backend must be one of {list(BACKENDS)}; got {backend!r}")

@@ -31,7 +31,8 @@ from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
            "assemble", "Partition", "partition_frame", "group_generator",
-           "group_randomness"]
+           "group_randomness", "interval_methods", "interval_options", "interval_row",
+           "interval_text", "add_interval_columns"]
 
 #: the neighbouring relation of every per-group release: neighbouring tables differ in the
 #: values of one record, which stays in its group, so every group's n is public (and released)
@@ -124,6 +125,143 @@ def _check_groups_argument(groups: Any) -> None:
             "protected (the table reveals which groups occur)")
 
 
+#: what a per-group interval covers, by how the method gives it
+SLOPE_ONLY = "slope"
+SLOPE_AND_PREDICTIONS = "slope and predictions"
+
+
+@functools.lru_cache(maxsize=1)
+def interval_methods() -> dict[str, str]:
+    """The methods whose per-group table carries (1 − α) intervals when ``ci_alpha=`` is
+    given, and what they cover -- read from the registry: the Theil-Sen methods (a ``median``
+    option) spend ε/2 on the Sarathy–Vadhan slope interval
+    (:func:`dpreg.simple.theil_sen_with_ci`, slope only); a one-x method whose estimator takes
+    ``inference=`` (noisy-stats) releases the extra statistics of ``inference=True`` and its
+    DP-aware parametric bootstrap gives slope and prediction intervals by post-processing
+    (:mod:`dpreg.inference.dpci`)."""
+    from dpreg._dispatch import takes_inference
+
+    out: dict[str, str] = {}
+    for m in _registry.methods(selector=False):
+        if m.estimator_options.get("median") is not None:
+            out[m.name] = SLOPE_ONLY
+        elif m.features == "one" and takes_inference(m.name):
+            out[m.name] = SLOPE_AND_PREDICTIONS
+    return out
+
+
+def _bootstrapped(method: str) -> bool:
+    """True when the method's per-group interval is the bootstrap of its inference release."""
+    return interval_methods().get(method) == SLOPE_AND_PREDICTIONS
+
+
+def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Validate ``ci_alpha`` (public) before anything is charged; returns the options and the
+    extra minimum group size the interval needs (noisy-stats with inference: n >= 3)."""
+    if "ci_alpha" not in options:
+        return options, 0
+    from dpreg._validation import check_probability
+
+    opts = dict(options)
+    opts["ci_alpha"] = check_probability(opts["ci_alpha"], "ci_alpha")
+    allowed = interval_methods()
+    if method not in allowed:
+        raise InvalidInputError(
+            f"ci_alpha (--ci) gives per-group intervals for the methods {sorted(allowed)}; got "
+            f"method={method!r}")
+    if _bootstrapped(method):
+        if "inference" in opts and opts["inference"] is not True:
+            raise InvalidInputError(
+                f"ci_alpha with {method} releases the statistics of inference=True (its "
+                f"DP-aware interval needs them); got inference={opts['inference']!r}")
+        return opts, 3
+    return opts, 0
+
+
+def interval_options(spec: GroupSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """The options of one group's :func:`dpreg.api.fit_arrays` call for an interval table:
+    noisy-stats releases with ``inference=True`` (``ci_alpha`` is applied afterwards, by
+    post-processing); the Theil-Sen methods keep ``ci_alpha`` (ε/2 on the slope interval)."""
+    opts = dict(options)
+    if "ci_alpha" in opts and _bootstrapped(spec.method):
+        del opts["ci_alpha"]
+        opts["inference"] = True
+    return opts
+
+
+def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
+    """The interval columns of one group's released (not failed) result: ``lower_slope``,
+    ``upper_slope``, ``informative_slope`` and, for noisy-stats, ``lower_pred_<x>`` /
+    ``upper_pred_<x>`` at the release's evaluation points -- all read from the release by the
+    single fit's own interval functions (``result.conf_int``, ``result.get_prediction``):
+    post-processing, nothing more is drawn from the data.
+
+    ``informative_slope`` is False when an end of the Theil-Sen slope interval is the end of
+    the public slope search range (``extra['ci_informative']``), and for noisy-stats when the
+    release flags its interval unreliable (``extra['dp_ci_reliable']``)."""
+    alpha = float(spec.options["ci_alpha"])
+    ci = result.conf_int(alpha)
+    row: dict[str, Any] = {"lower_slope": float(ci.loc[spec.x, "lower"]),
+                           "upper_slope": float(ci.loc[spec.x, "upper"])}
+    extra = result.extra
+    if "ci_informative" in extra:
+        row["informative_slope"] = bool(extra["ci_informative"].get(spec.x, True))
+    else:
+        row["informative_slope"] = bool(extra.get("dp_ci_reliable", True))
+    if _bootstrapped(spec.method):
+        xs = [float(v) for v in (extra.get("predictions") or {})]
+        if xs:
+            pci = result.get_prediction(np.array(xs).reshape(-1, 1)).conf_int(alpha)
+            for j, xv in enumerate(xs):
+                row[f"lower_pred_{xv}"] = float(pci.iloc[j, 0])
+                row[f"upper_pred_{xv}"] = float(pci.iloc[j, 1])
+    return row
+
+
+def add_interval_columns(spec: GroupSpec, table: pd.DataFrame) -> pd.DataFrame:
+    """Every interval table has ``lower_slope``, ``upper_slope``, ``informative_slope`` (NA in
+    ⊥ rows; the flag as pandas' nullable boolean) and, for noisy-stats, ``lower_/upper_pred_<x>``
+    beside every ``pred_<x>`` column -- in a fixed order before ``privacy``."""
+    if "ci_alpha" not in spec.options:
+        return table
+    out = table.copy()
+    want = ["lower_slope", "upper_slope", "informative_slope"]
+    if _bootstrapped(spec.method):
+        for c in [c for c in out.columns if isinstance(c, str) and c.startswith("pred_")]:
+            want += [f"lower_{c}", f"upper_{c}"]
+    for c in want:
+        if c not in out.columns:
+            out[c] = np.nan
+    out["informative_slope"] = pd.array(
+        [None if pd.isna(v) else bool(v) for v in out["informative_slope"]], dtype="boolean")
+    rest = [c for c in out.columns if c not in want and c != "privacy"]
+    tail = ["privacy"] if "privacy" in out.columns else []
+    res = out[rest + want + tail]
+    res.attrs.update(table.attrs)
+    return res
+
+
+def interval_text(spec: GroupSpec) -> str:
+    """The budget split of an interval table, for both privacy texts ('' without
+    ``ci_alpha``)."""
+    if "ci_alpha" not in spec.options:
+        return ""
+    level = f"{1 - float(spec.options['ci_alpha']):g}"
+    eps = spec.epsilon
+    if _bootstrapped(spec.method):  # noisy-stats, the only one-x method with inference=
+        from dpreg.simple._noisy_stats import INFERENCE_SPLIT
+
+        tot = sum(INFERENCE_SPLIT)
+        parts = ", ".join(f"{name} ε×{w / tot:g}" for name, w in
+                          zip(("ncov", "nvar", "intercept", "nvar(y)", "x̄"), INFERENCE_SPLIT))
+        return (f" Intervals: level {level} for the slope and the predictions, from the "
+                f"inference=True release (per-group ε split {parts}); the intervals are "
+                "post-processing of those statistics (DP-aware parametric bootstrap), no extra "
+                "budget.")
+    return (f" Intervals: level {level} for the slope only (Sarathy–Vadhan); per-group ε split "
+            f"ε/2 = {eps / 2:g} for the line, ε/2 = {eps / 2:g} for the slope interval.")
+
+
 def check_group_relation(options: dict[str, Any]) -> dict[str, Any]:
     """Per-group releases are replace-one with n public (the table states each group's n):
     a ``neighbouring=`` option asking for another relation is refused; asking for replace-one
@@ -194,6 +332,7 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
     xb = check_bounds(bounds[x], f"bounds[{x!r}]")
     yb = check_bounds(bounds[y], f"bounds[{y!r}]")
     options = check_group_relation(options)
+    options, ci_min_rows = _check_interval_request(entry.name, options)
     _check_groups_argument(groups)
     declared = not (isinstance(groups, str) and groups == FROM_DATA)
     kind = key_kind() if callable(key_kind) else key_kind
@@ -214,7 +353,7 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
         root = np.random.SeedSequence(int(random_state))
     return GroupSpec(by=by, x=x, y=y, method=method, epsilon=epsilon, delta=delta, x_bounds=xb,
                      y_bounds=yb, keys=keys, declared=declared, seeded=random_state is not None,
-                     root=root, min_rows=entry.min_rows,
+                     root=root, min_rows=max(entry.min_rows, ci_min_rows),
                      options=dict(options), key_kind=key_kind_found)
 
 
@@ -249,7 +388,7 @@ def row_privacy_text(spec: GroupSpec) -> str:
     keys = "" if spec.declared else "; group keys read from the data: the key set is NOT protected"
     return (f"{spec.method}, {budget} per group (replace-one neighbours, n public); the table is "
             "released under the same guarantee by parallel composition over disjoint groups"
-            + keys)
+            + keys + ("." + interval_text(spec) if interval_text(spec) else ""))
 
 
 @_with_notices
@@ -263,6 +402,7 @@ def privacy_text(spec: GroupSpec) -> str:
         "Group keys: " + (_KEYS_DECLARED if spec.declared else _KEYS_FROM_DATA)
         + ". Neighbouring tables differ in the values of one record, which stays in its group "
         "(replace-one neighbours, every group's n public): per-group n is released."
+        + interval_text(spec)
     )
 
 

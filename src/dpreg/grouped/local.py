@@ -32,7 +32,8 @@ Kernels (statistics step here, release in :mod:`dpreg.simple`):
   through the core, which validates the options.
 
 Methods or options the vectorised kernels do not cover (the multivariate methods, ``ci_alpha``,
-``inference=True``, ...) are delegated to the reference loop.
+``inference=True``, ...) are delegated to the reference loop (with ``ci_alpha``, per-group
+intervals: :func:`dpreg.grouped.reference.fit_group`; the table is the reference loop's).
 """
 
 from __future__ import annotations

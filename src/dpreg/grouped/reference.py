@@ -14,16 +14,72 @@ import pandas as pd
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
+    add_interval_columns,
     check_release_relation,
     group_column,
     group_generator,
+    interval_options,
+    interval_row,
     partition_frame,
     privacy_text,
     release_options,
     row_privacy_text,
 )
 
-__all__ = ["fit_reference"]
+__all__ = ["fit_reference", "fit_group", "group_options", "table_from_rows"]
+
+
+def group_options(spec: GroupSpec) -> dict[str, Any]:
+    """The options of every group's :func:`dpreg.api.fit_arrays` call: the per-group relation
+    for every method that takes one; noisy-stats with ``ci_alpha`` releases the statistics of
+    ``inference=True``."""
+    return interval_options(spec, release_options(spec))
+
+
+def fit_group(spec: GroupSpec, options: dict[str, Any], key: Any, x: np.ndarray,
+              y: np.ndarray) -> dict[str, Any]:
+    """One group's output row (``group``, ``n``, the line, ``pred_<x>``, the interval columns
+    with ``ci_alpha``): :func:`dpreg.api.fit_arrays` on the group's rows (in their original
+    order) with the key's own stream.  The reference loop and the SparkBackend's interval path
+    (on the executors) both call this."""
+    from dpreg.api import fit_arrays
+
+    n = int(x.size)
+    row: dict[str, Any] = {"group": key, "n": n}
+    if n == 0:
+        row.update(intercept=np.nan, slope=np.nan, failed=True, reason="no rows in this group")
+        return row
+    if n < spec.min_rows:  # n is public (replace-one), so this decision leaks nothing
+        row.update(intercept=np.nan, slope=np.nan, failed=True,
+                   reason=f"{n} rows; {spec.method} needs at least {spec.min_rows}")
+        return row
+    # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
+    rng = group_generator(spec, key)
+    res = fit_arrays(x.reshape(-1, 1), y, method=spec.method, epsilon=spec.epsilon,
+                     x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds, x_names=[spec.x],
+                     y_name=spec.y, delta=spec.delta, random_state=rng, **options)
+    check_release_relation(spec, res)
+    if res.failed:
+        row.update(intercept=np.nan, slope=np.nan, failed=True, reason=res.reason)
+        return row
+    p = res.params
+    row.update(intercept=float(p.get("intercept", 0.0)), slope=float(p[spec.x]),
+               failed=False, reason="")
+    for kx, v in (res.extra.get("predictions") or {}).items():
+        row[f"pred_{kx}"] = float(v)
+    if "ci_alpha" in spec.options:  # the single fit's own interval, read from the release
+        row.update(interval_row(spec, res))
+    return row
+
+
+def table_from_rows(spec: GroupSpec, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The output table from the rows of :func:`fit_group`, one per key in key order."""
+    out = pd.DataFrame(rows, columns=None if rows else ["group", "n", "intercept", "slope",
+                                                         "failed", "reason"])
+    out["group"] = group_column(spec.keys)
+    out["privacy"] = row_privacy_text(spec)
+    out.attrs["privacy"] = privacy_text(spec)
+    return add_interval_columns(spec, out)
 
 
 def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
@@ -34,51 +90,17 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
     here when not given): rows are assigned to keys by the same canonical-key rule on every
     backend, and x and y are read and validated in the declared groups only.
     """
-    from dpreg.api import fit_arrays
-
     if part is None:
         part = partition_frame(df, spec)
-    options = release_options(spec)  # the per-group relation for every method that takes one
-    rows = []
+    options = group_options(spec)
     iterator: Any = range(len(spec.keys))
     if progress:
         from rich.progress import track
 
         iterator = track(iterator, description=f"fitting {len(spec.keys)} groups",
                          transient=True)
+    rows = []
     for k in iterator:
-        key = spec.keys[k]
         s, e = int(part.starts[k]), int(part.starts[k + 1])
-        n = e - s
-        row: dict[str, Any] = {"group": key, "n": n}
-        if n == 0:
-            row.update(intercept=np.nan, slope=np.nan, failed=True, reason="no rows in this group")
-            rows.append(row)
-            continue
-        if n < spec.min_rows:  # n is public (replace-one), so this decision leaks nothing
-            row.update(intercept=np.nan, slope=np.nan, failed=True,
-                       reason=f"{n} rows; {spec.method} needs at least {spec.min_rows}")
-            rows.append(row)
-            continue
-        # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
-        rng = group_generator(spec, key)
-        res = fit_arrays(part.x[s:e].reshape(-1, 1), part.y[s:e],
-                         method=spec.method, epsilon=spec.epsilon, x_bounds=[spec.x_bounds],
-                         y_bounds=spec.y_bounds, x_names=[spec.x], y_name=spec.y,
-                         delta=spec.delta, random_state=rng, **options)
-        check_release_relation(spec, res)
-        if res.failed:
-            row.update(intercept=np.nan, slope=np.nan, failed=True, reason=res.reason)
-        else:
-            p = res.params
-            row.update(intercept=float(p.get("intercept", 0.0)), slope=float(p[spec.x]),
-                       failed=False, reason="")
-            for kx, v in (res.extra.get("predictions") or {}).items():
-                row[f"pred_{kx}"] = float(v)
-        rows.append(row)
-    out = pd.DataFrame(rows, columns=None if rows else ["group", "n", "intercept", "slope",
-                                                         "failed", "reason"])
-    out["group"] = group_column(spec.keys)
-    out["privacy"] = row_privacy_text(spec)
-    out.attrs["privacy"] = privacy_text(spec)
-    return out
+        rows.append(fit_group(spec, options, spec.keys[k], part.x[s:e], part.y[s:e]))
+    return table_from_rows(spec, rows)

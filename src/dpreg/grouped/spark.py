@@ -240,7 +240,10 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
                      epsilon=epsilon, bounds=bounds, delta=delta, groups=groups,
                      random_state=random_state, options=options,
                      key_kind=lambda: _spark_key_kind(sdf, by))
-    if not local.supported(spec):
+    with_ci = "ci_alpha" in spec.options
+    base_spec = spec if not with_ci else GroupSpec(**{
+        **spec.__dict__, "options": {k: v for k, v in spec.options.items() if k != "ci_alpha"}})
+    if not local.supported(base_spec):
         raise InvalidInputError(
             f"backend='spark' runs the simple methods {sorted(local.LOCAL_METHODS)} with options "
             f"{ {m: list(o) for m, o in local.LOCAL_METHODS.items()} }; got method={method!r}, "
@@ -276,6 +279,10 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
         counts[p] = int(n)
     if before_release is not None:
         before_release(spec, counts)
+    if with_ci:  # the reference loop's per-group fit, on the executors
+        table = _release_groups(spec, counts, clipped)
+        table.attrs["backend"] = "spark"
+        return table
     part = Partition(np.zeros(0), np.zeros(0),
                      np.concatenate(([0], np.cumsum(counts))).astype(np.int64))
     out = local._Frame(spec, part)
@@ -305,6 +312,50 @@ def _release_native(spec: GroupSpec, out: Any, idx: np.ndarray, stats: pd.DataFr
     nvar = n * stats["vx"].to_numpy(np.float64)[take]
     ncov = n * stats["cxy"].to_numpy(np.float64)[take]
     local.release_noisy_stats(spec, out, idx, n, xbar, ybar, nvar, ncov)
+
+
+def _release_groups(spec: GroupSpec, counts: np.ndarray, clipped: Any) -> pd.DataFrame:
+    """``ci_alpha``: every group's row from :func:`dpreg.grouped.reference.fit_group` (the
+    reference loop's per-group fit, interval columns included) run on the executors with
+    ``applyInPandas`` on the group's rows in their original order and the key's own stream;
+    the rows come back as JSON and the driver assembles the table as the reference loop does
+    (⊥ rows for empty and too-small groups are written on the driver: n is public)."""
+    import json
+
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from dpreg.grouped.reference import fit_group, group_options, table_from_rows
+
+    options = group_options(spec)
+    active = {(spec.key_kind, spec.keys[k]): spec.keys[k] for k in range(len(spec.keys))
+              if counts[k] >= max(spec.min_rows, 1)}
+    ktype = clipped.schema["k"].dataType
+
+    def fit_one(pdf: pd.DataFrame) -> pd.DataFrame:
+        key = active.get(canonical_key(pdf["k"].iloc[0]))
+        if key is None:  # too small: the driver writes the ⊥ row
+            return pd.DataFrame({"k": [pdf["k"].iloc[0]], "row": ["null"]})
+        pdf = pdf.sort_values("row", kind="stable")
+        got = fit_group(spec, options, key, pdf["x"].to_numpy(np.float64),
+                        pdf["y"].to_numpy(np.float64))
+        got.pop("group")
+        return pd.DataFrame({"k": [pdf["k"].iloc[0]], "row": [json.dumps(got)]})
+
+    schema = StructType([StructField("k", ktype), StructField("row", StringType())])
+    res = clipped.select("k", "x", "y", "row").groupBy("k").applyInPandas(fit_one, schema)
+    got = res.toPandas()
+    by_pos = dict(zip(_positions(spec, got["k"]), got["row"]))
+    rows: list[dict[str, Any]] = []
+    for k, key in enumerate(spec.keys):
+        row = json.loads(by_pos[k]) if k in by_pos else None
+        if row is None:  # no rows, or fewer than the method needs
+            row = fit_group(spec, options, key, np.zeros(int(counts[k])),
+                            np.zeros(int(counts[k]))) if counts[k] < max(spec.min_rows, 1) \
+                else None
+        if row is None:  # pragma: no cover - every active group returns its row
+            raise RuntimeError("internal error: a group's release did not come back")
+        rows.append({"group": key, **row})
+    return table_from_rows(spec, rows)
 
 
 def _release_apply(spec: GroupSpec, out: Any, idx: np.ndarray, clipped: Any) -> None:
