@@ -307,7 +307,8 @@ def _closing(all_claims: list[pd.DataFrame]) -> str:
     counts = frame["verdict"].value_counts()
     lines = ["## Closing note: the papers' claims",
              "Every claim of the five papers (Alabi et al., Sarathy & Vadhan, Bain et al., Tang "
-             "et al., Amin et al.) that the offline data allow, with the measured numbers. Totals: " + ", ".join(
+             "et al., Amin et al.) that the offline data allow, with the measured numbers. "
+             "Totals: " + ", ".join(
                  f"{v} {k}" for k, v in counts.items()) + ".",
              "| id | source | claim | measured | verdict |", "|---|---|---|---|---|"]
     for r in frame.itertuples(index=False):
