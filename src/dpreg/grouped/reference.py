@@ -40,12 +40,10 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
         part = partition_frame(df, spec)
     options = release_options(spec)  # the per-group relation for every method that takes one
     rows = []
-    iterator: Any = range(len(spec.keys))
-    if progress:
-        from rich.progress import track
+    from dpreg._progress import track
 
-        iterator = track(iterator, description=f"fitting {len(spec.keys)} groups",
-                         transient=True)
+    iterator: Any = track(range(len(spec.keys)), f"fitting {len(spec.keys)} groups",
+                          enabled=progress)
     for k in iterator:
         key = spec.keys[k]
         s, e = int(part.starts[k]), int(part.starts[k + 1])
