@@ -1,7 +1,10 @@
 """The ``dpreg`` command line (thin: parses, calls library functions, prints/writes).
 
 Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
-error (unknown option, malformed ``--bounds``, an ε or δ outside its range).  Errors print one
+error (unknown option, malformed ``--bounds``, an ε or δ outside its range, conflicting flags, a
+misspelt method/column/option/bounds key: :class:`~dpreg.exceptions.UnknownNameError`, with a
+did-you-mean).  Listings are plain tab-separated lines when stdout is not a terminal; progress
+bars go to stderr, only on a terminal or with ``--progress`` (:mod:`dpreg._progress`).  Errors print one
 line without a traceback unless ``--debug`` is given; warnings print one line ``warning: ...``
 on stderr and leave the exit code unchanged.
 
@@ -640,7 +643,12 @@ def fit(
             res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
                           ledger=led, random_state=seed, codebook=codebook, **opts)
         _warn_delta_per_n(dlt, res.nobs)
-        ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+        with spinner("computing the intervals (parametric bootstrap of the release)",
+                     enabled=interactive(progress) and (ci is not None or not as_json)):
+            ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+            # the summary's intervals (a bootstrap where the method has one) are drawn here,
+            # under the spinner; printing below reuses them
+            summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
         _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
@@ -660,7 +668,7 @@ def fit(
             out["ledger"] = _ledger_line(led)
         _print_json(out)
         return
-    _print_summary(res, ci)
+    console.print(summary_text, highlight=False)
     if led is not None:
         console.print(_ledger_line(led)["text"], highlight=False)
     if res.failed:
