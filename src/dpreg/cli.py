@@ -1171,11 +1171,11 @@ def reproduce(
                           transient=True) as bar:
                 task = bar.add_task(name, total=None)
 
-                def progress(done: int, total: int, desc: str) -> None:
+                def on_progress(done: int, total: int, desc: str) -> None:
                     bar.update(task, completed=done, total=total, description=desc)
 
                 result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                          workers=workers, progress=progress)
+                                          workers=workers, progress=on_progress)
     except DPRegError as exc:
         _fail(exc)
         return
