@@ -123,7 +123,8 @@ def test_data_errors_exit_1(data, tmp_path):
 def test_delta_on_pure_method_warns_and_continues(data):
     for method, x in (("noisy-stats", ["age"]), ("dp-gd", ["age"]), ("theil-sen-exp", ["age"])):
         args = [a for v in x for a in ("--x", v)]
-        proc = run("fit", str(data), "--y", "income", *args, "-m", method, *FIT, "-d", "1e-6")
+        proc = run("fit", str(data), "--y", "income", *args, "-m", method, *FIT, "-d", "1e-6",
+                   columns=200)
         assert proc.returncode == 0, proc.stderr
         assert "warning: --delta 1e-06 is ignored" in proc.stderr, method
         assert "ε=1 (as requested; pure DP)" in proc.stdout
