@@ -222,6 +222,9 @@ def test_progress_flag_shows_on_stderr_only(data):
     assert "fitting 3 groups" in proc.stderr  # the bar (public text: a count of groups)
     assert "fitting" not in proc.stdout
     _no_data(proc)
+    proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+               "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT, "--progress")
+    assert proc.returncode == 0 and "fitting 3 groups (vectorised)" in proc.stderr
     proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "theil-sen-exp", *FIT,
                "--progress")
     assert proc.returncode == 0 and "fitting theil-sen-exp" in proc.stderr

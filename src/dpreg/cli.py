@@ -764,7 +764,7 @@ def fit_groups(
     try:
         import pandas as pd
 
-        from dpreg._progress import interactive, spinner
+        from dpreg._progress import interactive
         from dpreg.codebook import resolve_codebook
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
@@ -800,13 +800,11 @@ def fit_groups(
         led = _open_ledger(ledger, use_default=True)
         from dpreg.privacy import release_context
 
-        show = interactive(progress)
-        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)), \
-                spinner(f"fitting {method} per group", enabled=show and backend != "reference"):
-            # the reference backend loops over the groups and shows its own bar
+        # a bar over the groups (per-group loop) or a spinner (vectorised); on stderr
+        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
-                                 progress=show and backend == "reference", backend=backend,
+                                 progress=interactive(progress), backend=backend,
                                  workers=workers, ledger=led, codebook=cb, **opts)
     except DPRegError as exc:
         _fail(exc)
