@@ -239,7 +239,7 @@ def test_cli_fit_with_a_codebook_on_real_data(fair_files):
     assert set(out["extra"]["derived_bounds"]) >= {"yrs_married:age", "np.log(age)"}
     typo = _cli("fit", str(csv), "--y", "affairs", "--x", "age", "-m", "dp-gd", "-e", "1",
                 "--codebook", str(cb), "-b", "agee=18:40")
-    assert typo.returncode == 1 and "did you mean 'age'?" in typo.stderr
+    assert typo.returncode == 2 and "did you mean 'age'?" in typo.stderr  # usage error
     wrong_n = Path(str(cb) + ".n.toml")
     wrong_n.write_text(FAIR_TOML.replace("n = 6366", "n = 6365"), encoding="utf-8")
     res = _cli("fit", str(csv), "--y", "affairs", "--x", "age", "-m", "dp-gd", "-e", "1",

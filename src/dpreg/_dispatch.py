@@ -13,7 +13,7 @@ import pandas as pd
 
 from dpreg import _registry
 from dpreg._validation import check_bounds, check_epsilon, check_probability
-from dpreg.exceptions import InvalidInputError, MechanismFailure
+from dpreg.exceptions import InvalidInputError, MechanismFailure, UnknownNameError
 from dpreg.inference import RegressionResults
 
 #: minimum number of rows each method needs (public n; used by per-group fits)
@@ -199,9 +199,12 @@ def _check_option_names(entry: _registry.Method, options: dict[str, Any]) -> Non
         allowed |= _TS_CI_OPTIONS
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise InvalidInputError(
-            f"unknown option(s) for method {entry.name!r}: {', '.join(unknown)}; expected one "
-            f"of {', '.join(sorted(allowed))}")
+        from dpreg._validation import did_you_mean
+
+        hint = "".join(did_you_mean(u, sorted(allowed)) for u in unknown)
+        raise UnknownNameError(
+            f"unknown option(s) for method {entry.name!r}: {', '.join(unknown)}{hint}; "
+            f"expected one of {', '.join(sorted(allowed))}")
 
 
 def _estimator(entry: _registry.Method, *, epsilon: float, delta: float | None,
@@ -217,4 +220,4 @@ def _estimator(entry: _registry.Method, *, epsilon: float, delta: float | None,
     try:
         return entry.load_estimator()(**kwargs, **opts)
     except TypeError as exc:  # an unknown hyperparameter name
-        raise InvalidInputError(f"unknown option for method {entry.name!r}: {exc}") from None
+        raise UnknownNameError(f"unknown option for method {entry.name!r}: {exc}") from None

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = [
     "MAX_FORMULA_CHARS",
@@ -778,6 +778,11 @@ def parse_term(text: Any, columns: Sequence[str]) -> Node:
     return node
 
 
+#: an --x/--y that looks like a plain column name (no operator or call): when it is not a
+#: column, it is reported as a misspelt name (with a did-you-mean), not as a bad term
+_NAME_LIKE = re.compile(r"[\w .-]+")
+
+
 def formula_from_columns(y: str, xs: Sequence[str], columns: Sequence[str], *,
                          intercept: bool = True) -> Formula:
     """The formula of ``y`` on ``xs`` (CLI ``--y``/``--x``).
@@ -796,6 +801,11 @@ def formula_from_columns(y: str, xs: Sequence[str], columns: Sequence[str], *,
         try:
             return parse_term(value, names)
         except InvalidInputError as exc:
+            if _NAME_LIKE.fullmatch(value):  # a misspelt column, not a term
+                from dpreg._validation import did_you_mean
+
+                raise UnknownNameError(f"{what} {_show(value)} is not a column of the data"
+                                       f"{did_you_mean(value, names)}") from None
             raise InvalidInputError(f"{what} {_show(value)} is not a column of the data and "
                                     f"not a valid term: {exc}") from None
 

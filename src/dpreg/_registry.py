@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = ["Method", "REGISTRY", "get", "names", "methods", "load", "suggest"]
 
@@ -245,8 +245,8 @@ def get(name: Any, *, allowed: Any = None) -> Method:
     pool = tuple(REGISTRY) if allowed is None else tuple(allowed)
     if isinstance(name, str) and name in pool and name in REGISTRY:
         return REGISTRY[name]
-    raise InvalidInputError(f"method must be one of {list(pool)}; got {name!r}"
-                            + suggest(name, pool))
+    raise UnknownNameError(f"method must be one of {list(pool)}; got {name!r}"
+                           + suggest(name, pool))
 
 
 def load(path: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dpreg._random import check_rng, is_seeded  # re-exported (the modes live in dpreg._random)
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = [
     "check_rng",
@@ -220,7 +220,7 @@ def check_known_keys(keys: Any, known: Sequence[str], name: str = "bounds",
         if str(key) not in known_set:
             shown = sorted(known_set)
             listed = shown if len(shown) <= 20 else shown[:20] + ["..."]
-            raise InvalidInputError(
+            raise UnknownNameError(
                 f"{name} has the key {str(key)!r}, which is not {what}"
                 f"{did_you_mean(str(key), shown)} (known: {listed})")
 

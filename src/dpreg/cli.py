@@ -1,7 +1,10 @@
 """The ``dpreg`` command line (thin: parses, calls library functions, prints/writes).
 
 Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
-error (unknown option, malformed ``--bounds``, an ε or δ outside its range).  Errors print one
+error (unknown option, malformed ``--bounds``, an ε or δ outside its range, conflicting flags, a
+misspelt method/column/option/bounds key: :class:`~dpreg.exceptions.UnknownNameError`, with a
+did-you-mean).  Listings are plain tab-separated lines when stdout is not a terminal; progress
+bars go to stderr, only on a terminal or with ``--progress`` (:mod:`dpreg._progress`).  Errors print one
 line without a traceback unless ``--debug`` is given; warnings print one line ``warning: ...``
 on stderr and leave the exit code unchanged.
 
@@ -173,6 +176,21 @@ def _read_csv_header(path: Path) -> list[str]:
         raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
 
 
+def _check_columns(header: list[str], given: dict[str, list[str]]) -> None:
+    """Every column named by an option must be in DATA's header: else a usage error (exit 2)
+    with a did-you-mean among the header's names (the user's own column names; no value)."""
+    from dpreg._validation import did_you_mean
+    from dpreg.exceptions import UnknownNameError
+
+    known = set(header)
+    for option, names in given.items():
+        for name in names:
+            if name not in known:
+                listed = header if len(header) <= 20 else header[:20] + ["..."]
+                raise UnknownNameError(f"{option} {name!r} is not a column of the data"
+                                       f"{did_you_mean(name, header)} (columns: {listed})")
+
+
 def _is_parquet(path: Path) -> bool:
     """A Parquet file (or a directory of them), by name."""
     from dpreg._source import file_format
@@ -228,10 +246,52 @@ def _read_text(path: Path, option: str) -> str:
 
 
 def _fail(exc: BaseException) -> None:
+    """One ``error:`` line on stderr; exit 2 for a usage error (a misspelt method, column,
+    option or bounds key: :class:`~dpreg.exceptions.UnknownNameError`), else 1."""
+    from dpreg.exceptions import UnknownNameError
+
     if _STATE["debug"]:
         raise exc
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
-    raise typer.Exit(code=1)
+    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2 if isinstance(exc, UnknownNameError) else 1)
+
+
+def _usage(text: str) -> NoReturn:
+    """A usage error that is not about one option's value (conflicting flags): exit 2."""
+    typer.echo(f"error: {text}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _print_table(title: str, columns: list[str], rows: list[list[str]],
+                 *, no_wrap: tuple[str, ...] = ()) -> None:
+    """A listing: a rich table on a terminal; piped (not a terminal), plain tab-separated
+    lines (a header line, then one line per row) that neither wrap nor cut a name, whatever
+    the terminal width (``COLUMNS``) says."""
+    if not _is_terminal(sys.stdout):
+        def cell(v: Any) -> str:
+            return " ".join(str(v).split())  # tabs/newlines inside a cell become spaces
+
+        sys.stdout.write("\t".join(columns) + "\n")
+        for r in rows:
+            sys.stdout.write("\t".join(cell(v) for v in r) + "\n")
+        return
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, no_wrap=col in no_wrap, overflow="fold")
+    for r in rows:
+        table.add_row(*[str(v) for v in r])
+    console.print(table)
+
+
+_PROGRESS_HELP = ("Show progress bars on stderr (default: only when stderr is a terminal; "
+                  "--no-progress: never).  They show counts and times, never data.")
 
 
 def _print_json(obj: Any) -> None:
@@ -456,6 +516,30 @@ def _warn_delta_per_n(delta: float | None, nobs: int | None) -> None:
             _cli_warning(text)
 
 
+def _method_entry(method: str) -> Any:
+    """The registry entry of ``--method`` (a misspelt name: usage error, exit 2, with a
+    did-you-mean) -- checked before any data is read."""
+    from dpreg import _registry
+
+    try:
+        return _registry.get(method)
+    except DPRegError as exc:
+        _fail(exc)
+        raise  # pragma: no cover - _fail exits
+
+
+def _warn_ignored(entry: Any, delta: float | None, one_regressor: bool) -> None:
+    """``warning:`` lines for parameters the method will not use (the run continues): a δ
+    given to a release that is pure ε-DP (``needs --delta`` is "no" in ``dpreg methods``, or
+    "with 2+ regressors" and there is one)."""
+    if delta is None or delta == 0:
+        return
+    if entry.delta == "never" or (entry.delta == "multi-x" and one_regressor):
+        why = "is pure ε-DP" if entry.delta == "never" else "is pure ε-DP with one regressor"
+        _cli_warning(f"--delta {delta:g} is ignored: --method {entry.name} {why} (it spends "
+                     "only ε; see `dpreg methods`)")
+
+
 def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
     """``private``, ``seeded`` and ``notice`` of a command's JSON/text output (the same
     notices as :attr:`dpreg.PrivacyStatement.notices`)."""
@@ -515,24 +599,29 @@ def fit(
         "DP bounds leave too little for a useful release (warns; JSON reliable=false).")] = False,
     backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
     codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
+    if backend not in ("local", "spark"):
+        _usage(f"--backend must be local or spark; got {backend!r}")
+    entry = _method_entry(method)
     try:
         from dpreg._formula import formula_from_columns
+        from dpreg._progress import interactive, spinner
         from dpreg.api import regress, source_methods
         from dpreg.exceptions import InvalidInputError
 
         # the formula is built from the header alone (each --y/--x a column name, or one term
         # of the restricted grammar), before any value of the data is read
-
-        if backend not in ("local", "spark"):
-            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
-        formula = formula_from_columns(y, x, _header(data),
-                                       intercept=not no_intercept).text()
+        parsed = formula_from_columns(y, x, _header(data), intercept=not no_intercept)
+        formula = parsed.text()
+        _warn_ignored(entry, dlt, len(x) == 1 and not parsed.categorical_calls()
+                      and not any(op in x[0] for op in "*:"))
         if backend == "spark":  # the executors read the file and sum the statistics
             if method not in source_methods():
                 raise InvalidInputError(f"--backend spark fits {list(source_methods())}; got "
@@ -549,11 +638,17 @@ def fit(
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
 
-        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)):
+        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)), \
+                spinner(f"fitting {method}", enabled=interactive(progress)):
             res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
                           ledger=led, random_state=seed, codebook=codebook, **opts)
         _warn_delta_per_n(dlt, res.nobs)
-        ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+        with spinner("computing the intervals (parametric bootstrap of the release)",
+                     enabled=interactive(progress) and (ci is not None or not as_json)):
+            ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+            # the summary's intervals (a bootstrap where the method has one) are drawn here,
+            # under the spinner; printing below reuses them
+            summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
         _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
@@ -573,7 +668,7 @@ def fit(
             out["ledger"] = _ledger_line(led)
         _print_json(out)
         return
-    _print_summary(res, ci)
+    console.print(summary_text, highlight=False)
     if led is not None:
         console.print(_ledger_line(led)["text"], highlight=False)
     if res.failed:
@@ -581,34 +676,39 @@ def fit(
 
 
 @app.command()
-def methods() -> None:
+def methods(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
     """List the method names accepted by --method (the method registry)."""
     from dpreg._registry import methods as registered
 
-    table = Table(title="dpreg methods")
-    table.add_column("method", no_wrap=True)
-    table.add_column("regressors", no_wrap=True)
-    table.add_column("needs --delta")
-    table.add_column("neighbours", no_wrap=True)
-    table.add_column("algorithm")
     needs = {"always": "yes", "never": "no", "multi-x": "with 2+ regressors"}
-    for m in registered():
-        table.add_row(m.name, "exactly 1" if m.one_x_only else "1 or more", needs[m.delta],
-                      m.relation, m.algorithm)
-    console.print(table)
+    if as_json:
+        _print_json([{"name": m.name, "regressors": "one" if m.one_x_only else "one or more",
+                      "needs_delta": m.delta, "neighbouring": m.relation,
+                      "guarantee": m.guarantee, "algorithm": m.algorithm}
+                     for m in registered()])
+        return
+    _print_table("dpreg methods", ["method", "regressors", "needs --delta", "neighbours",
+                                   "algorithm"],
+                 [[m.name, "exactly 1" if m.one_x_only else "1 or more", needs[m.delta],
+                   m.relation, m.algorithm] for m in registered()],
+                 no_wrap=("method", "regressors", "neighbours"))
 
 
 @app.command()
-def datasets() -> None:
+def datasets(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
     """List the real and simulated data sets that ship with dpreg's dependencies."""
     from dpreg.data import list_datasets
 
-    table = Table(title="dpreg.data.load_dataset(name)")
-    table.add_column("name")
-    table.add_column("description")
-    for name, summary in list_datasets().items():
-        table.add_row(name, summary)
-    console.print(table)
+    listed = list_datasets()
+    if as_json:
+        _print_json([{"name": k, "description": v} for k, v in listed.items()])
+        return
+    _print_table("dpreg.data.load_dataset(name)", ["name", "description"],
+                 [[k, v] for k, v in listed.items()], no_wrap=("name",))
 
 
 # ------------------------------------------------------------------ per-group fits
@@ -654,6 +754,8 @@ def fit_groups(
     codebook: Annotated[Path | None, typer.Option(
         "--codebook", help=_CODEBOOK_HELP + " Its [groups] keys are the public key list when "
         "--groups-file is not given.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -662,18 +764,21 @@ def fit_groups(
     opts = parse_options(option)
     if ci is not None:
         opts.setdefault("ci_alpha", ci)
+    if groups_file is not None and keys_from_data:
+        _usage("give either --groups-file (the public key list) or --keys-from-data, not both")
+    entry = _method_entry(method)
+    _warn_ignored(entry, dlt, True)
     try:
         import pandas as pd
 
+        from dpreg._progress import interactive
+        from dpreg.codebook import resolve_codebook
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
 
-        if groups_file is not None and keys_from_data:
-            raise InvalidInputError("give either --groups-file (the public key list) or "
-                                    "--keys-from-data, not both")
-        from dpreg.codebook import resolve_codebook
-
-        cb = resolve_codebook(codebook, _header(data))
+        header = _header(data)
+        _check_columns(header, {"--by": [by], "--y": [y], "--x": [x]})
+        cb = resolve_codebook(codebook, header)
         cb_keys = cb is not None and cb.group_keys is not None and cb.group_by in (None, by)
         if groups_file is None and not keys_from_data and not cb_keys:
             raise InvalidInputError(
@@ -702,10 +807,11 @@ def fit_groups(
         led = _open_ledger(ledger, use_default=True)
         from dpreg.privacy import release_context
 
+        # a bar over the groups (per-group loop) or a spinner (vectorised); on stderr
         with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
-                                 progress=not as_json, backend=backend,
+                                 progress=interactive(progress), backend=backend,
                                  workers=workers, ledger=led, codebook=cb, **opts)
     except DPRegError as exc:
         _fail(exc)
@@ -775,13 +881,13 @@ def release_cov(
     cols: list[str] = []
     for c in columns:
         cols.extend(part for part in c.split(",") if part)
+    if backend not in ("local", "spark"):
+        _usage(f"--backend must be local or spark; got {backend!r}")
     try:
         from dpreg.covariance import release_sscp
-        from dpreg.exceptions import InvalidInputError
         from dpreg.privacy import release_context
 
-        if backend not in ("local", "spark"):
-            raise InvalidInputError(f"--backend must be local or spark; got {backend!r}")
+        _check_columns(_header(data), {"--columns": cols})
         if backend == "spark":
             frame: Any = _spark_frame(data)
         elif _is_parquet(data):
@@ -996,17 +1102,16 @@ def ledger_show(
     total, spent, remaining = (Budget.from_dict(info[k]) for k in ("total", "spent", "remaining"))
     relation = info["neighbouring"] + (" (legacy file: no relation stored, treated as "
                                        "replace-one)" if info["legacy_relation"] else "")
-    table = Table(title=f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
-                        f"remaining {remaining}")
-    for col in ("id", "time (UTC)", "requested", "charged", "stated (relation)", "released",
-                "label"):
-        table.add_column(col)
-    for e in events:
-        req = e.requested
-        table.add_row(str(e.id), info_time(e), "-" if req is None else str(req),
-                      str(e.budget) + ("" if e.private else " NOT PRIVATE"),
-                      f"{e.stated} ({e.neighbouring})", e.released if e.info else "-", e.label)
-    console.print(table)
+    title = (f"ledger {path}: total {total} for {relation} neighbours; spent {spent}, "
+             f"remaining {remaining}")
+    if not _is_terminal(sys.stdout):  # piped: the title as a line, then tab-separated rows
+        console.print(title, highlight=False, soft_wrap=True)
+    _print_table(title, ["id", "time (UTC)", "requested", "charged", "stated (relation)",
+                         "released", "label"],
+                 [[str(e.id), info_time(e), "-" if e.requested is None else str(e.requested),
+                   str(e.budget) + ("" if e.private else " NOT PRIVATE"),
+                   f"{e.stated} ({e.neighbouring})", e.released if e.info else "-", e.label]
+                  for e in events])
     console.print(f"ledger {path}: {describe}", highlight=False)
     if not info["private"]:
         console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
@@ -1050,6 +1155,8 @@ def reproduce(
         "--resume", help="Keep finished cells of OUT/NAME/results.csv (same spec hash).")] = False,
     workers: Annotated[int, typer.Option("--workers", "-j", help="Processes for the cells.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Reproduce a paper figure/table: CSVs, figures (PNG + plotted numbers) and claim verdicts."""
     try:
@@ -1062,30 +1169,30 @@ def reproduce(
             if as_json:
                 _print_json(specs)
                 return
-            table = Table(title="dpreg reproduce NAME")
-            for col in ("name", "paper", "figure", "what"):
-                table.add_column(col)
-            for s in specs:
-                table.add_row(s["name"], s["paper"], s["figure"], s["summary"])
-            console.print(table)
+            _print_table("dpreg reproduce NAME", ["name", "paper", "figure", "what"],
+                         [[s["name"], s["paper"], s["figure"], s["summary"]] for s in specs],
+                         no_wrap=("name",))
             return
         if not name:
             raise InvalidInputError("give a reproduction NAME (see `dpreg reproduce --list`)")
-        if as_json:
+        from dpreg._progress import interactive
+
+        if not interactive(progress):
             result = run_reproduction(name, out=out, quick=quick, resume=resume,
                                       workers=workers)
         else:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                          console=console, transient=True) as bar:
+                          console=Console(stderr=True, force_terminal=True),
+                          transient=True) as bar:
                 task = bar.add_task(name, total=None)
 
-                def progress(done: int, total: int, desc: str) -> None:
+                def on_progress(done: int, total: int, desc: str) -> None:
                     bar.update(task, completed=done, total=total, description=desc)
 
                 result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                          workers=workers, progress=progress)
+                                          workers=workers, progress=on_progress)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -1118,6 +1225,8 @@ def audit(
         "--workers", "-j", help="Processes for targets that loop over releases.")] = 1,
     list_: Annotated[bool, typer.Option("--list", help="List audit targets and pairs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Empirical privacy audit: ε lower confidence bound on worst-case neighbouring pairs.
 
@@ -1135,25 +1244,24 @@ def audit(
             if as_json:
                 _print_json(rows)
                 return
-            table = Table(title="dpreg audit METHOD")
-            for col in ("name", "kind", "claim", "pairs", "description"):
-                table.add_column(col)
-            for r in rows:
-                table.add_row(r["name"], r["kind"], r["claim"], ", ".join(r["pairs"]),
-                              r["description"])
-            console.print(table)
+            _print_table("dpreg audit METHOD", ["name", "kind", "claim", "pairs", "description"],
+                         [[r["name"], r["kind"], r["claim"], ", ".join(r["pairs"]),
+                           r["description"]] for r in rows], no_wrap=("name",))
             return
         if not method:
             raise InvalidInputError("give an audit target METHOD (see `dpreg audit --list`) "
                                     "or 'all'")
         names = list(TARGETS) if method == "all" else [method]
         chosen = [p.strip() for p in pairs.split(",") if p.strip()] if pairs else None
+        from dpreg._progress import interactive, spinner, track
+
+        show = interactive(progress)
         results: list[AuditResult] = []
-        for name in names:
-            if not as_json:
-                err_console.print(f"auditing {name} ...", highlight=False)
-            results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha, rng=seed,
-                                    workers=workers)
+        for name in track(names, f"auditing {len(names)} targets",
+                          enabled=show and len(names) > 1):
+            with spinner(f"auditing {name}", enabled=show and len(names) == 1):
+                results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha,
+                                        rng=seed, workers=workers)
     except DPRegError as exc:
         _fail(exc)
         return

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dpreg._validation import check_bounds, check_known_keys, did_you_mean
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = [
     "Codebook",
@@ -218,7 +218,7 @@ def _error(where: str, key: str, expected: str, got: Any) -> InvalidInputError:
 def _keys(table: Mapping[str, Any], allowed: Sequence[str], where: str, at: str) -> None:
     for key in table:
         if key not in allowed:
-            raise InvalidInputError(
+            raise UnknownNameError(
                 f"codebook {where}: unknown key {key!r}"
                 f"{' in [' + at + ']' if at else ''}{did_you_mean(str(key), allowed)} "
                 f"(allowed: {list(allowed)})")

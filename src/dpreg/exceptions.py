@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "DPRegError",
     "InvalidInputError",
+    "UnknownNameError",
     "BudgetExceededError",
     "LedgerFileError",
     "MechanismFailure",
@@ -31,6 +32,16 @@ class InvalidInputError(DPRegError):
 
     The message names the parameter, the allowed range and the value received.  Raised before
     any randomness is used or any privacy budget is charged.
+    """
+
+
+class UnknownNameError(InvalidInputError):
+    """A name the caller typed is not one that exists: a method, a column of the data, a
+    hyperparameter (option) of the method, a bounds or codebook key.
+
+    The message lists the known names and a "did you mean" suggestion; it shows only the
+    caller's own string and public names (method names, the data's column names), never a
+    value of the data.  The command line exits with code 2 (usage error) on it.
     """
 
 

@@ -153,7 +153,7 @@ def test_list_and_errors():
                      "alabi-stock", "sarathy-vadhan-coverage", "bain-sim", "bain-real",
                      "tang-compare", "amin-r2"}
     bad = cli("reproduce", "no-such-figure")
-    assert bad.returncode == 1 and "unknown reproduction" in bad.stderr
+    assert bad.returncode == 2 and "unknown reproduction" in bad.stderr  # usage error
     missing = cli("reproduce")
     assert missing.returncode == 1 and "--list" in missing.stderr
 

@@ -364,7 +364,7 @@ def test_cli_groups_file_duplicates_and_declared_keys(tmp_path):
     code, out = _cli(*common)  # no declared keys
     assert code == 1 and "--groups-file" in out and "--keys-from-data" in out
     code, out = _cli(*common, "--groups-file", str(keys), "--keys-from-data")
-    assert code == 1 and "not both" in out
+    assert code == 2 and "not both" in out  # conflicting flags: usage error
     code, out = _cli(*common, "--keys-from-data", "--json")
     assert code == 0, out
     assert "NOT protected" in out

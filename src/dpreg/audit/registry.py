@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from dpreg._random import check_rng, noise_key, simulation_generator
-from dpreg._validation import check_int
+from dpreg._validation import check_int, did_you_mean
 from dpreg.audit.estimate import (
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
@@ -55,7 +55,7 @@ from dpreg.audit.neighbours import (
     tukey_pairs,
     vector_pairs,
 )
-from dpreg.exceptions import DPRegError, InvalidInputError, MechanismFailure
+from dpreg.exceptions import DPRegError, InvalidInputError, MechanismFailure, UnknownNameError
 from dpreg.privacy.budgets import GDP, ApproxDP, PureDP, gdp_mu
 
 __all__ = ["AuditTarget", "TARGETS", "list_targets", "get_target", "audit_target",
@@ -672,7 +672,8 @@ def list_targets() -> list[str]:
 
 def get_target(name: str) -> AuditTarget:
     if name not in TARGETS:
-        raise InvalidInputError(f"unknown audit target {name!r}; choose one of {list(TARGETS)}")
+        raise UnknownNameError(f"unknown audit target {name!r}{did_you_mean(str(name), list(TARGETS))}"
+                               f"; choose one of {list(TARGETS)}")
     return TARGETS[name]
 
 
@@ -694,7 +695,7 @@ def audit_target(
         known = {p.name: p for p in all_pairs}
         missing = [p for p in pairs if p not in known]
         if missing:
-            raise InvalidInputError(f"unknown pair(s) {missing} for {target.name}; "
+            raise UnknownNameError(f"unknown pair(s) {missing} for {target.name}; "
                                     f"available: {list(known)}")
         chosen = [known[p] for p in pairs]
     else:

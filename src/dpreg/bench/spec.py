@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = ["Spec", "load_spec", "list_specs", "spec_names", "parse_spec"]
 
@@ -131,8 +131,11 @@ def load_spec(name: str, *, quick: bool = False) -> Spec:
     """Load a shipped spec by name (e.g. ``"alabi-fig5"``)."""
     files = _spec_files()
     if name not in files:
-        raise InvalidInputError(
-            f"unknown reproduction {name!r}; available: {', '.join(files) or 'none'}"
+        from dpreg._validation import did_you_mean
+
+        raise UnknownNameError(
+            f"unknown reproduction {name!r}{did_you_mean(str(name), list(files))}; "
+            f"available: {', '.join(files) or 'none'}"
         )
     spec = parse_spec(files[name].read_text(encoding="utf-8"), quick=quick,
                       source=f"specs/{name}.toml")

@@ -183,6 +183,10 @@ def fit_by_group(
     random_state:
         None (secure mode, a real release), a non-negative int or a SeedSequence (per-key
         reproducible streams: identical releases on every backend).
+    progress:
+        Show a transient bar over the groups (per-group loop) or a spinner (vectorised) on
+        stderr; default False (the library is silent; the CLI turns it on on a terminal).
+        It shows the number of declared keys and the elapsed time only.
     workers:
         Threads for the per-group parts of the local backend (default min(2, CPUs)).
     spark:
@@ -271,6 +275,9 @@ def fit_by_group(
         out = fit_reference(df, spec, progress=progress, part=part)
         out.attrs["backend"] = "reference (method/options not vectorised)"
         return out
-    out = local.fit_local(spec, part, workers=workers)
+    from dpreg._progress import spinner
+
+    with spinner(f"fitting {len(spec.keys)} groups (vectorised)", enabled=progress):
+        out = local.fit_local(spec, part, workers=workers)
     out.attrs["backend"] = "local"
     return out

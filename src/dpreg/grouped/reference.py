@@ -93,12 +93,10 @@ def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
     if part is None:
         part = partition_frame(df, spec)
     options = group_options(spec)
-    iterator: Any = range(len(spec.keys))
-    if progress:
-        from rich.progress import track
+    from dpreg._progress import track
 
-        iterator = track(iterator, description=f"fitting {len(spec.keys)} groups",
-                         transient=True)
+    iterator: Any = track(range(len(spec.keys)), f"fitting {len(spec.keys)} groups",
+                          enabled=progress)
     rows = []
     for k in iterator:
         s, e = int(part.starts[k]), int(part.starts[k + 1])

@@ -1,0 +1,244 @@
+"""CLI polish (issue 20 item 6): usage errors exit 2 with a did-you-mean, listings that neither
+wrap nor cut names when piped (and their --json), warnings for ignored parameters, and
+progress bars that stay silent when piped unless --progress is given.
+
+The commands run as a user runs them (a subprocess whose stdout and stderr are pipes, not a
+terminal), on a small CSV whose values are distinctive numbers, so that a message that
+printed a data value would be caught.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+#: distinctive values of the private column (none may appear in any message)
+SECRET = 123.456789
+
+
+def run(*args: str, columns: int = 30, env_extra: dict[str, str] | None = None,
+        cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": str(columns), **(env_extra or {})}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "dpreg", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    n = 4000
+    x = rng.uniform(20, 60, n)
+    frame = pd.DataFrame({"age": x, "income": 1000 + 30 * x + rng.normal(0, 50, n),
+                          "region": rng.integers(0, 3, n)})
+    frame.loc[0, "age"] = SECRET
+    path = tmp_path_factory.mktemp("polish") / "people.csv"
+    frame.to_csv(path, index=False)
+    groups = path.parent / "groups.txt"
+    groups.write_text("0\n1\n2\n")
+    return path
+
+
+FIT = ("-e", "1", "-b", "age=0:100", "-b", "income=0:5000", "--seed", str(2**100))
+
+
+def _no_data(proc: subprocess.CompletedProcess) -> None:
+    assert "123.45" not in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------ exit codes
+def test_unknown_method_exits_2_with_suggestion(data):
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stat", *FIT)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error:") and "did you mean 'noisy-stats'" in proc.stderr
+    _no_data(proc)
+    ok = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_misspelt_column_exits_2_with_suggestion(data):
+    proc = run("fit", str(data), "--y", "income", "--x", "agee", "-m", "noisy-stats", *FIT)
+    assert proc.returncode == 2
+    assert "--x 'agee' is not a column of the data; did you mean 'age'?" in proc.stderr
+    _no_data(proc)
+    proc = run("fit-groups", str(data), "--by", "regoin", "--y", "income", "--x", "age",
+               "-m", "noisy-stats", "--out", str(data.parent / "g.csv"), "--keys-from-data",
+               *FIT)
+    assert proc.returncode == 2 and "did you mean 'region'" in proc.stderr
+    proc = run("release-cov", str(data), "-c", "age,incom", "-e", "1", "-d", "1e-6",
+               "--out", str(data.parent / "r.json"), "-b", "age=0:100", "-b", "income=0:5000")
+    assert proc.returncode == 2 and "did you mean 'income'" in proc.stderr
+    assert not (data.parent / "r.json").exists()
+
+
+def test_unknown_bounds_key_and_option_exit_2(data):
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+               "-b", "incme=0:1")
+    assert proc.returncode == 2 and "did you mean 'income'" in proc.stderr
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+               "-o", "n_bot=10")
+    assert proc.returncode == 2 and "did you mean 'n_boot'" in proc.stderr
+    _no_data(proc)
+
+
+def test_malformed_bounds_and_conflicting_flags_exit_2(data):
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stats",
+               "-e", "1", "-b", "age=0:1x00")
+    assert proc.returncode == 2 and "COL=LO:HI" in proc.stderr
+    groups = data.parent / "groups.txt"
+    proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+               "-m", "noisy-stats", "--out", str(data.parent / "g.csv"), *FIT,
+               "--groups-file", str(groups), "--keys-from-data")
+    assert proc.returncode == 2 and "not both" in proc.stderr
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+               "--backend", "sparc")
+    assert proc.returncode == 2 and "--backend" in proc.stderr
+
+
+def test_other_usage_errors_exit_2():
+    assert run("audit", "laplce").returncode == 2
+    proc = run("reproduce", "alabi-fig55")
+    assert proc.returncode == 2 and "did you mean" in proc.stderr
+    assert run("plan", "--y", "y", "--x", "x", "-m", "adasp", "--n", "100", "-b", "x=0:1",
+               "-b", "y=0:1", "-e", "1").returncode == 2
+
+
+def test_data_errors_exit_1(data, tmp_path):
+    proc = run("fit", str(tmp_path / "missing.csv"), "--y", "income", "--x", "age",
+               "-m", "noisy-stats", *FIT)
+    assert proc.returncode == 1 and "does not exist" in proc.stderr
+    text = tmp_path / "text.csv"
+    pd.DataFrame({"age": ["a", "b", "c"], "income": [1, 2, 3]}).to_csv(text, index=False)
+    proc = run("fit", str(text), "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT)
+    assert proc.returncode == 1, proc.stderr
+
+
+# ------------------------------------------------------------------ ignored parameters
+def test_delta_on_pure_method_warns_and_continues(data):
+    for method, x in (("noisy-stats", ["age"]), ("dp-gd", ["age"]), ("theil-sen-exp", ["age"])):
+        args = [a for v in x for a in ("--x", v)]
+        proc = run("fit", str(data), "--y", "income", *args, "-m", method, *FIT, "-d", "1e-6",
+                   columns=200)
+        assert proc.returncode == 0, proc.stderr
+        assert "warning: --delta 1e-06 is ignored" in proc.stderr, method
+        assert "ε=1 (as requested; pure DP)" in proc.stdout
+    # a method that uses δ: no such warning
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "adassp", *FIT,
+               "-d", "1e-6")
+    assert proc.returncode == 0 and "is ignored" not in proc.stderr
+    # dp-gd with two regressors uses δ
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "--x", "region", "-m", "dp-gd",
+               *FIT, "-b", "region=0:2", "-d", "1e-6")
+    assert proc.returncode == 0 and "is ignored" not in proc.stderr
+
+
+# ------------------------------------------------------------------ listings when piped
+def _specs() -> list[str]:
+    from dpreg.bench import list_specs
+
+    return [s["name"] for s in list_specs()]
+
+
+def test_piped_reproduce_list_keeps_whole_summaries():
+    from dpreg.bench import list_specs
+
+    rows = [line.split("\t") for line in run("reproduce", "--list", columns=20).stdout.splitlines()]
+    assert rows[0] == ["name", "paper", "figure", "what"]
+    assert rows[1:] == [[s["name"], s["paper"], s["figure"], " ".join(s["summary"].split())]
+                        for s in list_specs()]
+
+
+def _audit_names() -> list[str]:
+    from dpreg.audit import TARGETS
+
+    return list(TARGETS)
+
+
+def _method_names() -> list[str]:
+    from dpreg._registry import names
+
+    return list(names())
+
+
+def _dataset_names() -> list[str]:
+    from dpreg.data import list_datasets
+
+    return list(list_datasets())
+
+
+@pytest.mark.parametrize("args, names", [
+    (("reproduce", "--list"), _specs), (("audit", "--list"), _audit_names),
+    (("methods",), _method_names), (("datasets",), _dataset_names)])
+def test_piped_listings_are_whole_and_json(args, names):
+    proc = run(*args, columns=20)
+    assert proc.returncode == 0 and proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    first = [line.split("\t")[0] for line in lines[1:]]
+    assert first == names()  # every name whole, one row each, nothing wrapped or cut
+    assert "│" not in proc.stdout and "─" not in proc.stdout  # no table frame
+    assert all(line.count("\t") == lines[0].count("\t") for line in lines)
+    doc = json.loads(run(*args, "--json").stdout)
+    assert [row["name"] for row in doc] == names()
+
+
+def test_ledger_show_piped_is_not_cut(tmp_path):
+    led = tmp_path / "a-ledger-with-a-long-file-name.db"
+    assert run("ledger", "init", str(led), "-e", "2").returncode == 0
+    from dpreg import Ledger, PureDP
+
+    with Ledger(None, led) as lg:
+        lg.spend(PureDP(0.5), "a-label-that-is-longer-than-the-terminal-width")
+    proc = run("ledger", "show", str(led), columns=20)
+    assert proc.returncode == 0
+    assert "a-label-that-is-longer-than-the-terminal-width" in proc.stdout
+    assert str(led) in proc.stdout.splitlines()[0]
+
+
+# ------------------------------------------------------------------ progress
+def test_no_progress_when_piped(data):
+    out = data.parent / "groups-out.csv"
+    for extra in ([], ["--backend", "reference"]):
+        proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+                   "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT, *extra)
+        assert proc.returncode == 0, proc.stderr
+        assert "fitting" not in proc.stderr and "\x1b" not in proc.stderr
+        assert "\r" not in proc.stderr
+    proc = run("audit", "laplace", "--samples", "2000", "--seed", "1")
+    assert "auditing" not in proc.stderr and "\x1b" not in proc.stderr
+
+
+def test_progress_flag_shows_on_stderr_only(data):
+    out = data.parent / "groups-out2.csv"
+    proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+               "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT,
+               "--backend", "reference", "--progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "fitting 3 groups" in proc.stderr  # the bar (public text: a count of groups)
+    assert "fitting" not in proc.stdout
+    _no_data(proc)
+    proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+               "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT, "--progress")
+    assert proc.returncode == 0 and "fitting 3 groups (vectorised)" in proc.stderr
+    proc = run("fit", str(data), "--y", "income", "--x", "age", "-m", "theil-sen-exp", *FIT,
+               "--progress")
+    assert proc.returncode == 0 and "fitting theil-sen-exp" in proc.stderr
+    assert "fitting" not in proc.stdout
+    _no_data(proc)
+
+
+def test_library_progress_is_off_by_default(capsys):
+    from dpreg import _progress
+
+    assert list(_progress.track(range(3), "x")) == [0, 1, 2]
+    with _progress.spinner("y"):
+        pass
+    assert _progress.interactive() is False  # pytest captures: not a terminal
+    assert _progress.interactive(True) is True
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err == ""
