@@ -27,6 +27,7 @@ from dpreg.grouped._keys import (
     row_codes,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
+from dpreg.simple.fast._kernels import jit_on_first_use
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
@@ -466,22 +467,8 @@ def _group_order_loop(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:  # p
     return out
 
 
-_ORDER_KERNEL: list[Any] = []
-
-
-def _compiled_order() -> Any:
-    """The numba-compiled counting sort, or None without numba (imported on first use, so
-    ``import dpreg`` does not load numba)."""
-    if not _ORDER_KERNEL:
-        from dpreg.simple.fast._kernels import HAVE_NUMBA
-
-        if HAVE_NUMBA:
-            import numba
-
-            _ORDER_KERNEL.append(numba.njit(cache=True, nogil=True)(_group_order_loop))
-        else:  # pragma: no cover - depends on the environment
-            _ORDER_KERNEL.append(None)
-    return _ORDER_KERNEL[0]
+# the compiled counting sort and partition pass (None without numba)
+_compiled_order = jit_on_first_use(_group_order_loop)
 
 
 def group_order(codes: np.ndarray, starts: np.ndarray, *, compiled: bool = True) -> np.ndarray:
@@ -518,20 +505,7 @@ def _scatter_loop(codes: np.ndarray, x: np.ndarray, y: np.ndarray, starts: np.nd
     return bad
 
 
-_SCATTER_KERNEL: list[Any] = []
-
-
-def _compiled_scatter() -> Any:
-    if not _SCATTER_KERNEL:
-        from dpreg.simple.fast._kernels import HAVE_NUMBA
-
-        if HAVE_NUMBA:
-            import numba
-
-            _SCATTER_KERNEL.append(numba.njit(cache=True, nogil=True)(_scatter_loop))
-        else:  # pragma: no cover - depends on the environment
-            _SCATTER_KERNEL.append(None)
-    return _SCATTER_KERNEL[0]
+_compiled_scatter = jit_on_first_use(_scatter_loop)
 
 
 def _plain_float(series: pd.Series) -> np.ndarray | None:

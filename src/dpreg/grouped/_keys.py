@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from dpreg.exceptions import InvalidInputError
+from dpreg.simple.fast._kernels import jit_on_first_use
 
 __all__ = ["KeyProblem", "canonical_key", "check_declared_keys", "column_kind", "row_codes",
            "keys_in_column", "parse_key_lines", "KINDS", "FROM_DATA"]
@@ -329,21 +330,7 @@ def _lookup_loop(v: np.ndarray, lo: int, hi: int, lut: np.ndarray,
         out[i] = lut[x - lo + 1] if lo <= x <= hi else -1
 
 
-_LOOKUP_KERNEL: list[Any] = []
-
-
-def _compiled_lookup() -> Any:
-    """The numba-compiled :func:`_lookup_loop` (None without numba; compiled on first use)."""
-    if not _LOOKUP_KERNEL:
-        from dpreg.simple.fast._kernels import HAVE_NUMBA
-
-        if HAVE_NUMBA:
-            import numba
-
-            _LOOKUP_KERNEL.append(numba.njit(cache=True, nogil=True)(_lookup_loop))
-        else:  # pragma: no cover - depends on the environment
-            _LOOKUP_KERNEL.append(None)
-    return _LOOKUP_KERNEL[0]
+_compiled_lookup = jit_on_first_use(_lookup_loop)  # the compiled key lookup, or None
 
 
 def _remap(idx: np.ndarray, pos: list[int]) -> np.ndarray:

@@ -17,12 +17,15 @@ and runs (consecutive blocks of π whose internal pairs are ignored -- the group
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "cross_run_inversions", "cross_run_inversions_numpy", "overlap_pairs",
+__all__ = ["HAVE_NUMBA", "jit_on_first_use",
+           "cross_run_inversions", "cross_run_inversions_numpy", "overlap_pairs",
            "resolve_backend"]
 
 try:  # numba is the optional ``fast`` extra
@@ -66,6 +69,23 @@ if HAVE_NUMBA:
     _inversions_nb = numba.njit(cache=True, nogil=True)(_inversions_bit)
 else:  # pragma: no cover
     _inversions_nb = None  # type: ignore[assignment]
+
+
+
+def jit_on_first_use(loop: Any) -> Callable[[], Any]:
+    """A function returning ``loop`` compiled by numba (``cache=True, nogil=True``) the first
+    time it is called -- so ``import dpreg`` never loads numba -- or None without numba.  The
+    one lazy-compile helper of the per-group kernels."""
+
+    @functools.cache
+    def compiled() -> Any:
+        if not HAVE_NUMBA:  # pragma: no cover - depends on the environment
+            return None
+        import numba
+
+        return numba.njit(cache=True, nogil=True)(loop)
+
+    return compiled
 
 
 def resolve_backend(backend: str) -> str:
