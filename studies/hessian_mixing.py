@@ -29,52 +29,13 @@ import pandas as pd
 from dpreg._random import simulation_generator
 from dpreg.bench.datasets import MULTIVARIATE_NAMES
 from dpreg.bench.kinds.multivariate import _dataset, _predict_ols, _split
-from dpreg.linear_model import AdaSSP, BoostedAdaSSP
-from dpreg.linear_model._base import _MultivariateBase
-from dpreg.multivariate.hessian_mixing import hessian_mixing
+from dpreg.linear_model import AdaSSP, BoostedAdaSSP, IterativeHessianMixing
 
-__all__ = ["IterativeHessianMixing", "run", "table", "EPSILONS", "DELTA"]
+__all__ = ["run", "table", "EPSILONS", "DELTA"]
 
 EPSILONS = (0.1, 0.5, 1.0, 4.0)
 DELTA = 1e-6
 METHODS = ("IHM", "AdaSSP", "BoostedAdaSSP")
-
-
-class IterativeHessianMixing(_MultivariateBase):
-    """IHM as a scikit-learn estimator (study only): rows scaled into the unit ball with the
-    public bounds (B = 1), y scaled to [−1, 1] with ``bounds_y``, residual clip τ = 1."""
-
-    _needs_y_bounds = True
-    _unit_ball = True
-
-    def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
-                 bounds_X: Any = None, bounds_y: Any = None, fit_intercept: bool = True,
-                 n_iter: int = 3, sketch_size: int | None = None, tau: float = 1.0,
-                 random_state: Any = None, ledger: Any = None) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds_X = bounds_X
-        self.bounds_y = bounds_y
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.sketch_size = sketch_size
-        self.tau = tau
-        self.random_state = random_state
-        self.ledger = ledger
-        self.neighbouring = "add-remove"
-
-    def fit(self, X: Any, y: Any) -> IterativeHessianMixing:
-        Xa, ya, scaling, names = self._prepare(X, y)
-        assert scaling is not None
-        core = hessian_mixing(scaling.design(Xa), scaling.label(ya),
-                              epsilon=self._required_epsilon(), delta=self._required_delta(),
-                              x_norm_bound=1.0, tau=self.tau, n_iter=self.n_iter,
-                              sketch_size=self.sketch_size, rng=self.random_state,
-                              ledger=self.ledger)
-        core = core.replace(extra={k: v for k, v in core.extra.items()
-                                   if k not in ("hessians", "gradients")})
-        self._finish(core, scaling, names, scaling.fit_intercept)
-        return self
 
 
 def _make(method: str, eps: float, bx: Any, by: Any, seed: np.random.SeedSequence) -> Any:

@@ -57,6 +57,7 @@ step is the least-squares fit (exactly OLS when no residual is clipped).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -179,6 +180,7 @@ def ihm_epsilon(plan: IHMBudget, delta: float, *, x_norm_bound: float = 1.0) -> 
     return eps  # pragma: no cover - converges in a few steps
 
 
+@lru_cache(maxsize=256)
 def ihm_budget(epsilon: float, delta: float, *, sketch_rows: int, n_iter: int,
                x_norm_bound: float = 1.0, residual_bound: float = 1.0) -> IHMBudget:
     """Calibrate IHM at (ε, δ) -- a pure function of public inputs.
