@@ -42,6 +42,7 @@ from dpreg.simple.pairs import (
     kendall_null_variance,
     null_variance_bound,
     null_variance_exact,
+    null_variance_max,
     round_robin_matchings,
 )
 from dpreg.simple.ranges import default_prediction_range, default_slope_range
@@ -71,6 +72,7 @@ __all__ = [
     "all_pairs",
     "round_robin_matchings",
     "null_variance_bound",
+    "null_variance_max",
     "null_variance_exact",
     "kendall_null_variance",
 ]

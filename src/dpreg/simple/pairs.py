@@ -31,10 +31,20 @@ sign(x_b − x_a)·sign(x_c − x_a)/3, disjoint pairs are independent, so
     Var(U₀) = #untied/|S|² + (1/(3|S|²)) Σ_a [(Σ_b s_ab)² − Σ_b s_ab²]
 
 with s_ab = sign(x_b − x_a) (``null_variance_exact``).  It depends on the private x, so DP
-intervals use the data-independent bound ``null_variance_bound`` = 1/|S| +
-#(ordered pairs of S sharing exactly one index)/(3|S|²), which only needs S.  For the
-complete design with distinct x the exact value is Kendall's 2(2n+5)/(9n(n−1))
-(``kendall_null_variance``).
+intervals use a data-independent bound: ``null_variance_max``, the maximum of the exact value
+over every x.  For a general design that is bounded by ``null_variance_bound`` = 1/|S| +
+#(ordered pairs of S sharing exactly one index)/(3|S|²) (|Σ_b s_ab| <= deg(a)), which only
+needs S.  For the complete design the maximum is Kendall's 2(2n+5)/(9n(n−1))
+(``kendall_null_variance``), attained at distinct x -- about a third of the degree bound:
+
+    |S|²·Var(U₀) = N_u/3 + (1/3) Σ_a D_a²,   D_a = Σ_b s_ab = #{x_b > x_a} − #{x_b < x_a},
+
+(N_u = #untied pairs, using Σ_a Σ_b s_ab² = 2N_u).  Breaking a group of g tied x values into
+g distinct consecutive ranks turns the group's common D into D + (g − 1), D + (g − 3), …,
+D − (g − 1) (mean D: Σ D_a² grows by Σ (g − 1 − 2j)² >= 0 by convexity) and adds g(g − 1)/2
+untied pairs, while every other record's D is unchanged.  So distinct x maximise both terms
+and Var(U₀) <= Kendall's value for every x, ties included (checked by enumerating every tie
+pattern for n <= 6 in the tests).
 """
 
 from __future__ import annotations
@@ -58,6 +68,7 @@ __all__ = [
     "doubled_multiset",
     "doubled_pair_values",
     "null_variance_bound",
+    "null_variance_max",
     "null_variance_exact",
     "kendall_null_variance",
 ]
@@ -237,6 +248,23 @@ def null_variance_bound(design: PairDesign) -> float:
     repeats = _repeat_count(design)
     sharing_one = float(np.sum(deg * (deg - 1))) - 2.0 * repeats
     return 1.0 / size + repeats / size**2 + sharing_one / (3.0 * size**2)
+
+
+def _is_complete(design: PairDesign) -> bool:
+    """Whether S holds every unordered pair of 0..n−1 exactly once (a function of S only)."""
+    n = design.n
+    return (design.size == n * (n - 1) // 2 and bool(np.all(design.i != design.j))
+            and _repeat_count(design) == 0)
+
+
+def null_variance_max(design: PairDesign) -> float:
+    """max over x of Var(U₀) (:func:`null_variance_exact`): the data-independent variance the
+    DP interval uses.  Kendall's 2(2n+5)/(9n(n−1)) for the complete design (all pairs; the
+    maximum over every x, ties included -- module doc), :func:`null_variance_bound`
+    otherwise.  Depends only on S."""
+    if design.size and _is_complete(design):
+        return kendall_null_variance(design.n)
+    return null_variance_bound(design)
 
 
 def null_variance_exact(x: np.ndarray, design: PairDesign) -> float:
