@@ -1,7 +1,7 @@
 """Runtime of the multivariate DP regressions, each as a ratio to plain OLS
 (``numpy.linalg.lstsq``) measured in the same run on the same data.
 
-Cases (algorithms.md §4.7, §5.8):
+Cases (the performance targets of the TukeyEM and BoostedAdaSSP papers):
 
 * TukeyEM on n = 22,000, d = 11 (10 features + intercept), m = 1000 models -- Amin et al.'s
   synthetic setting (sklearn ``make_regression`` with 10 informative features, noise 10);
