@@ -189,8 +189,8 @@ def noisy_stats_from_statistics(
     ``statistics``: a function ``(x_bounds, y_bounds, inference) -> (stats, nvar_y)``, called
     once after every parameter is checked and before the ledger is charged: ``stats`` the
     :class:`LineStatistics` of one data set (G = 1) clipped to the bounds, ``nvar_y`` the
-    clipped Σ(y_i − ȳ)² (``None`` unless ``inference``); its n is public.  Other parameters, guarantee (ε-DP, replace-one, n
-    public) and result: as :func:`noisy_stats`.
+    clipped Σ(y_i − ȳ)² (``None`` unless ``inference``); its n is public.  Other parameters,
+    guarantee (ε-DP, replace-one, n public) and result: as :func:`noisy_stats`.
     """
     eps = check_epsilon(epsilon)
     xb = check_bounds(x_bounds, "x_bounds")

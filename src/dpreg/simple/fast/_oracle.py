@@ -288,11 +288,12 @@ class PairCounter:
 
     def _limit(self) -> Fraction | None:
         """|V| bound of the untied pairs as an exact Fraction (cached; None if unbounded)."""
-        cached = getattr(self, "_lim", False)
-        if cached is False or cached[0] != self._bound:
+        cached: tuple[float, Fraction | None] | None = getattr(self, "_lim", None)
+        if cached is None or cached[0] != self._bound:
             lim = (Fraction(self._bound) * (1 + Fraction(1, 2 ** 30))
                    if math.isfinite(self._bound) else None)
-            self._lim = cached = (self._bound, lim)
+            cached = (self._bound, lim)
+            self._lim = cached
         return cached[1]
 
     def _count_on(self, R: Fraction, inclusive: bool) -> int:
