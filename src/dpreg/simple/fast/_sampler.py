@@ -128,7 +128,7 @@ class AllPairsEM:
         #: threshold learned, in order: a cached bound whose key lies in none of those learned
         #: after it was computed is still exact (see :meth:`_bounds`)
         self._learned: list[tuple[float, float]] = []
-        self._kt_arrays: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._kt_arrays: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._next_memo: dict[Fraction, Fraction] = {}
         self._lo_key, self._hi_key = _key(self.lo), _key(self.hi)
         # block boundaries (grid points), as sorted keys, with cached per-boundary data
@@ -390,15 +390,19 @@ class AllPairsEM:
         """Guess of c at thresholds ``s`` (exact counts at known thresholds, the pair sample
         or linear interpolation in between); guidance only."""
         arrays = self._kt_arrays
+        smp = self._sample
         if arrays is None or arrays[0] != len(self._kt):  # thresholds are only inserted
-            arrays = self._kt_arrays = (len(self._kt), np.asarray([k[0] for k in self._kt]),
-                                        np.asarray(self._kc, dtype=np.float64))
-        _, kt, kc = arrays
+            kt_f = np.asarray([k[0] for k in self._kt])
+            # the sample's positions at every known threshold, once per new threshold (the
+            # per-candidate lookups below index them: the same values, fewer searches)
+            arrays = self._kt_arrays = (len(self._kt), kt_f, np.asarray(self._kc, dtype=np.float64),
+                                        np.searchsorted(smp, kt_f, side="right"),
+                                        np.searchsorted(smp, kt_f, side="left"))
+        _, kt, kc, kt_right, kt_left = arrays
         i = np.clip(np.searchsorted(kt, s, side="left"), 1, kt.size - 1)
         t0, t1, c0, c1 = kt[i - 1], kt[i], kc[i - 1], kc[i]
-        smp = self._sample
-        k0 = np.searchsorted(smp, t0, side="right")
-        k1 = np.searchsorted(smp, t1, side="left")
+        k0 = kt_right[i - 1]
+        k1 = kt_left[i]
         j = np.searchsorted(smp, s, side="left") - k0
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             by_sample = c0 + (c1 - c0) * (j + 0.5) / (k1 - k0 + 1)
