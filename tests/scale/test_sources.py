@@ -209,16 +209,25 @@ def test_methods_that_need_the_rows_refuse_a_path_before_anything_is_charged(dat
     assert led.events() == []
 
 
-def test_cli_fits_noisy_stats_from_a_parquet_file(data):
-    """``dpreg fit t.parquet -m noisy-stats`` streams the file (the sufficient-statistics path)
-    and gives the release of the same command on the CSV (read with pandas)."""
+def test_cli_fits_noisy_stats_from_a_parquet_file(data, monkeypatch):
+    """``dpreg fit t.parquet -m noisy-stats`` streams the file (the sufficient-statistics path:
+    the file is never loaded whole -- loading it is made to fail here) and gives the release of
+    the same command on the CSV (read with pandas), also with ``--ci``."""
     import json
 
     from typer.testing import CliRunner
 
+    import dpreg.cli as cli
     from dpreg.cli import app
 
     _, d = data
+    read_table = cli._read_table
+
+    def no_parquet_load(path):
+        assert not str(path).endswith(".parquet"), "the Parquet file was loaded into memory"
+        return read_table(path)
+
+    monkeypatch.setattr(cli, "_read_table", no_parquet_load)
     fit = ["--y", "y", "--x", "x1", "-m", "noisy-stats", "-e", "1", "-b", "x1=-1:1",
            "-b", "y=-5:15", "--seed", "4", "--json", "--ci", "0.1"]
     outs = []
