@@ -335,28 +335,12 @@ def source_methods() -> tuple[str, ...]:
     return _dispatch.source_methods()
 
 
-#: why a method cannot be released from one pass of sufficient statistics (a file streamed in
-#: chunks or a Spark DataFrame): what it needs of the rows beyond sums
-_NEEDS_ROWS = {
-    "theil-sen": "its release is a DP median over pairs of rows (all pairs or k matchings), "
-                 "which needs every row at once, not sums over rows",
-    "dp-gd": "each of its gradient steps is a pass over the rows at the current noisy "
-             "estimate, so it needs the rows, not one set of sums",
-    "boosted-adassp": "each of its boosting rounds is a pass over the rows at the current "
-                      "estimate (residuals), so it needs the rows, not one set of sums",
-    "tukey-em": "it fits models on disjoint random subsets of the rows and releases a "
-                "Tukey-depth median of them, which needs the rows themselves",
-    "auto": "it chooses privately among methods, some of which need every row",
-}
-
-
 def needs_memory_message(method: Any) -> str:
     """The error for a method that cannot fit from a file or a Spark DataFrame: why, and what
     to do (load the columns into memory, or use a sufficient-statistics method).  Raised
     before anything is read, charged or drawn."""
     name = str(method)
-    key = "theil-sen" if name.startswith("theil-sen") else name
-    why = _NEEDS_ROWS.get(key)
+    why = _registry.NEEDS_ROWS.get(name)
     if method not in _registry.REGISTRY or why is None:
         return (f"method {method!r} cannot fit from a file or a Spark DataFrame; those fit "
                 f"{list(source_methods())} (one pass of sufficient statistics)"

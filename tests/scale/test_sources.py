@@ -199,6 +199,9 @@ def test_methods_that_need_the_rows_refuse_a_path_before_anything_is_charged(dat
     _, d = data
     assert set(dpreg.api.source_methods()) == {"noisy-stats", "dp-intercept", "adassp",
                                                "covariance-ols"}
+    from dpreg._registry import NEEDS_ROWS
+
+    assert set(NEEDS_ROWS) == set(names()) - set(dpreg.api.source_methods())
     led = Ledger(PureDP(100.0))
     for method in set(names()) - set(dpreg.api.source_methods()):
         with pytest.raises(InvalidInputError, match="cannot fit from a file") as e:
