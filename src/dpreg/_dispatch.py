@@ -83,36 +83,71 @@ def takes_inference(method: str) -> bool:
     return "inference" in inspect.signature(entry.load_estimator()).parameters
 
 
+#: methods without an estimator whose functional core has a release from a data source
+#: (:func:`fit_source`): DPIntercept needs only n and the clipped mean of y
+_CORE_SOURCE = ("dp-intercept",)
+
+
 def source_methods() -> tuple[str, ...]:
-    """The registered methods whose estimator can fit from a :class:`~dpreg._source.DataSource`
-    (it defines ``_fit_source``: a statistics step read in chunks)."""
+    """The registered methods that can fit from a :class:`~dpreg._source.DataSource`: those
+    whose estimator defines ``_fit_source`` (a statistics step read in chunks), and DPIntercept
+    (its core's release from the same statistics)."""
     return tuple(m.name for m in _registry.methods()
-                 if not m.is_selector and m.estimator is not None
-                 and hasattr(m.load_estimator(), "_fit_source"))
+                 if not m.is_selector and (
+                     m.name in _CORE_SOURCE
+                     or (m.estimator is not None and hasattr(m.load_estimator(), "_fit_source"))))
 
 
 def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsilon: float,
                delta: float | None, x_bounds: list[tuple[float, float]],
                y_bounds: tuple[float, float], fit_intercept: bool, ledger: Any,
                random_state: Any, options: dict[str, Any]) -> RegressionResults:
-    """Fit a sufficient-statistics ``method`` (``adassp``, ``covariance-ols``) from a
+    """Fit a sufficient-statistics ``method`` (:func:`source_methods`) from a
     :class:`~dpreg._source.DataSource` (a file streamed in chunks or a Spark DataFrame): the
-    estimator's own statistics step reads the source once, its own release adds the noise."""
+    method's own statistics step reads the source once, its own release adds the noise."""
     entry = _entry(method)
     _check_option_names(entry, options)
     y_bounds = check_bounds(y_bounds, "bounds for the response")
     if entry.needs_delta and delta is None:
         raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
                                 "e.g. 1e-6 or smaller than 1/n)")
+    if entry.always_intercept and not fit_intercept:
+        raise InvalidInputError(f"method {method!r} always fits an intercept; remove '- 1' from "
+                                "the formula (or --no-intercept)")
+    if entry.one_x_only and len(x_cols) != 1:
+        raise InvalidInputError(f"method {method!r} takes exactly one regressor; got "
+                                f"{len(x_cols)} ({x_cols})")
+    bounds = {y_col: y_bounds, **{n: (float(b[0]), float(b[1]))
+                                  for n, b in zip(x_cols, x_bounds)}}
+    ci_alpha = options.get("ci_alpha")  # as in :func:`fit`: intervals by post-processing
+    if ci_alpha is not None:
+        check_probability(ci_alpha, "ci_alpha")
+    opts = {k: v for k, v in options.items() if k != "ci_alpha"}
+    if entry.estimator is None:  # dp-intercept: the core's release from the source's ȳ
+        from dpreg.simple._noisy_stats import (
+            dp_intercept_from_statistics,
+            noisy_stats_source_statistics,
+        )
+
+        xb = check_bounds(x_bounds[0], "bounds for the regressor")
+        epsilon = check_epsilon(epsilon)
+
+        def ybar(yb: tuple[float, float]) -> tuple[float, int]:
+            stats, _ = noisy_stats_source_statistics(source, x_cols[0], y_col, xb, yb)
+            return float(stats.ybar[0]), int(stats.n[0])
+
+        res = dp_intercept_from_statistics(ybar, epsilon=epsilon, y_bounds=y_bounds,
+                                           x_bounds=xb, ledger=ledger, rng=random_state, **opts)
+        return res.to_regression_results(x_name=x_cols[0], y_name=y_col).replace(
+            dep_var=y_col, bounds=bounds)
     est = _estimator(entry, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
                      fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
-                     opts=dict(options))
+                     opts=opts)
     try:
         est._fit_source(source, x_cols, y_col)
     except MechanismFailure:
         pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
-    return est.results_.replace(dep_var=y_col, bounds={
-        y_col: y_bounds, **{n: (float(b[0]), float(b[1])) for n, b in zip(x_cols, x_bounds)}})
+    return est.results_.replace(dep_var=y_col, bounds=bounds)
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,

@@ -209,6 +209,26 @@ REGISTRY: Mapping[str, Method] = MappingProxyType({m.name: m for m in (
 )})
 
 
+_PAIRS = ("its release is a DP median over pairs of rows (all pairs or k matchings), which "
+          "needs every row at once, not sums over rows")
+#: why a method cannot be released from one pass of sufficient statistics (a file streamed in
+#: chunks or a Spark DataFrame): what it needs of the rows beyond sums -- the reason
+#: :func:`dpreg.api.needs_memory_message` gives (every method without a statistics step for a
+#: data source has one; tests/scale/test_sources.py checks it)
+NEEDS_ROWS: Mapping[str, str] = MappingProxyType({
+    "theil-sen-exp": _PAIRS,
+    "theil-sen-wide": _PAIRS,
+    "theil-sen-smooth": _PAIRS,
+    "dp-gd": "each of its gradient steps is a pass over the rows at the current noisy "
+             "estimate, so it needs the rows, not one set of sums",
+    "boosted-adassp": "each of its boosting rounds is a pass over the rows at the current "
+                      "estimate (residuals), so it needs the rows, not one set of sums",
+    "tukey-em": "it fits models on disjoint random subsets of the rows and releases a "
+                "Tukey-depth median of them, which needs the rows themselves",
+    "auto": "it chooses privately among methods, some of which need every row",
+})
+
+
 def methods(*, selector: bool | None = None, features: str | None = None,
             delta: str | None = None, harness: str | None = None,
             local: bool | None = None, spark_native: bool | None = None) -> list[Method]:

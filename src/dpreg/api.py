@@ -335,6 +335,23 @@ def source_methods() -> tuple[str, ...]:
     return _dispatch.source_methods()
 
 
+def needs_memory_message(method: Any) -> str:
+    """The error for a method that cannot fit from a file or a Spark DataFrame: why, and what
+    to do (load the columns into memory, or use a sufficient-statistics method).  Raised
+    before anything is read, charged or drawn."""
+    name = str(method)
+    why = _registry.NEEDS_ROWS.get(name)
+    if method not in _registry.REGISTRY or why is None:
+        return (f"method {method!r} cannot fit from a file or a Spark DataFrame; those fit "
+                f"{list(source_methods())} (one pass of sufficient statistics)"
+                + _registry.suggest(method))
+    return (f"method {name!r} cannot fit from a file or a Spark DataFrame: {why}. Load the "
+            "columns it uses into memory and pass the pandas DataFrame instead (e.g. "
+            "pandas.read_parquet(path, columns=[...]), or sdf.select(...).toPandas() for a "
+            f"Spark DataFrame), or use a method that releases sufficient statistics in one "
+            f"pass: {list(source_methods())}")
+
+
 def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bounds: Any,
                     delta: float | None, ledger: Any, random_state: Any,
                     options: dict[str, Any]) -> RegressionResults:
@@ -345,10 +362,7 @@ def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bou
     from dpreg._source import open_source
 
     if method not in source_methods():
-        raise InvalidInputError(
-            f"method {method!r} needs the data in memory; from a file or a Spark DataFrame "
-            f"dpreg fits {list(source_methods())} (one pass of sufficient statistics); got "
-            f"method={method!r}")
+        raise InvalidInputError(needs_memory_message(method))
     if not isinstance(bounds, Mapping):
         raise InvalidInputError(
             f"bounds must be a dict mapping column -> (lo, hi); got {type(bounds).__name__}")

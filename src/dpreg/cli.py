@@ -613,7 +613,7 @@ def fit(
     try:
         from dpreg._formula import formula_from_columns
         from dpreg._progress import interactive, spinner
-        from dpreg.api import regress, source_methods
+        from dpreg.api import needs_memory_message, regress, source_methods
         from dpreg.exceptions import InvalidInputError
 
         # the formula is built from the header alone (each --y/--x a column name, or one term
@@ -623,9 +623,10 @@ def fit(
         _warn_ignored(entry, dlt, len(x) == 1 and not parsed.categorical_calls()
                       and not any(op in x[0] for op in "*:"))
         if backend == "spark":  # the executors read the file and sum the statistics
-            if method not in source_methods():
-                raise InvalidInputError(f"--backend spark fits {list(source_methods())}; got "
-                                        f"--method {method}")
+            if method not in source_methods():  # why, and what to do (the local backend)
+                raise InvalidInputError(f"--backend spark: {needs_memory_message(method)} "
+                                        "(here: the default --backend local reads DATA into "
+                                        "memory)")
             frame = _spark_frame(data)
         elif method in source_methods() and _is_parquet(data):
             frame = str(data)  # streamed in chunks: memory bounded by the chunk

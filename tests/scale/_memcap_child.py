@@ -1,6 +1,6 @@
 """Child process of test_memory_cap.py: warm up on a small file, cap the address space at
 (current size + CAP_MB) with RLIMIT_AS, then either load the big file with pandas or stream a
-release from it; prints one line (LOADED / RELEASED / MEMORYERROR / ERR ...)."""
+release from it (``release_sscp``, or ``regress(..., method="noisy-stats")``); prints one line (LOADED / RELEASED / MEMORYERROR / ERR ...)."""
 
 import resource
 import sys
@@ -11,6 +11,7 @@ warnings.simplefilter("ignore")
 import pandas as pd  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+import dpreg  # noqa: E402
 from dpreg.covariance import release_sscp  # noqa: E402
 
 big, small, mode, cap_mb, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
@@ -21,6 +22,9 @@ kw = dict(columns=cols, bounds=[(0.0, 1.0)] * k, epsilon=1.0, delta=1e-6, rng=1)
 # every code path once (imports, thread pools, allocator arenas) before the cap
 pd.read_parquet(small)
 release_sscp(small, **kw)
+ns_kw = dict(method="noisy-stats", epsilon=1.0, bounds={"c0": (0.0, 1.0), "c1": (0.0, 1.0)},
+             random_state=1)
+dpreg.regress(small, "c1 ~ c0", **ns_kw)
 
 
 def vm_bytes() -> int:
@@ -36,6 +40,9 @@ resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 try:
     if mode == "pandas":
         print("LOADED", len(pd.read_parquet(big)))
+    elif mode == "stream-noisy-stats":  # a simple one-x release: the same chunked reading
+        res = dpreg.regress(big, "c1 ~ c0", **ns_kw)
+        print("RELEASED", res.nobs > 1_000_000 and not res.failed)
     else:
         rel = release_sscp(big, **kw)
         print("RELEASED", rel.metadata["sigma"] > 0)

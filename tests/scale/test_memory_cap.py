@@ -2,7 +2,7 @@
 
 A child process caps its address space (``RLIMIT_AS``) at its size after warm-up plus CAP_MB;
 the file holds ~2× CAP_MB of float64 values.  Loading it with pandas must fail under that cap
-(checked: otherwise the test would prove nothing), while ``release_sscp`` on the path -- read in
+(checked: otherwise the test would prove nothing), while ``release_sscp`` and ``regress(path, method="noisy-stats")`` on the path -- read in
 batches by pyarrow.dataset, one batch in memory -- succeeds.  Arrow uses the system allocator
 and one malloc arena in the child, so the cap measures what is really allocated."""
 
@@ -46,3 +46,4 @@ def test_release_streams_a_file_larger_than_the_memory_cap(tmp_path):
 
     assert run("pandas").startswith("MEMORYERROR")  # the whole file does not fit
     assert run("stream") == "RELEASED True"
+    assert run("stream-noisy-stats") == "RELEASED True"

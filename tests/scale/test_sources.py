@@ -83,7 +83,7 @@ def test_file_sources_refuse_bad_input_naming_the_column(data, tmp_path):
     kw = dict(method="adassp", epsilon=1.0, delta=1e-6, bounds=BOUNDS, random_state=3)
     with pytest.raises(InvalidInputError, match="plain column names only"):
         dpreg.regress(d / "t.parquet", "y ~ log(x2)", **kw)
-    with pytest.raises(InvalidInputError, match="needs the data in memory"):
+    with pytest.raises(InvalidInputError, match="cannot fit from a file"):
         dpreg.regress(d / "t.parquet", "y ~ x1", **{**kw, "method": "tukey-em"})
     with pytest.raises(InvalidInputError, match="bounds for regressor 'x2' are missing"):
         dpreg.regress(d / "t.parquet", "y ~ x1 + x2", **{**kw, "bounds": {"x1": (0, 1), "y": (0, 1)}})
@@ -131,3 +131,113 @@ def test_cli_streams_a_parquet_file(data, tmp_path):
         outs.append(json.loads(res.stdout[res.stdout.index("{"):]))
     for key in ("intercept", "coef"):
         np.testing.assert_allclose(pd.Series(outs[0][key]), pd.Series(outs[1][key]), rtol=RTOL)
+
+
+# ----------------------------------------------------------------- simple (one-x) releases
+SIMPLE_BOUNDS = {"x1": (-1.0, 1.0), "y": (-5.0, 15.0)}
+
+
+def test_simple_statistics_step_is_chunking_invariant_and_clips(data):
+    """The streamed statistics of DPSuffStats (one pass of shifted clipped sums) equal the
+    in-memory step's (two-pass, exact centring) to rounding in every chunking; a statistics
+    step without clipping is outside the tolerance (the data exceed the x bounds)."""
+    from dpreg.simple._noisy_stats import noisy_stats_source_statistics, noisy_stats_statistics
+
+    df, _ = data
+    xb, yb = SIMPLE_BOUNDS["x1"], SIMPLE_BOUNDS["y"]
+    x, y = df["x1"].to_numpy(), df["y"].to_numpy()
+    mem = noisy_stats_statistics(x, y, xb, yb)
+    yc = np.clip(y, *yb)
+    nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
+    fields = ("n", "xbar", "ybar", "nvar", "ncov")
+    for chunk in (1, 7, 4096, 50_000):
+        src = ArraySource(df[["x1", "y"]].to_numpy(), ["x1", "y"], chunk_rows=chunk)
+        got, got_nvar_y = noisy_stats_source_statistics(src, "x1", "y", xb, yb)
+        for f in fields:
+            np.testing.assert_allclose(getattr(got, f), getattr(mem, f), rtol=1e-12, atol=0)
+        assert got_nvar_y == pytest.approx(nvar_y, rel=1e-12)
+    raw = noisy_stats_statistics(x, y, (-9.0, 9.0), (-99.0, 99.0))  # nothing clipped
+    assert not np.allclose(raw.nvar, got.nvar, rtol=RTOL)
+
+
+@pytest.mark.parametrize("method", ["noisy-stats", "dp-intercept"])
+def test_simple_sufficient_statistics_methods_from_a_file_equal_in_memory(data, method):
+    """``regress(path, method="noisy-stats" | "dp-intercept")`` streams the file and releases
+    what the same seed releases from the DataFrame (rtol 1e-9: summation order only), with
+    the same privacy statement and, for noisy-stats, the same DP-aware intervals."""
+    df, d = data
+    kw = dict(method=method, epsilon=1.0, bounds=SIMPLE_BOUNDS, random_state=3)
+    mem = dpreg.regress(df, "y ~ x1", **kw)
+    for path in (d / "t.parquet", str(d / "t.csv")):
+        got = dpreg.regress(path, "y ~ x1", **kw)
+        np.testing.assert_allclose(got.params.to_numpy(), mem.params.to_numpy(), rtol=RTOL)
+        assert list(got.params.index) == list(mem.params.index)
+        assert got.privacy == mem.privacy
+        assert got.nobs == mem.nobs == len(df)
+        if method == "noisy-stats":
+            np.testing.assert_allclose(got.conf_int().to_numpy(), mem.conf_int().to_numpy(),
+                                       rtol=1e-7)
+    other = dpreg.regress(d / "t.parquet", "y ~ x1", **{**kw, "random_state": 4})
+    assert not np.allclose(other.params.to_numpy(), mem.params.to_numpy(), rtol=RTOL)
+    if method == "noisy-stats":  # the plain release (no interval statistics) too
+        plain = {**kw, "inference": False}
+        np.testing.assert_allclose(dpreg.regress(d / "t.parquet", "y ~ x1", **plain).params,
+                                   dpreg.regress(df, "y ~ x1", **plain).params, rtol=RTOL)
+        with pytest.raises(InvalidInputError, match="exactly one regressor"):
+            dpreg.regress(d / "t.parquet", "y ~ x1 + x2", **{**kw, "bounds": BOUNDS})
+        with pytest.raises(InvalidInputError, match="always fits an intercept"):
+            dpreg.regress(d / "t.parquet", "y ~ x1 - 1", **kw)
+
+
+def test_methods_that_need_the_rows_refuse_a_path_before_anything_is_charged(data):
+    """Every method that cannot be released from one pass of sufficient statistics refuses a
+    path (and a Spark frame: the same check) with why and what to do, before the ledger is
+    charged; the list of streaming methods is exactly the sufficient-statistics ones."""
+    from dpreg import Ledger, PureDP
+    from dpreg._registry import names
+
+    _, d = data
+    assert set(dpreg.api.source_methods()) == {"noisy-stats", "dp-intercept", "adassp",
+                                               "covariance-ols"}
+    from dpreg._registry import NEEDS_ROWS
+
+    assert set(NEEDS_ROWS) == set(names()) - set(dpreg.api.source_methods())
+    led = Ledger(PureDP(100.0))
+    for method in set(names()) - set(dpreg.api.source_methods()):
+        with pytest.raises(InvalidInputError, match="cannot fit from a file") as e:
+            dpreg.regress(d / "t.parquet", "y ~ x1", method=method, epsilon=1.0, delta=1e-6,
+                          bounds=SIMPLE_BOUNDS, ledger=led, random_state=1)
+        assert "Load the columns" in str(e.value) and "into memory" in str(e.value), method
+        assert "a Spark DataFrame: " in str(e.value), method  # the method's own reason
+    assert led.events() == []
+
+
+def test_cli_fits_noisy_stats_from_a_parquet_file(data, monkeypatch):
+    """``dpreg fit t.parquet -m noisy-stats`` streams the file (the sufficient-statistics path:
+    the file is never loaded whole -- loading it is made to fail here) and gives the release of
+    the same command on the CSV (read with pandas), also with ``--ci``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import dpreg.cli as cli
+    from dpreg.cli import app
+
+    _, d = data
+    read_table = cli._read_table
+
+    def no_parquet_load(path):
+        assert not str(path).endswith(".parquet"), "the Parquet file was loaded into memory"
+        return read_table(path)
+
+    monkeypatch.setattr(cli, "_read_table", no_parquet_load)
+    fit = ["--y", "y", "--x", "x1", "-m", "noisy-stats", "-e", "1", "-b", "x1=-1:1",
+           "-b", "y=-5:15", "--seed", "4", "--json", "--ci", "0.1"]
+    outs = []
+    for fmt in ("parquet", "csv"):
+        res = CliRunner().invoke(app, ["fit", str(d / f"t.{fmt}"), *fit])
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(res.stdout[res.stdout.index("{"):]))
+    for key in ("intercept", "coef"):
+        np.testing.assert_allclose(pd.Series(outs[0][key]), pd.Series(outs[1][key]), rtol=RTOL)
+    assert outs[0]["nobs"] == outs[1]["nobs"]

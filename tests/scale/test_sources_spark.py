@@ -87,6 +87,44 @@ def test_fit_by_group_reads_a_parquet_file_on_the_executors(spark, tmp_path):
                                [b["intercept"], b["coef"]["x1"]], rtol=RTOL)
 
 
+def test_simple_sufficient_statistics_on_spark_equal_local(spark, tmp_path):
+    """noisy-stats and dp-intercept from a Spark DataFrame: the clipped moments summed per
+    partition on the executors, the release on the driver -- the local release for the seed
+    (rtol 1e-9); ``dpreg fit --backend spark -m noisy-stats`` likewise; a method that needs
+    the rows refuses the Spark frame with the reason, before any Spark job."""
+    df = frame(3000, seed=3)
+    sdf = spark.createDataFrame(df).repartition(3)
+    bounds = {"x1": (-1.0, 1.0), "y": (-5.0, 15.0)}
+    for method in ("noisy-stats", "dp-intercept"):
+        kw = dict(method=method, epsilon=1.0, bounds=bounds, random_state=6)
+        got, mem = dpreg.regress(sdf, "y ~ x1", **kw), dpreg.regress(df, "y ~ x1", **kw)
+        np.testing.assert_allclose(got.params.to_numpy(), mem.params.to_numpy(), rtol=RTOL)
+        assert got.privacy == mem.privacy
+    with pytest.raises(InvalidInputError, match="theil-sen-exp' cannot fit from a file or a "
+                                                "Spark DataFrame: its release is a DP median"):
+        dpreg.regress(sdf, "y ~ x1", method="theil-sen-exp", epsilon=1.0, bounds=bounds)
+    import json
+
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    path = tmp_path / "s.parquet"
+    df.to_parquet(path, index=False)
+    fit = ["fit", str(path), "--y", "y", "--x", "x1", "-m", "noisy-stats", "-e", "1",
+           "-b", "x1=-1:1", "-b", "y=-5:15", "--seed", "4", "--json"]
+    outs = []
+    for backend in ("spark", "local"):
+        res = CliRunner().invoke(app, [*fit, "--backend", backend])
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(res.stdout[res.stdout.index("{"):]))
+    a, b = outs
+    np.testing.assert_allclose([a["intercept"], a["coef"]["x1"]],
+                               [b["intercept"], b["coef"]["x1"]], rtol=RTOL)
+    res = CliRunner().invoke(app, [*fit[:7], "theil-sen-exp", *fit[8:], "--backend", "spark"])
+    assert res.exit_code != 0 and "load the columns" in res.output.lower()
+
+
 @pytest.mark.slow
 def test_covariance_ols_on_spark_and_a_csv_read_by_spark(spark, tmp_path):
     df = frame(3000, seed=2)

@@ -260,6 +260,46 @@ def test_single_draws_are_rejection_sampled_from_a_valid_envelope():
     assert chi2_pvalue(_counts(draws, edges), probs) > ALPHA
 
 
+@pytest.mark.parametrize("theta", [0.0, 0.05])
+@pytest.mark.parametrize("ties", [False, True])
+def test_cached_envelope_bounds_equal_fresh_lookups(theta, ties):
+    """The sampler caches each block end's c_θ bound and re-reads it only when a threshold
+    learned since brackets its keys (issue 19 speed-up); after refining and sampling (many
+    thresholds learned, blocks split), every cached bound equals a fresh lookup in the exact
+    knowledge -- so the envelope, the proposals and the seeded draws are those of the
+    uncached sampler.  With θ > 0 a cache that is never re-read would be wrong: some bounds
+    change after they are first cached."""
+    from dpreg.simple.fast import pair_counter
+    from dpreg.simple.fast._sampler import AllPairsEM
+
+    x, y = data(300, seed=4, ties=ties)
+    em = AllPairsEM(pair_counter(x, y), epsilon=1.0 / 299, lo=-2.0, hi=3.0, theta=theta,
+                    rng=np.random.default_rng(1))
+    snapshot = None
+    for size in (None, 40):
+        em.sample(size)
+        if snapshot is None:  # the bounds as cached after the first draw
+            snapshot = {id(p): (p.low, p.high) for p in em._pts}
+    pts = em._pts
+
+    def fresh(p0, p1):
+        lk, rk = em._keys(p0, True), em._keys(p1, False)
+        if not theta:
+            return em._lower_key(lk[0]), em._upper_key(rk[0])
+        return (em._combine(em._lower_key(lk[0]), em._lower_key(lk[1])),
+                em._combine(em._upper_key(rk[0]), em._upper_key(rk[1])))
+
+    stale = 0
+    for p0, p1 in zip(pts[:-1], pts[1:]):
+        assert em._bounds(p0, p1) == fresh(p0, p1)
+        old = snapshot.get(id(p0), (None, None))[0], snapshot.get(id(p1), (None, None))[1]
+        stale += None not in old and old != fresh(p0, p1)
+    assert len(em._learned) > 10
+    # widened: thresholds r ± θ are learned inside other blocks, so cached bounds do go stale
+    # and must be re-read (θ = 0: every boundary's count is known, bounds never change)
+    assert stale > 0 if theta else stale == 0
+
+
 def test_all_tied_and_infinite_epsilon():
     x = np.zeros(10)
     y = np.arange(10.0)

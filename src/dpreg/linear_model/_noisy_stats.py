@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg._validation import check_int
-from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor, resolve_inference
+from dpreg._validation import check_bounds, check_int
+from dpreg.exceptions import InvalidInputError
+from dpreg.linear_model._base import (
+    _require_epsilon,
+    _SimpleRegressor,
+    resolve_bounds_X,
+    resolve_inference,
+)
 from dpreg.simple import noisy_stats
+from dpreg.simple._noisy_stats import noisy_stats_from_statistics, noisy_stats_source_statistics
 
 __all__ = ["NoisyStats"]
 
@@ -62,3 +69,33 @@ class NoisyStats(_SimpleRegressor):
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
                           inference=infer, ledger=self.ledger, rng=self.random_state)
         return self._finish(X, res, n_boot=self.n_boot)  # type: ignore[return-value]
+
+    def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> NoisyStats:
+        """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in
+        chunks, or a Spark DataFrame summed on its executors): one pass of the clipped
+        moments (:func:`~dpreg.simple._noisy_stats.noisy_stats_source_statistics`), then the
+        same release as :meth:`fit` (:func:`~dpreg.simple._noisy_stats.noisy_stats_from_statistics`)."""
+        eps = _require_epsilon(self.epsilon)
+        if self.fit_intercept is not True:
+            raise InvalidInputError(
+                "fit_intercept must be True for NoisyStats (the simple-regression mechanisms "
+                f"always fit an intercept); got {self.fit_intercept!r}")
+        if len(x_cols) != 1:
+            raise InvalidInputError(
+                f"X must have exactly one column for NoisyStats (simple regression); got "
+                f"{len(x_cols)} columns -- use a multivariate method (adassp, covariance-ols)")
+        bx = resolve_bounds_X(self.bounds_X, 1)[0]
+        if self.bounds_y is None:
+            raise InvalidInputError("bounds_y is required: give public (lo, hi) bounds for y")
+        by = check_bounds(self.bounds_y, "bounds_y")
+        check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
+        resolve_inference(self.inference, supported=True)  # a bad value fails before the pass
+        stats, nvar_y = noisy_stats_source_statistics(source, x_cols[0], y_col, bx, by)
+        # "auto": the interval statistics whenever n (public) allows them, as in :meth:`fit`
+        infer = resolve_inference(self.inference, supported=int(stats.n[0]) >= 3)
+        res = noisy_stats_from_statistics(
+            lambda xb, yb, inf: (stats, nvar_y if inf else None), epsilon=eps, x_bounds=bx,
+            y_bounds=by, release_stats=True, inference=infer, ledger=self.ledger,
+            rng=self.random_state)
+        return self._store(res.to_regression_results(  # type: ignore[return-value]
+            x_name=x_cols[0], y_name="y", n_boot=self.n_boot))

@@ -48,7 +48,9 @@ from dpreg.simple._result import SimpleRegressionResult
 
 __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity",
            "inference_sensitivities", "INFERENCE_SPLIT", "LineStatistics",
-           "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept"]
+           "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept",
+           "noisy_stats_from_statistics", "noisy_stats_source_statistics", "LineMoments",
+           "dp_intercept_from_statistics"]
 
 #: ε weights of ncov, nvar, intercept, nvar(y), x̄ when ``inference=True``
 INFERENCE_SPLIT = (6.0, 6.0, 6.0, 1.0, 1.0)
@@ -152,6 +154,44 @@ def noisy_stats(
     Source: Alabi et al. 2022, Alg. 1 and Lemma 18, with the width-based sensitivities.
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
+
+    def statistics(xb: tuple[float, float], yb: tuple[float, float], infer: bool
+                   ) -> tuple[LineStatistics, float | None]:
+        nvar_y = None
+        if infer:
+            yc = np.clip(ya, *yb)
+            nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
+        return noisy_stats_statistics(xa, ya, xb, yb), nvar_y
+
+    return noisy_stats_from_statistics(
+        statistics, epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
+        x_eval=x_eval, neighbouring=neighbouring, release_stats=release_stats,
+        inference=inference, ledger=ledger, rng=rng)
+
+
+def noisy_stats_from_statistics(
+    statistics: Any,
+    *,
+    epsilon: float,
+    x_bounds: tuple[float, float],
+    y_bounds: tuple[float, float],
+    x_eval: Any = None,
+    neighbouring: str | Neighbouring = "replace-one",
+    release_stats: bool = False,
+    inference: bool = False,
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> SimpleRegressionResult:
+    """DPSuffStats's release from its statistics: the one release of :func:`noisy_stats` (in
+    memory) and of the streamed fits (a Parquet/CSV file or a Spark DataFrame,
+    :func:`noisy_stats_source_statistics`).
+
+    ``statistics``: a function ``(x_bounds, y_bounds, inference) -> (stats, nvar_y)``, called
+    once after every parameter is checked and before the ledger is charged: ``stats`` the
+    :class:`LineStatistics` of one data set (G = 1) clipped to the bounds, ``nvar_y`` the
+    clipped Σ(y_i − ȳ)² (``None`` unless ``inference``); its n is public.  Other parameters,
+    guarantee (ε-DP, replace-one, n public) and result: as :func:`noisy_stats`.
+    """
     eps = check_epsilon(epsilon)
     xb = check_bounds(x_bounds, "x_bounds")
     yb = check_bounds(y_bounds, "y_bounds")
@@ -160,7 +200,10 @@ def noisy_stats(
     release = check_flag(release_stats, "release_stats")
     infer = check_flag(inference, "inference")
     gen = check_rng(rng)
-    n = int(xa.size)
+    stats, nvar_y = statistics(xb, yb, infer)
+    n = int(stats.n[0])
+    if n < 2:
+        raise InvalidInputError(f"x must have at least 2 rows; got {n}")
     if infer and n < 3:
         raise InvalidInputError(
             f"x must have at least 3 rows for inference=True (the error variance needs n - 2 > 0 "
@@ -174,7 +217,6 @@ def noisy_stats(
     if budget.is_infinite:
         warn_not_private("noisy_stats")
 
-    stats = noisy_stats_statistics(xa, ya, xb, yb)
     draw = release_noisy_stats(stats, x_bounds=xb, y_bounds=yb, parts=parts[:3], rng=gen,
                                sensitivities=sens)
     noisy_ncov, noisy_nvar = float(draw["noisy_ncov"][0]), float(draw["noisy_nvar"][0])
@@ -214,9 +256,8 @@ def noisy_stats(
     inference_spec = None
     if infer:
         # the two extra releases (after the line; skipped on ⊥, a decision on noisy values)
-        yc = np.clip(ya, *yb)
-        nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
-        noisy_nvar_y = float(laplace(nvar_y, sensitivity=sens["nvar_y"],
+        assert nvar_y is not None
+        noisy_nvar_y = float(laplace(float(nvar_y), sensitivity=sens["nvar_y"],
                                      epsilon=parts[3].epsilon, rng=gen))
         noisy_xbar = float(laplace(float(stats.xbar[0]), sensitivity=sens["xbar"],
                                    epsilon=parts[4].epsilon, rng=gen))
@@ -271,6 +312,55 @@ def noisy_stats_statistics(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, floa
     return LineStatistics(np.array([xa.size], dtype=np.int64), np.array([xbar]),
                           np.array([ybar]), np.array([float(np.dot(dx, dx))]),
                           np.array([float(np.dot(dx, yc - ybar))]))
+
+
+class LineMoments:
+    """The chunk function of DPSuffStats's statistics step on a data source (picklable: it
+    runs on Spark executors too): for a chunk of rows (x, y), with x, y clipped to the PUBLIC
+    bounds and shifted by the bounds' midpoints (u = clip(x) − m_x, v = clip(y) − m_y), the
+    sums [count, Σu, Σv, Σu², Σu·v, Σv²].  Sums over chunks add up, so a file's or a Spark
+    DataFrame's statistics are one pass in any chunking (:meth:`DataSource.reduce`)."""
+
+    def __init__(self, x_bounds: tuple[float, float], y_bounds: tuple[float, float]) -> None:
+        self.lo = np.array([x_bounds[0], y_bounds[0]], dtype=np.float64)
+        self.hi = np.array([x_bounds[1], y_bounds[1]], dtype=np.float64)
+        self.mid = 0.5 * self.lo + 0.5 * self.hi
+
+    def __call__(self, chunk: np.ndarray) -> np.ndarray:
+        c = np.clip(chunk, self.lo, self.hi) - self.mid
+        u, v = c[:, 0], c[:, 1]
+        return np.array([float(u.size), u.sum(), v.sum(), np.dot(u, u), np.dot(u, v),
+                         np.dot(v, v)])
+
+
+def noisy_stats_source_statistics(source: Any, x_col: str, y_col: str,
+                                  x_bounds: tuple[float, float], y_bounds: tuple[float, float]
+                                  ) -> tuple[LineStatistics, float]:
+    """The statistics step of DPSuffStats (and DPIntercept) on a data source read in chunks (a
+    Parquet/CSV file streamed with pyarrow, or a Spark DataFrame summed on its executors;
+    :mod:`dpreg._source`): one pass of :class:`LineMoments`, then (n, x̄, ȳ, nvar, ncov) and
+    the clipped nvar(y) from the shifted sums (nvar = Σu² − (Σu)²/n, ...).
+
+    Deterministic, no noise.  The result equals :func:`noisy_stats_statistics` of the same
+    data up to floating-point rounding: |u|, |v| are at most half the bounds' widths, so the
+    absolute error of nvar is of the order of 1e-16·n·w_x²/4 (likewise ncov, nvar(y)), a
+    vanishing fraction of the release's Laplace scale 3(1 − 1/n)·w_x²/ε for any n below 1e12.
+    A value that is missing or not a finite number is an ``InvalidInputError`` naming the
+    column (raised by the source after the pass; nothing is released or charged)."""
+    sums = source.reduce([x_col, y_col], LineMoments(x_bounds, y_bounds))
+    cnt, su, sv, suu, suv, svv = (float(v) for v in sums)
+    n = int(round(cnt))
+    if n == 0:
+        z = np.zeros(1)
+        return LineStatistics(np.zeros(1, dtype=np.int64), z, z.copy(), z.copy(), z.copy()), 0.0
+    mx = 0.5 * x_bounds[0] + 0.5 * x_bounds[1]
+    my = 0.5 * y_bounds[0] + 0.5 * y_bounds[1]
+    ubar, vbar = su / n, sv / n
+    nvar = max(suu - su * ubar, 0.0)
+    nvar_y = max(svv - sv * vbar, 0.0)
+    ncov = suv - su * vbar
+    return (LineStatistics(np.array([n], dtype=np.int64), np.array([mx + ubar]),
+                           np.array([my + vbar]), np.array([nvar]), np.array([ncov])), nvar_y)
 
 
 def _clipped_stats(xa: np.ndarray, ya: np.ndarray, xb: tuple[float, float],
@@ -402,19 +492,43 @@ def dp_intercept(
     Source: Alabi et al. 2022, §6.4.
     """
     _, ya = check_simple_xy(x, y, min_rows=2)
+    return dp_intercept_from_statistics(
+        lambda yb: (float(np.mean(np.clip(ya, *yb))), int(ya.size)), epsilon=epsilon,
+        y_bounds=y_bounds, x_bounds=x_bounds, x_eval=x_eval, ledger=ledger, rng=rng)
+
+
+def dp_intercept_from_statistics(
+    statistics: Any,
+    *,
+    epsilon: float,
+    y_bounds: tuple[float, float],
+    x_bounds: tuple[float, float] | None = None,
+    x_eval: Any = None,
+    ledger: Ledger | None = None,
+    rng: Any = None,
+) -> SimpleRegressionResult:
+    """DPIntercept's release from its statistic: the one release of :func:`dp_intercept` (in
+    memory) and of the streamed fit (:func:`noisy_stats_source_statistics` on a file or a
+    Spark DataFrame).  ``statistics``: a function ``y_bounds -> (ȳ, n)`` (ȳ of the y clipped
+    to the bounds; n public), called once after every parameter is checked and before the
+    ledger is charged.  Guarantee and result as :func:`dp_intercept` (ε-DP,
+    replace-one, n public; sensitivity (d − c)/n)."""
     eps = check_epsilon(epsilon)
     yb = check_bounds(y_bounds, "y_bounds")
     xb = check_bounds_opt(x_bounds, "x_bounds")
     xe = check_x_eval(x_eval, xb)
     gen = check_rng(rng)
-    n = int(ya.size)
+    ybar, n = statistics(yb)
+    ybar, n = float(ybar), int(n)
+    if n < 2:
+        raise InvalidInputError(f"y must have at least 2 rows; got {n}")
     budget = PureDP(eps)
     sens = mean_sensitivity(yb, n)
     charge(ledger, budget, "dpreg.simple.dp_intercept", Neighbouring.REPLACE_ONE)
     if budget.is_infinite:
         warn_not_private("dp_intercept")
-    level = float(release_dp_intercept(np.array([np.mean(np.clip(ya, *yb))]),
-                                       np.array([n]), y_bounds=yb, epsilon=eps, rng=gen)[0])
+    level = float(release_dp_intercept(np.array([ybar]), np.array([n]), y_bounds=yb,
+                                       epsilon=eps, rng=gen)[0])
     details = {"sensitivity_mean": sens, "laplace_scale": laplace_scale(sens, eps),
                "y_bounds": yb, "n": n}
     stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, "DPIntercept", _SOURCE_INT,

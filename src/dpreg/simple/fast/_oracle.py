@@ -270,8 +270,7 @@ class PairCounter:
             R = Fraction(rf)
         if self.n_untied == 0:
             return 0
-        lim = Fraction(self._bound) * (1 + Fraction(1, 2 ** 30)) if math.isfinite(
-            self._bound) else None
+        lim = self._limit()
         if lim is not None:
             if R > lim:
                 return self.n_untied
@@ -286,6 +285,16 @@ class PairCounter:
             return on + self._count_main(R, terms, shift, inclusive)
         every = np.arange(self._sx.size)  # not a short sum of doubles at any scale
         return on + self._count_special(R, every, inclusive)
+
+    def _limit(self) -> Fraction | None:
+        """|V| bound of the untied pairs as an exact Fraction (cached; None if unbounded)."""
+        cached: tuple[float, Fraction | None] | None = getattr(self, "_lim", None)
+        if cached is None or cached[0] != self._bound:
+            lim = (Fraction(self._bound) * (1 + Fraction(1, 2 ** 30))
+                   if math.isfinite(self._bound) else None)
+            cached = (self._bound, lim)
+            self._lim = cached
+        return cached[1]
 
     def _count_on(self, R: Fraction, inclusive: bool) -> int:
         """Pairs of a point at x0 with any point off x0: exact value y of the point at x0."""
@@ -410,7 +419,6 @@ class PairCounter:
         sy, sx, x0 = self._sy, self._sx, float(self.x0)  # type: ignore[arg-type]
         eDh, eDl = self._eDh, self._eDl
         eT = [_exp1(float(tk)) for tk in T]
-        R = sum((Fraction(float(t)) for t in terms), Fraction(0)) / Fraction(2) ** shift
 
         def cmp(i: np.ndarray, j: np.ndarray) -> np.ndarray:
             # sign(U_i − U_j) = sign(N_i·D_j − N_j·D_i)·sign(D_i)·sign(D_j), with
@@ -434,7 +442,10 @@ class PairCounter:
                 sign_d = (np.sign(Dh[a]) * np.sign(Dh[c])).astype(np.int64)
                 out[safe] = exact_sign(parts) * sign_d
             f0 = Fraction(x0)
-            for k in np.flatnonzero(~safe):
+            unsafe = np.flatnonzero(~safe)
+            if unsafe.size:  # the threshold as an exact rational (only needed here)
+                R = sum((Fraction(float(t)) for t in terms), Fraction(0)) / Fraction(2) ** shift
+            for k in unsafe:
                 ua = (Fraction(float(sy[i[k]])) - R) / (Fraction(float(sx[i[k]])) - f0)
                 uc = (Fraction(float(sy[j[k]])) - R) / (Fraction(float(sx[j[k]])) - f0)
                 out[k] = (ua > uc) - (ua < uc)

@@ -70,16 +70,35 @@ def _log(v: Fraction) -> float:
     return math.log(v.numerator) - math.log(v.denominator)
 
 
+Key = tuple[float, float, Fraction]
+
+
+def _key(s: Fraction) -> Key:
+    """The lookup key of a threshold: (hi, lo, s) with hi = float(s) and lo = float(s − hi).
+    Both are monotone in s, so keys sort like the thresholds; the float parts settle almost
+    every comparison in C (a grid point and its neighbour share hi but not lo), and the exact
+    Fraction only breaks ties that the double-double cannot see."""
+    hi = float(s)
+    return (hi, float(s - Fraction(hi)) if math.isfinite(hi) else 0.0, s)
+
+
 class _Point:
     """A block boundary with cached lookup keys and the log-length of the block to its right."""
 
-    __slots__ = ("r", "lkeys", "rkeys", "loglen")
+    __slots__ = ("r", "lkeys", "rkeys", "loglen", "low", "high", "lstamp", "hstamp")
 
     def __init__(self, r: Fraction) -> None:
         self.r = r
-        self.lkeys: tuple[tuple[float, Fraction], ...] | None = None
-        self.rkeys: tuple[tuple[float, Fraction], ...] | None = None
+        self.lkeys: tuple[Key, ...] | None = None
+        self.rkeys: tuple[Key, ...] | None = None
         self.loglen: float | None = None
+        #: cached c_θ bounds at this point as a left end / right end, valid while no
+        #: threshold learned since ``stamp`` (an index into ``AllPairsEM._learned``) brackets
+        #: the keys
+        self.low: int | None = None
+        self.high: int | None = None
+        self.lstamp = 0
+        self.hstamp = 0
 
 
 class AllPairsEM:
@@ -100,14 +119,20 @@ class AllPairsEM:
         self.T = counter.n_tied
         self.rng = rng
         # exact knowledge of c at thresholds (sorted): c(lo) = 0, c(s) = N above hi; a
-        # threshold s is kept as the key (float(s), s) (float() is monotone, so tuples sort
-        # like the thresholds and most comparisons are float ones)
+        # threshold s is kept as its key (:func:`_key`: keys sort like the thresholds and
+        # most comparisons are float ones).  Thresholds are only ever inserted.
         top = next_up(self.hi)
-        self._kt: list[tuple[float, Fraction]] = [(float(self.lo), self.lo), (float(top), top)]
+        self._kt: list[Key] = [_key(self.lo), _key(top)]
         self._kc: list[int] = [0, self.N]
-        self._lo_key, self._hi_key = (float(self.lo), self.lo), (float(self.hi), self.hi)
+        #: float ranges [hi of the previous known threshold, hi of the next] around each
+        #: threshold learned, in order: a cached bound whose key lies in none of those learned
+        #: after it was computed is still exact (see :meth:`_bounds`)
+        self._learned: list[tuple[float, float]] = []
+        self._kt_arrays: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._next_memo: dict[Fraction, Fraction] = {}
+        self._lo_key, self._hi_key = _key(self.lo), _key(self.hi)
         # block boundaries (grid points), as sorted keys, with cached per-boundary data
-        self._rb: list[tuple[float, Fraction]] = [self._lo_key, self._hi_key]
+        self._rb: list[Key] = [self._lo_key, self._hi_key]
         self._pts: list[_Point] = [_Point(self.lo), _Point(self.hi)]
         self._depth: dict[Fraction, int] = {}
         self._blocked: set[tuple[Fraction, Fraction]] = set()
@@ -122,15 +147,15 @@ class AllPairsEM:
             return 0
         if s > self.hi:
             return self.N
-        key = (float(s), s)
+        key = _key(s)
         i = bisect.bisect_left(self._kt, key)
-        if self._kt[i] == key:
+        if self._kt[i][2] == s:
             return self._kc[i]
         lo_c, hi_c = self._kc[i - 1], self._kc[i]
         if lo_c == hi_c:
             return lo_c
         c = 2 * self.counter.count(s) + self.T
-        self._learn(s, c, i)
+        self._learn(key, c, i)
         return c
 
     def _lower(self, s: Fraction) -> int:
@@ -139,7 +164,7 @@ class AllPairsEM:
             return 0
         if s > self.hi:
             return self.N
-        return self._kc[bisect.bisect_right(self._kt, (float(s), s)) - 1]
+        return self._kc[bisect.bisect_right(self._kt, _key(s)) - 1]
 
     def _upper(self, s: Fraction) -> int:
         """The smallest known c at a threshold >= s (an upper bound of c(s))."""
@@ -147,11 +172,13 @@ class AllPairsEM:
             return 0
         if s > self.hi:
             return self.N
-        return self._kc[bisect.bisect_left(self._kt, (float(s), s))]
+        return self._kc[bisect.bisect_left(self._kt, _key(s))]
 
-    def _learn(self, s: Fraction, c: int, i: int) -> None:
-        self._kt.insert(i, (float(s), s))
+    def _learn(self, key: Key, c: int, i: int) -> None:
+        self._learned.append((self._kt[i - 1][0], self._kt[i][0]))
+        self._kt.insert(i, key)
         self._kc.insert(i, c)
+        s = key[2]
         th = self.theta
         if th:  # block boundaries where φ + θ or φ − θ crosses s
             for r in (floor_grid(s - th), floor_grid(s + th)):
@@ -160,9 +187,9 @@ class AllPairsEM:
     def _add_boundary(self, r: Fraction) -> bool:
         """Cut the block containing r at r (False if r is already a boundary or outside)."""
         if self.lo < r < self.hi:
-            key = (float(r), r)
+            key = _key(r)
             j = bisect.bisect_left(self._rb, key)
-            if self._rb[j] != key:
+            if self._rb[j][2] != r:
                 self._rb.insert(j, key)
                 self._pts.insert(j, _Point(r))
                 self._pts[j - 1].loglen = None  # the block to its left was cut
@@ -187,30 +214,33 @@ class AllPairsEM:
 
     # ------------------------------------------------------------------ envelope
     def _next(self, r: Fraction) -> Fraction:
-        return next_up(r)
+        out = self._next_memo.get(r)
+        if out is None:
+            out = self._next_memo[r] = next_up(r)
+        return out
 
-    def _keys(self, pt: _Point, left: bool) -> tuple[tuple[float, Fraction], ...]:
+    def _keys(self, pt: _Point, left: bool) -> tuple[Key, ...]:
         """Lookup keys of the thresholds that bound c_θ at a block end: next(r) for a left
         end, r for a right end (shifted by ±θ for the widened mechanism); cached."""
         out = pt.lkeys if left else pt.rkeys
         if out is None:
-            f = next_up(pt.r) if left else pt.r
+            f = self._next(pt.r) if left else pt.r
             ps = (f,) if not self.theta else (f + self.theta, f - self.theta)
-            out = tuple((float(p), p) for p in ps)
+            out = tuple(_key(p) for p in ps)
             if left:
                 pt.lkeys = out
             else:
                 pt.rkeys = out
         return out
 
-    def _lower_key(self, key: tuple[float, Fraction]) -> int:
+    def _lower_key(self, key: Key) -> int:
         if key <= self._lo_key:
             return 0
         if key > self._hi_key:
             return self.N
         return self._kc[bisect.bisect_right(self._kt, key) - 1]
 
-    def _upper_key(self, key: tuple[float, Fraction]) -> int:
+    def _upper_key(self, key: Key) -> int:
         if key <= self._lo_key:
             return 0
         if key > self._hi_key:
@@ -218,12 +248,38 @@ class AllPairsEM:
         return self._kc[bisect.bisect_left(self._kt, key)]
 
     def _bounds(self, p0: _Point, p1: _Point) -> tuple[int, int]:
-        """c_θ bounds over the proposals φ ∈ [next(r₀), r₁] of block (r₀, r₁]."""
-        lk, rk = self._keys(p0, True), self._keys(p1, False)
-        if not self.theta:
-            return self._lower_key(lk[0]), self._upper_key(rk[0])
-        return (self._combine(self._lower_key(lk[0]), self._lower_key(lk[1])),
-                self._combine(self._upper_key(rk[0]), self._upper_key(rk[1])))
+        """c_θ bounds over the proposals φ ∈ [next(r₀), r₁] of block (r₀, r₁].
+
+        Each end's bound is cached on its point.  A lookup ``_lower_key(k)`` (the count at
+        the largest known threshold <= k) or ``_upper_key(k)`` changes only when a threshold t
+        is learned with k between t's known neighbours, so hi(k) in the learned range
+        [hi(prev), hi(next)] (hi = float, monotone): a cache whose keys fall in none of the
+        ranges learned since it was filled is exact (the same value a fresh lookup gives)."""
+        learned = self._learned
+        now = len(learned)
+        low = p0.low
+        if low is None or (p0.lstamp < now and self._touched(self._keys(p0, True), p0.lstamp)):
+            lk = self._keys(p0, True)
+            low = (self._lower_key(lk[0]) if not self.theta else
+                   self._combine(self._lower_key(lk[0]), self._lower_key(lk[1])))
+            p0.low = low
+        p0.lstamp = now
+        high = p1.high
+        if high is None or (p1.hstamp < now and self._touched(self._keys(p1, False), p1.hstamp)):
+            rk = self._keys(p1, False)
+            high = (self._upper_key(rk[0]) if not self.theta else
+                    self._combine(self._upper_key(rk[0]), self._upper_key(rk[1])))
+            p1.high = high
+        p1.hstamp = now
+        return low, high
+
+    def _touched(self, keys: tuple[Key, ...], since: int) -> bool:
+        """Whether a threshold learned after ``since`` may change a lookup of ``keys``."""
+        for a, b in self._learned[since:]:
+            for k in keys:
+                if a <= k[0] <= b:
+                    return True
+        return False
 
     def _blocks(self) -> tuple[Any, ...]:
         pts = self._pts
@@ -333,13 +389,20 @@ class AllPairsEM:
     def _predict_c(self, s: np.ndarray) -> np.ndarray:
         """Guess of c at thresholds ``s`` (exact counts at known thresholds, the pair sample
         or linear interpolation in between); guidance only."""
-        kt = np.asarray([k[0] for k in self._kt])
-        kc = np.asarray(self._kc, dtype=np.float64)
+        arrays = self._kt_arrays
+        smp = self._sample
+        if arrays is None or arrays[0] != len(self._kt):  # thresholds are only inserted
+            kt_f = np.asarray([k[0] for k in self._kt])
+            # the sample's positions at every known threshold, once per new threshold (the
+            # per-candidate lookups below index them: the same values, fewer searches)
+            arrays = self._kt_arrays = (len(self._kt), kt_f, np.asarray(self._kc, dtype=np.float64),
+                                        np.searchsorted(smp, kt_f, side="right"),
+                                        np.searchsorted(smp, kt_f, side="left"))
+        _, kt, kc, kt_right, kt_left = arrays
         i = np.clip(np.searchsorted(kt, s, side="left"), 1, kt.size - 1)
         t0, t1, c0, c1 = kt[i - 1], kt[i], kc[i - 1], kc[i]
-        smp = self._sample
-        k0 = np.searchsorted(smp, t0, side="right")
-        k1 = np.searchsorted(smp, t1, side="left")
+        k0 = kt_right[i - 1]
+        k1 = kt_left[i]
         j = np.searchsorted(smp, s, side="left") - k0
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             by_sample = c0 + (c1 - c0) * (j + 0.5) / (k1 - k0 + 1)
@@ -383,10 +446,12 @@ class AllPairsEM:
         f0, f1 = float(r0), float(r1)
         for sh in self._shifts():
             if smp.size:
-                v = smp + float(sh)
+                v = smp + float(sh) if sh else smp
                 k0 = int(np.searchsorted(v, f0, side="right"))
                 k1 = int(np.searchsorted(v, f1, side="left"))
-                inner = np.unique(v[k0:k1])
+                inner = v[k0:k1]  # sorted: its distinct values without another sort
+                if inner.size >= 2:
+                    inner = inner[np.concatenate(([True], inner[1:] != inner[:-1]))]
                 if inner.size >= 2:  # cut between two sampled values
                     mids = 0.5 * (inner[:-1] + inner[1:])
                     out.append(mids[(mids > f0) & (mids < f1)])
@@ -401,8 +466,9 @@ class AllPairsEM:
             for r in (self._next(self.lo), self.hi):
                 self.c_theta(r)
                 self._add_boundary(r)
+        blocks = self._blocks()
         for _ in range(max_steps):
-            r0, r1, lows, highs, gmin, gmax, loglen = self._blocks()
+            r0, r1, lows, highs, gmin, gmax, loglen = blocks
             log_e = loglen - self.a * gmin
             log_l = loglen - self.a * gmax
             top = float(np.max(log_e))
@@ -423,9 +489,17 @@ class AllPairsEM:
                 if s is None:
                     self._blocked.add(key)
                     continue
+                n_pts = len(self._pts)
                 self.c_theta(s)  # learns exact counts at the shifted thresholds
                 self._add_boundary(s)
                 self.refinements += 1
+                # θ = 0: every boundary's count is known and the thresholds are grid points,
+                # so a count learned at s inside block m changes no other block's bounds
+                # (another block's ends r and next(r) lie outside (r₀, r₁)): split block m
+                # only; otherwise (θ > 0: learning adds boundaries) recompute every block
+                blocks = (self._split_block(blocks, int(m))
+                          if not self.theta and len(self._pts) == n_pts + 1
+                          else self._blocks())
                 break
             else:
                 return
