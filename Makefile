@@ -88,7 +88,7 @@ pin-notes: $(STAMP)
 ## results page docs/results.md is regenerated from their summaries (docs/results/)
 REPRO_OUT     ?= bench-output/reproduce
 REPRO_WORKERS ?= 2
-SPECS := alabi-fig5 alabi-fig6 alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare \
+SPECS := alabi-fig5 alabi-fig6 alabi-fig6-noclip alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare \
          sarathy-vadhan-coverage bain-sim bain-real tang-compare amin-r2
 
 reproduce: $(STAMP)

@@ -29,7 +29,7 @@ from studies.beyond import beyond_sections
 __all__ = ["write_results_page", "ORDER", "main"]
 
 #: page order of the reproductions
-ORDER = ("alabi-fig5", "alabi-fig6", "alabi-fig7", "alabi-fig8", "alabi-stock",
+ORDER = ("alabi-fig5", "alabi-fig6", "alabi-fig6-noclip", "alabi-fig7", "alabi-fig8", "alabi-stock",
          "alabi-bikeshare", "sarathy-vadhan-coverage", "bain-sim", "bain-real", "tang-compare",
          "amin-r2")
 _SMALL = ("summary.csv", "meta.json")
@@ -160,18 +160,33 @@ def _key_tables(spec: Any, summary: pd.DataFrame) -> list[str]:
                      "same_sign", "significant_5pct", "failure_rate"]]
         out.append(_md_table(t))
     elif kind == "multivariate":
-        for eps, g in summary.groupby("epsilon", sort=True):
+        summary = summary.copy()
+        if "protocol" not in summary:
+            summary["protocol"] = "bounded"
+        several = summary["protocol"].nunique() > 1
+        for (proto, eps), g in summary.groupby(["protocol", "epsilon"], sort=True):
+            label = (f" under the {_PROTOCOL_LABEL.get(proto, proto)} protocol" if several
+                     else "")
             piv = g.pivot_table(index="data", columns="method", values="median_test_r2",
                                 aggfunc="first")
             order = [m["name"] for m in spec["methods"] if m["name"] in piv.columns]
-            out.append(f"Median test R² at ε = {eps:g} (−∞: every fit ⊥):\n\n"
+            out.append(f"Median test R² at ε = {eps:g}{label} (−∞: every fit ⊥):\n\n"
                        + _md_table(piv[order].reset_index()))
+            if several:  # Tang et al. compare test MSE relative to OLS
+                rel = g.pivot_table(index="data", columns="method", values="relative_mse",
+                                    aggfunc="first")
+                out.append(f"Median test MSE / OLS test MSE at ε = {eps:g}{label}:\n\n"
+                           + _md_table(rel[order].reset_index()))
             fr = g.pivot_table(index="data", columns="method", values="failure_rate",
                                aggfunc="first")
             bad = [c for c in order if c in fr.columns and (fr[c] > 0).any()]
             if bad:
-                out.append(f"⊥ rate at ε = {eps:g}:\n\n" + _md_table(fr[bad].reset_index()))
+                out.append(f"⊥ rate at ε = {eps:g}{label}:\n\n"
+                           + _md_table(fr[bad].reset_index()))
     return out
+
+
+_PROTOCOL_LABEL = {"bounded": "dpreg's bounded", "tang": "authors' (Tang et al.)"}
 
 
 def _copy(source: Path, dest: Path, name: str) -> bool:

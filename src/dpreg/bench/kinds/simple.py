@@ -302,7 +302,7 @@ class SimpleSynthetic(Kind):
             if gen_name == "alabi-uniform":
                 x, y = G.alabi_uniform(n, sigma_x2=float(pr["sigma_x2"]),
                                        sigma_e2=float(pr["sigma_e2"]), alpha=alpha, beta=beta,
-                                       rng=g)
+                                       clip_y=bool(data.get("clip_y", True)), rng=g)
             else:
                 x, y = G.alabi_fig8(n, sigma=float(pr.get("sigma", 1e-3)),
                                     tau=float(pr.get("tau", 1e-4)), slope=alpha,
