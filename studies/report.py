@@ -209,6 +209,9 @@ def _copy(source: Path, dest: Path, name: str) -> bool:
     for f in list(_SMALL) + [p.name for p in src.glob("figure_*")]:
         if (src / f).exists():
             shutil.copy2(src / f, tgt / f)
+    quick = source / f"{name}-quick" / "summary.csv"
+    if quick.exists():  # shown under the full run, labelled (quick grid)
+        shutil.copy2(quick, tgt / "quick_summary.csv")
     return True
 
 
@@ -264,6 +267,11 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
                        f"<sub>Plotted numbers: [{csv}]({rel}/{name}/{csv}); summary: "
                        f"[summary.csv]({rel}/{name}/summary.csv)</sub>")
         sec += _key_tables(spec, summary)
+        qpath = dest / name / "quick_summary.csv"
+        if qpath.exists():
+            qspec = load_spec(name, quick=True)
+            sec.append(f"**(quick grid)** `dpreg reproduce {name} --quick` — indicative, not "
+                       "evidence:\n\n" + "\n\n".join(_key_tables(qspec, pd.read_csv(qpath))))
         if len(claims):
             sec.append("**Paper claims.**\n\n" + _claims_table(claims))
         parts.append("\n\n".join(sec))

@@ -198,7 +198,9 @@ def _release_rows(methods: list[dict[str, Any]], x: np.ndarray, y: np.ndarray, *
         t0 = time.perf_counter()
         rel = simple_releases(m, x, y, epsilon=epsilon, estimand=estimand, x_new=x_new,
                               trials=trials, rng=simulation_generator(mseq), designs=designs,
-                              x_bounds=x_bounds, y_bounds=y_bounds, theta=theta)
+                              x_bounds=x_bounds,
+                              y_bounds=tuple(m.get("y_bounds", y_bounds)),  # per-method range
+                              theta=theta)
         secs = time.perf_counter() - t0
         c_h = c_hat(rel - ols_est, q)
         row = {
