@@ -19,10 +19,10 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[fast]'
 	@touch $(RUNTIME)
 
-# the development tools on top (tests, lint), Spark (CI runs the Spark tests, local[2]) and
-# ISLP's data sets
+# the development tools on top (tests, lint), Spark (CI runs the Spark tests, local[2]), the
+# `data` extra (plotnine's Diamonds; its tests skip when it is absent) and ISLP's data sets
 $(STAMP): $(RUNTIME) pyproject.toml Makefile
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark,data]'
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
 
@@ -88,7 +88,7 @@ pin-notes: $(STAMP)
 ## results page docs/results.md is regenerated from their summaries (docs/results/)
 REPRO_OUT     ?= bench-output/reproduce
 REPRO_WORKERS ?= 2
-SPECS := alabi-fig5 alabi-fig6 alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare \
+SPECS := alabi-fig5 alabi-fig6 alabi-fig6-noclip alabi-fig7 alabi-fig8 alabi-stock alabi-bikeshare \
          sarathy-vadhan-coverage bain-sim bain-real tang-compare amin-r2
 
 reproduce: $(STAMP)

@@ -149,7 +149,7 @@ def test_list_and_errors():
     proc = cli("reproduce", "--list", "--json")
     assert proc.returncode == 0, proc.stderr
     names = {s["name"] for s in json.loads(proc.stdout)}
-    assert names == {"alabi-fig5", "alabi-fig6", "alabi-fig7", "alabi-fig8", "alabi-bikeshare",
+    assert names == {"alabi-fig5", "alabi-fig6", "alabi-fig6-noclip", "alabi-fig7", "alabi-fig8", "alabi-bikeshare",
                      "alabi-stock", "sarathy-vadhan-coverage", "bain-sim", "bain-real",
                      "tang-compare", "amin-r2"}
     bad = cli("reproduce", "no-such-figure")

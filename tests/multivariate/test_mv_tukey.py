@@ -375,8 +375,8 @@ def test_default_n_models_is_auto_and_runs_where_1000_could_not():
         TukeyEM(epsilon=2.0, delta=1e-5, n_models=1000, ledger=led2).fit(X, y)
     with pytest.raises(InvalidInputError, match="n_models must be 'auto' or an integer"):
         TukeyEM(epsilon=2.0, delta=1e-5, n_models="many", ledger=led2).fit(X, y)
-    with pytest.raises(InvalidInputError, match=r"n_models='auto' needs n >= 8·d = 40"):
-        tk.tukey_em(np.ones((30, 5)), np.ones(30), epsilon=1.0, delta=1e-5, ledger=led2)
+    with pytest.raises(InvalidInputError, match=r"n_models='auto' needs n >= 8·\(d \+ 2\) = 56"):
+        tk.tukey_em(np.ones((50, 5)), np.ones(50), epsilon=1.0, delta=1e-5, ledger=led2)
     assert led2.events() == []
 
 
@@ -385,7 +385,7 @@ def test_default_n_models_is_auto_and_runs_where_1000_could_not():
                                            (200, 3, 1.0, 1e-5)])
 def test_auto_n_models_is_the_smallest_predicted_to_pass(n, d, eps, delta):
     """m is the rule's m when that is predicted to pass, else the smallest larger m that is
-    (never above ⌊n/d⌋), else the feasible m most likely to pass."""
+    (never above ⌊n/(d + 2)⌋), else the feasible m most likely to pass."""
     from dpreg.auto.rules import TUKEY_AUTO_PASS_PROBABILITY as TARGET
     from dpreg.auto.rules import tukey_auto_n_models, tukey_pass_probability
     from dpreg.preprocess import tukey_n_models
@@ -394,14 +394,15 @@ def test_auto_n_models_is_the_smallest_predicted_to_pass(n, d, eps, delta):
         return tukey_pass_probability(m, d, epsilon=eps, delta=delta)
 
     m = tukey_auto_n_models(n, d, epsilon=eps, delta=delta)
-    m0 = min(max(8, tukey_n_models(n, d)), n // d)
-    assert m0 <= m <= n // d
+    hi = n // (d + 2)
+    m0 = min(max(8, tukey_n_models(n, d)), hi)
+    assert m0 <= m <= hi
     if p(m0) >= TARGET:
         assert m == m0
     elif p(m) >= TARGET:
         assert p(m - 1) < TARGET  # the smallest passing m (the step search is exact here)
     else:  # none reaches the target: the best feasible one
-        assert p(m) == max(p(k) for k in range(m0, n // d + 1))
+        assert p(m) == max(p(k) for k in range(m0, hi + 1))
 
 
 def test_auto_n_models_passes_where_the_rule_fails():
@@ -413,3 +414,40 @@ def test_auto_n_models_passes_where_the_rule_fails():
     assert tukey_pass_probability(494, 7, epsilon=math.log(3), delta=1e-5) < 1e-3
     assert 494 < m < 988 and tukey_pass_probability(m, 7, epsilon=math.log(3),
                                                     delta=1e-5) >= 0.9999
+
+
+# ------------------------------------------------------- rows per model (issue 21, item 6)
+def test_auto_gives_every_model_at_least_d_plus_2_rows():
+    """ISLP Wage's training shape in amin-r2 (2,400 rows, d = 4 with the intercept, ε = ln 3,
+    δ = 1e-5): auto used to raise m to 558, i.e. 4 rows per model -- each model interpolates
+    its rows.  Now every model gets at least d + 2 rows, the public rule."""
+    from dpreg.auto.rules import tukey_auto_n_models
+    from dpreg.multivariate.tukey import TUKEY_MIN_EXTRA_ROWS, tukey_min_rows_per_model
+
+    assert TUKEY_MIN_EXTRA_ROWS == 2 and tukey_min_rows_per_model(4) == 6
+    for n, d in [(2400, 4), (6916, 7), (3000, 4), (500, 3), (17_600, 11)]:
+        m = tukey_auto_n_models(n, d, epsilon=math.log(3), delta=1e-5)
+        assert n // m >= d + 2, (n, d, m)
+    assert tukey_auto_n_models(55, 5, epsilon=1.0, delta=1e-5) < 8  # n < 8·(d + 2)
+
+
+def test_auto_on_wage_never_releases_a_wild_model():
+    """The failure the rule fixes, end to end: TukeyEM(n_models="auto") on ISLP Wage (wage ~
+    age + education + year, the amin-r2 split) either fails its PTR check (⊥: TukeyEM does not
+    apply at 2,400 rows and ε = ln 3) or releases a model whose test R² is above −1.  Before the
+    rule, PTR passed with 4-row models and the test R² was between −18,000 and −80."""
+    pytest.importorskip("ISLP")
+    from dpreg.bench.datasets import multivariate
+    from dpreg.bench.kinds.multivariate import _split
+
+    data = multivariate("wage")
+    tr, te = _split(data.y.size, 0.2, 42)
+    A = np.column_stack([np.ones(data.y.size), data.X])
+    yte = data.y[te]
+    for seed in range(5):
+        r = tk.tukey_em(A[tr], data.y[tr], epsilon=math.log(3), delta=1e-5, rng=seed)
+        assert r.extra["batch_size"] >= 6
+        if not r.failed:
+            pred = A[te] @ r.params.to_numpy()
+            r2 = 1 - np.sum((yte - pred) ** 2) / np.sum((yte - yte.mean()) ** 2)
+            assert r2 > -1.0, (seed, r2)

@@ -30,11 +30,14 @@ __all__ = [
 
 
 def alabi_uniform(n: int, *, sigma_x2: float, sigma_e2: float, alpha: float = 0.5,
-                  beta: float = 0.2, rng: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                  beta: float = 0.2, clip_y: bool = True, rng: Any = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Alabi et al. 2022 §7.1.4: x ~ Uniform with mean ½ and variance σ_x², y = αx + β + e.
 
-    x ~ U[½ − √(3σ_x²), ½ + √(3σ_x²)], e ~ N(0, σ_e²); then (x, y) are clipped to [0, 1]².
-    Requires σ_x² <= 1/12 (the support stays inside [0, 1]; the paper's grid stops at 0.08).
+    x ~ U[½ − √(3σ_x²), ½ + √(3σ_x²)], e ~ N(0, σ_e²); then (x, y) are clipped to [0, 1]², as
+    the paper's text says.  ``clip_y=False`` leaves y unclipped, as the authors' simulation code
+    does (x never needs clipping).  Requires σ_x² <= 1/12 (the support stays inside [0, 1]; the
+    paper's grid stops at 0.08).
     """
     n = check_int(n, "n", minimum=2)
     sx2 = check_positive(sigma_x2, "sigma_x2")
@@ -45,7 +48,7 @@ def alabi_uniform(n: int, *, sigma_x2: float, sigma_e2: float, alpha: float = 0.
     half = math.sqrt(3.0 * sx2)
     x = gen.uniform(0.5 - half, 0.5 + half, n)
     y = alpha * x + beta + gen.normal(0.0, math.sqrt(se2), n)
-    return np.clip(x, 0.0, 1.0), np.clip(y, 0.0, 1.0)
+    return np.clip(x, 0.0, 1.0), (np.clip(y, 0.0, 1.0) if clip_y else y)
 
 
 def alabi_true_prediction_sd(n: int, *, sigma_x2: float, sigma_e2: float,

@@ -49,7 +49,8 @@ from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement
 
-__all__ = ["TUKEY_AUTO_PASS_PROBABILITY", "tukey_auto_n_models", "tukey_pass_probability",
+__all__ = ["TUKEY_AUTO_PASS_PROBABILITY", "TUKEY_MIN_EXTRA_ROWS", "tukey_min_rows_per_model",
+    "tukey_auto_n_models", "tukey_pass_probability",
     "tukey_em",
     "partition_models",
     "jitter_and_sort",
@@ -64,6 +65,24 @@ __all__ = ["TUKEY_AUTO_PASS_PROBABILITY", "tukey_auto_n_models", "tukey_pass_pro
 
 SOURCE = "Amin, Joseph, Ribero, Vassilvitskii 2023 (TukeyEM); Brown et al. 2021 (PTR lemma)"
 MIN_MODELS = 8
+
+
+#: ``n_models="auto"`` gives every model at least d + this many rows (d = design columns)
+TUKEY_MIN_EXTRA_ROWS = 2
+
+
+def tukey_min_rows_per_model(d: int) -> int:
+    """The fewest rows b that ``n_models="auto"`` gives each of TukeyEM's models: d + 2.
+
+    An OLS fit on b rows and d columns has residual degrees of freedom b − d; with Gaussian
+    rows its coefficient covariance σ²·E[(XᵀX)⁻¹] (an inverse-Wishart mean) is finite only for
+    b > d + 1.  At b = d (each model interpolates its rows) or b = d + 1 the models are
+    heavy-tailed, their depth boxes huge, and a TukeyEM release that passes PTR can be
+    arbitrarily far off (ISLP Wage, 2,400 rows, d = 4: ``"auto"`` used to pick 558 models of
+    4 rows, PTR passed and the median test R² was about −600).  A public function of d: no
+    privacy cost.
+    """
+    return int(d) + TUKEY_MIN_EXTRA_ROWS
 
 
 def target_depth(m: int) -> int:
@@ -238,7 +257,8 @@ def tukey_em(
         from the public n, d, ε and δ (:func:`tukey_auto_n_models`): the
         rule min(1000, ⌊n/(2d)⌋), raised to the smallest m whose PTR step a public model of
         the depth statistic predicts to pass with probability >= 0.9999 (Amin et al. §4.3:
-        "the smallest m that passes").  No budget is spent on it: n is public under the
+        "the smallest m that passes"), but never so far that a model gets fewer than d + 2
+        rows (:func:`tukey_min_rows_per_model`).  No budget is spent on it: n is public under the
         replace-one guarantee and the model uses no data.  Too few models make PTR fail, too
         many make every model (fitted on ⌊n/m⌋ rows) inaccurate.
     rng, ledger, names:
@@ -259,9 +279,11 @@ def tukey_em(
     if auto:
         m = tukey_auto_n_models(n, d, epsilon=eps, delta=dlt)
         if m < MIN_MODELS:
+            b_min = tukey_min_rows_per_model(d)
             raise InvalidInputError(
-                f"n_models='auto' needs n >= {MIN_MODELS}·d = {MIN_MODELS * d} rows for this "
-                f"design ({MIN_MODELS} models of at least d = {d} rows each); got n={n}")
+                f"n_models='auto' needs n >= {MIN_MODELS}·(d + {TUKEY_MIN_EXTRA_ROWS}) = "
+                f"{MIN_MODELS * b_min} rows for this design ({MIN_MODELS} models of at least "
+                f"d + {TUKEY_MIN_EXTRA_ROWS} = {b_min} rows each); got n={n}")
     else:
         m = check_int(n_models, "n_models", minimum=MIN_MODELS)
     if n // m < d:
@@ -366,17 +388,19 @@ def tukey_auto_n_models(n: int, d: int, *, epsilon: float, delta: float,
 
     Start from the rule m₀ = :func:`dpreg.preprocess.tukey_n_models` (min(1000, ⌊n/(2d)⌋));
     if the PTR step is predicted (:func:`tukey_pass_probability`) to pass with probability
-    below ``target`` (:data:`TUKEY_AUTO_PASS_PROBABILITY`), take the smallest m in (m₀, ⌊n/d⌋]
+    below ``target`` (:data:`TUKEY_AUTO_PASS_PROBABILITY`), take the smallest m in (m₀, ⌊n/(d + 2)⌋]
     predicted to reach it -- Amin et al.'s "smallest m whose PTR check passes" (§4.3), with the
     public pass model in place of their non-private trial runs -- and when no feasible m
-    reaches it, the feasible m with the highest predicted probability.  Every model still gets
-    ⌊n/m⌋ >= d rows.  Returns a value below 8 when n < 8·d (TukeyEM cannot run).
+    reaches it, the feasible m with the highest predicted probability.  Feasible: every model
+    gets ⌊n/m⌋ >= d + 2 rows (:func:`tukey_min_rows_per_model`; fewer give heavy-tailed models
+    whose release can be arbitrarily bad even when PTR passes), i.e. m <= ⌊n/(d + 2)⌋.  Returns
+    a value below 8 when n < 8·(d + 2) (TukeyEM cannot run).
     """
     from dpreg.preprocess import tukey_n_models
 
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    hi = int(n) // int(d)
+    hi = int(n) // tukey_min_rows_per_model(int(d))
     m0 = max(MIN_MODELS, tukey_n_models(n, d))
     if hi < MIN_MODELS:
         return hi

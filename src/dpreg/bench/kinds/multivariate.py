@@ -15,6 +15,18 @@ than 8 models TukeyEM cannot run and the fit counts as ⊥),
 ``covariance-ols`` and ``adassp-databounds`` -- AdaSSP with bounds read off the training data:
 **not DP**, the artificially strong baseline of Amin et al. (their §4.1), labelled as such.
 Extra keyword arguments of an estimator go in ``params``.
+
+Protocols (``[multi] protocols``, default ``["bounded"]``; every cell is run under each):
+
+* ``"bounded"`` -- dpreg's: every feature and the label are clamped to their documented public
+  bounds and mapped to [−1, 1] by the estimators, with an intercept;
+* ``"tang"`` -- Tang et al.'s: the **raw** features, every row (train and test) clipped to
+  Euclidean norm 1 (:func:`tang_rows`), no intercept; AdaSSP clips labels to |y| <= 1,
+  BoostedAdaSSP clips its residuals to τ = 1, DP-GD clips per-example gradients to 1, TukeyEM
+  needs no bounds.  The functional cores are called with these bounds (row-norm bound 1, label
+  bound 1); the OLS reference is fitted on the same clipped rows without an intercept.  Row
+  clipping is a per-record, data-independent map, so it costs no privacy.  ``adassp-databounds``
+  has no meaning here and is skipped.
 """
 
 from __future__ import annotations
@@ -35,11 +47,64 @@ from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.bench.metrics import mse, r2
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 
-__all__ = ["Multivariate", "ESTIMATORS"]
+__all__ = ["Multivariate", "ESTIMATORS", "PROTOCOLS", "tang_rows"]
 
 #: the OLS baseline, the DP methods of the multivariate harness (the method registry) and
 #: AdaSSP with bounds read off the data (a non-private illustration)
 ESTIMATORS = ("ols", *_registry.names(harness="multivariate"), "adassp-databounds")
+#: the data protocols of the harness (module doc)
+PROTOCOLS = ("bounded", "tang")
+
+
+def tang_rows(X: np.ndarray) -> np.ndarray:
+    """Tang et al.'s preprocessing of a design: each row x scaled to x·min(1, 1/‖x‖₂) (rows
+    clipped to the unit ball; raw features, no intercept column)."""
+    from dpreg.multivariate._common import clip_rows
+
+    return clip_rows(np.asarray(X, dtype=float), 1.0)
+
+
+def _fit_tang(m: dict[str, Any], *, eps: float, delta: float, X: np.ndarray, y: np.ndarray,
+              seed: np.random.SeedSequence) -> np.ndarray | None:
+    """One fit under Tang et al.'s protocol (``X`` already row-clipped): the coefficient
+    vector (no intercept), or None for ⊥ / a method that cannot run."""
+    from dpreg.multivariate.boosted import boosted_adassp
+    from dpreg.multivariate.dpgd import dp_gradient_descent
+    from dpreg.multivariate.ssp import adassp
+    from dpreg.multivariate.tukey import tukey_em
+
+    kind = m["estimator"]
+    params: dict[str, Any] = dict(m.get("params", {}))
+    dl = float(m.get("delta", delta))
+    rs = simulation_generator(seed)
+    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "rng": rs}
+    if kind == "adassp":
+        params.setdefault("inference", False)
+        res = adassp(X, y, x_norm_bound=1.0, y_bound=1.0, **common, **params)
+    elif kind == "boosted-adassp":
+        params.setdefault("tau", 1.0)
+        res = boosted_adassp(X, y, x_norm_bound=1.0, **common, **params)
+    elif kind == "dp-gd":
+        params.setdefault("clip_norm", 1.0)
+        res = dp_gradient_descent(X, y, **common, **params)
+    elif kind == "tukey-em":
+        m_models = params.pop("n_models", "auto")
+        n, d = X.shape
+        if m_models == "rule":
+            m_models = tukey_rule(n, d - 1)
+        if m_models == "auto":
+            from dpreg.auto.rules import tukey_auto_n_models
+
+            if tukey_auto_n_models(n, d, epsilon=eps, delta=dl) < 8:
+                return None
+        elif int(m_models) < 8:
+            return None
+        res = tukey_em(X, y, n_models=m_models, **common, **params)
+    else:
+        raise InvalidInputError(f"estimator {kind!r} has no meaning under the 'tang' protocol")
+    if res.failed:
+        return None
+    return res.params.to_numpy(float)
 
 
 def _dataset(spec: Any, name: str) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]],
@@ -130,17 +195,20 @@ def tukey_rule(n: int, d: int) -> int:
     return min(1000, n // (2 * (d + 1)))
 
 
-def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray) -> tuple[np.ndarray,
-                                                                            np.ndarray]:
-    A = np.column_stack([np.ones(len(Xtr)), Xtr])
+def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, *, intercept: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    def design(Z: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.ones(len(Z)), Z]) if intercept else Z
+
+    A = design(Xtr)
     beta, *_ = np.linalg.lstsq(A, ytr, rcond=None)
-    return A @ beta, np.column_stack([np.ones(len(Xte)), Xte]) @ beta
+    return A @ beta, design(Xte) @ beta
 
 
 @register
 class Multivariate(Kind):
     name = "multivariate"
-    columns = ("dataset", "data", "n_train", "n_test", "d", "epsilon", "delta", "method",
+    columns = ("dataset", "data", "protocol", "n_train", "n_test", "d", "epsilon", "delta", "method",
                "estimator", "private", "trial", "failed", "test_mse", "test_r2", "train_r2",
                "ols_test_mse", "seconds")
 
@@ -150,6 +218,10 @@ class Multivariate(Kind):
         for key in ("datasets", "epsilons", "delta", "trials"):
             require(spec, multi, key, "[multi]")
         methods = require(spec, spec.data, "methods", "the spec")
+        for proto in multi.get("protocols", ["bounded"]):
+            if proto not in PROTOCOLS:
+                raise InvalidInputError(f"spec {spec.name!r}: unknown protocol {proto!r}; choose "
+                                        f"from {list(PROTOCOLS)}")
         for m in methods:
             require(spec, m, "name", "each [[methods]] table")
             if require(spec, m, "estimator", f"method {m['name']!r}") not in ESTIMATORS:
@@ -160,10 +232,15 @@ class Multivariate(Kind):
     def cells(self, spec: Any) -> list[dict[str, Any]]:
         multi = spec["multi"]
         cells: list[dict[str, Any]] = []
-        for name in multi["datasets"]:
-            for eps in multi["epsilons"]:
-                cells.append({"cell": len(cells), "panel": name, "data": name,
-                              "epsilon": float(eps), "cost": 1.0})
+        protocols = list(multi.get("protocols", ["bounded"]))
+        for proto in protocols:
+            for name in multi["datasets"]:
+                for eps in multi["epsilons"]:
+                    c = {"cell": len(cells), "panel": name, "data": name,
+                         "epsilon": float(eps), "cost": 1.0}
+                    if proto != "bounded":  # bounded-only specs keep their cell keys
+                        c["protocol"] = proto
+                    cells.append(c)
         return cells
 
     def run_cell(self, spec: Any, cell: dict[str, Any], seq: np.random.SeedSequence
@@ -174,20 +251,35 @@ class Multivariate(Kind):
                         int(multi.get("split_seed", 42)))
         Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
         n, d = Xtr.shape
-        _, ols_te = _predict_ols(Xtr, ytr, Xte)
+        proto = cell.get("protocol", "bounded")
+        tang = proto == "tang"
+        if tang:
+            Xtr, Xte = tang_rows(Xtr), tang_rows(Xte)
+            _, ols_te = _predict_ols(Xtr, ytr, Xte, intercept=False)
+        else:
+            _, ols_te = _predict_ols(Xtr, ytr, Xte)
         ols_mse = mse(yte, ols_te)
         trials = int(multi["trials"])
         rows = []
         methods = spec["methods"]
         for j, (m, mseq) in enumerate(zip(methods, seq.spawn(len(methods)))):
             private = m["estimator"] not in ("ols", "adassp-databounds")
+            if tang and m["estimator"] == "adassp-databounds":
+                continue
             for t, tseq in enumerate(mseq.spawn(trials if m["estimator"] != "ols" else 1)):
                 t0 = time.perf_counter()
                 failed = False
                 pr_tr: np.ndarray | None
                 pr_te: np.ndarray | None
                 if m["estimator"] == "ols":
-                    pr_tr, pr_te = _predict_ols(Xtr, ytr, Xte)
+                    pr_tr, pr_te = _predict_ols(Xtr, ytr, Xte, intercept=not tang)
+                elif tang:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        coef = _fit_tang(m, eps=cell["epsilon"], delta=float(multi["delta"]),
+                                         X=Xtr, y=ytr, seed=tseq)
+                    failed = coef is None
+                    pr_tr, pr_te = (None, None) if coef is None else (Xtr @ coef, Xte @ coef)
                 else:
                     est = _estimator(m, eps=cell["epsilon"], delta=float(multi["delta"]), bx=bx,
                                      by=by, n=n, d=d, X=Xtr, y=ytr, seed=tseq)
@@ -202,7 +294,8 @@ class Multivariate(Kind):
                         failed = True
                         pr_tr = pr_te = None
                 secs = time.perf_counter() - t0
-                rows.append({"dataset": j, "data": cell["data"], "n_train": int(n),
+                rows.append({"dataset": j, "data": cell["data"], "protocol": proto,
+                             "n_train": int(n),
                              "n_test": int(len(yte)), "d": int(d), "epsilon": cell["epsilon"],
                              "delta": float(m.get("delta", multi["delta"])), "method": m["name"],
                              "estimator": m["estimator"], "private": private, "trial": t,
@@ -218,12 +311,18 @@ class Multivariate(Kind):
             return pd.DataFrame()
         out = []
         order = {m["name"]: i for i, m in enumerate(spec["methods"])}
-        for (data, eps, method), grp in rows.groupby(["data", "epsilon", "method"], sort=False):
+        rows = rows.copy()
+        if "protocol" not in rows:
+            rows["protocol"] = "bounded"
+        rows["protocol"] = rows["protocol"].fillna("bounded")
+        for (proto, data, eps, method), grp in rows.groupby(["protocol", "data", "epsilon",
+                                                             "method"], sort=False):
             te = grp["test_mse"].to_numpy(float)
             r2v = grp["test_r2"].to_numpy(float)
             tr2 = grp["train_r2"].to_numpy(float)
             with np.errstate(invalid="ignore"):
-                out.append({"data": data, "epsilon": float(eps), "method": method,
+                out.append({"protocol": proto, "data": data, "epsilon": float(eps),
+                            "method": method,
                             "estimator": grp["estimator"].iloc[0],
                             "private": bool(grp["private"].iloc[0]),
                             "n_train": int(grp["n_train"].iloc[0]), "d": int(grp["d"].iloc[0]),
@@ -238,7 +337,8 @@ class Multivariate(Kind):
                             "median_train_r2": float(np.quantile(tr2, 0.5, method="inverted_cdf")),
                             "seconds_per_fit": float(grp["seconds"].mean()),
                             "_order": order.get(method, 99)})
-        frame = pd.DataFrame(out).sort_values(["data", "epsilon", "_order"], kind="stable")
+        frame = pd.DataFrame(out).sort_values(["protocol", "data", "epsilon", "_order"],
+                                              kind="stable")
         return frame.drop(columns="_order").reset_index(drop=True)
 
     def figures(self, spec: Any, rows: pd.DataFrame, summary: pd.DataFrame, out: Path
@@ -249,32 +349,44 @@ class Multivariate(Kind):
             return []
         plot = spec.get("plot", {})
         paths: list[Path] = []
+        summary = summary.copy()
+        if "protocol" not in summary:
+            summary["protocol"] = "bounded"
+        protos = list(dict.fromkeys(summary["protocol"]))
+        several = len(protos) > 1
         ref = plot.get("reference")
-        if ref:  # Tang-style scatter: comparator vs reference, relative test MSE
-            recs = []
-            for (data, eps), grp in summary.groupby(["data", "epsilon"], sort=False):
-                g = grp.set_index("method")
-                if ref not in g.index:
-                    continue
-                for other in g.index:
-                    if other == ref or not bool(g.loc[other, "private"]):
+        for proto in protos:
+            part = summary[summary["protocol"] == proto]
+            tag = f"_{proto}" if several else ""
+            label = f" ({proto} protocol)" if several else ""
+            if ref:  # Tang-style scatter: comparator vs reference, relative test MSE
+                recs = []
+                for (data, eps), grp in part.groupby(["data", "epsilon"], sort=False):
+                    g = grp.set_index("method")
+                    if ref not in g.index:
                         continue
-                    recs.append({"comparison": f"{ref} vs {other}, ε={eps:g}", "data": data,
-                                 "epsilon": eps, "other": other,
-                                 "other_relative_mse": g.loc[other, "relative_mse"],
-                                 "ref_relative_mse": g.loc[ref, "relative_mse"]})
-            if recs:
-                frame = pd.DataFrame(recs)
-                paths += scatter_pairs(frame, x="other_relative_mse", y="ref_relative_mse",
-                                       facet="comparison", out=out, stem="figure_scatter",
-                                       title=f"{spec.figure}: test MSE / OLS test MSE (below the "
-                                             f"diagonal: {ref} better)",
-                                       xlabel="comparator", ylabel=ref)
-        for eps in sorted(summary["epsilon"].unique()):
-            sub = summary[summary["epsilon"] == eps].copy()
-            sub["median_test_r2_clipped"] = sub["median_test_r2"].clip(lower=-1.0)
-            paths += bar_groups(sub, cat="data", group="method", value="median_test_r2_clipped",
-                                out=out, stem=f"figure_r2_eps{eps:g}".replace(".", "p"),
-                                title=f"{spec.figure}: median test R² (ε = {eps:g}; clipped at −1)",
-                                ylabel="median test R²", ylim=(-1.05, 1.05))
+                    for other in g.index:
+                        if other == ref or not bool(g.loc[other, "private"]):
+                            continue
+                        recs.append({"comparison": f"{ref} vs {other}, ε={eps:g}", "data": data,
+                                     "epsilon": eps, "other": other,
+                                     "other_relative_mse": g.loc[other, "relative_mse"],
+                                     "ref_relative_mse": g.loc[ref, "relative_mse"]})
+                if recs:
+                    frame = pd.DataFrame(recs)
+                    paths += scatter_pairs(frame, x="other_relative_mse", y="ref_relative_mse",
+                                           facet="comparison", out=out,
+                                           stem=f"figure_scatter{tag}",
+                                           title=f"{spec.figure}{label}: test MSE / OLS test MSE "
+                                                 f"(below the diagonal: {ref} better)",
+                                           xlabel="comparator", ylabel=ref)
+            for eps in sorted(part["epsilon"].unique()):
+                sub = part[part["epsilon"] == eps].copy()
+                sub["median_test_r2_clipped"] = sub["median_test_r2"].clip(lower=-1.0)
+                paths += bar_groups(sub, cat="data", group="method",
+                                    value="median_test_r2_clipped", out=out,
+                                    stem=f"figure_r2{tag}_eps{eps:g}".replace(".", "p"),
+                                    title=f"{spec.figure}{label}: median test R² (ε = {eps:g}; "
+                                          "clipped at −1)",
+                                    ylabel="median test R²", ylim=(-1.05, 1.05))
         return paths

@@ -198,7 +198,9 @@ def _release_rows(methods: list[dict[str, Any]], x: np.ndarray, y: np.ndarray, *
         t0 = time.perf_counter()
         rel = simple_releases(m, x, y, epsilon=epsilon, estimand=estimand, x_new=x_new,
                               trials=trials, rng=simulation_generator(mseq), designs=designs,
-                              x_bounds=x_bounds, y_bounds=y_bounds, theta=theta)
+                              x_bounds=x_bounds,
+                              y_bounds=tuple(m.get("y_bounds", y_bounds)),  # per-method range
+                              theta=theta)
         secs = time.perf_counter() - t0
         c_h = c_hat(rel - ols_est, q)
         row = {
@@ -302,7 +304,7 @@ class SimpleSynthetic(Kind):
             if gen_name == "alabi-uniform":
                 x, y = G.alabi_uniform(n, sigma_x2=float(pr["sigma_x2"]),
                                        sigma_e2=float(pr["sigma_e2"]), alpha=alpha, beta=beta,
-                                       rng=g)
+                                       clip_y=bool(data.get("clip_y", True)), rng=g)
             else:
                 x, y = G.alabi_fig8(n, sigma=float(pr.get("sigma", 1e-3)),
                                     tau=float(pr.get("tau", 1e-4)), slope=alpha,
