@@ -91,18 +91,48 @@ def figure_cells(name: str) -> list[tuple[int, float, float, float]]:
     return out
 
 
+#: the second derivation grid (issue 21): the factorial axes where the selection can run
+#: (ε >= 1), σ_e² and hence the clipped share varied; 108 cells
+DERIVE2_GRID: dict[str, tuple[float, ...]] = {
+    "n": (126, 501, 1995, 7943),
+    "sigma_x2": (0.003, 0.014, 0.08),
+    "epsilon": (1.0, 3.0, 10.0),
+    "sigma_e2": (0.005, 0.02, 0.05),
+}
+#: the fresh evaluation grid: every value off the derivation grids (n, σ_x², ε, σ_e²); 144 cells
+FRESH_GRID: dict[str, tuple[float, ...]] = {
+    "n": (200, 800, 3000, 12000),
+    "sigma_x2": (0.006, 0.03, 0.05),
+    "epsilon": (0.3, 2.0, 4.0, 7.0),
+    "sigma_e2": (0.01, 0.035, 0.065),
+}
+#: the independent cell of issue 21 on which the first two-statistic rule failed (1.72×)
+HELD_OUT = [(3000, 0.05, 4.0, 0.05)]
+DERIVATION2_SEED = 20261201
+FRESH_SEED = 777_000_201
+
+
+def _product(grid: dict[str, tuple[float, ...]]) -> list[tuple[int, float, float, float]]:
+    return [(int(n), sx, e, se) for n, sx, e, se in itertools.product(
+        grid["n"], grid["sigma_x2"], grid["epsilon"], grid["sigma_e2"])]
+
+
 GRIDS = {"factorial": _cells, "fig5": lambda: figure_cells("alabi-fig5"),
-         "fig6": lambda: figure_cells("alabi-fig6")}
+         "fig6": lambda: figure_cells("alabi-fig6"), "derive2": lambda: _product(DERIVE2_GRID),
+         "fresh": lambda: _product(FRESH_GRID), "held-out": lambda: list(HELD_OUT)}
 
 
 def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float | None = None,
              cells: list[tuple[int, float, float, float]] | None = None, seed: int | None = None,
-             candidates: tuple[str, ...] = CANDIDATES) -> dict[str, np.ndarray]:
+             candidates: tuple[str, ...] = CANDIDATES, coupled: bool = False
+             ) -> dict[str, np.ndarray]:
     """Raw per-replicate p̃₂₅ for every cell, data set and method, with each data set's nvar(x)
     and boundary share (rows with x or y at or beyond [0, 1]).
 
     ``kind="derive"``: ``candidates`` at ε.  ``kind="evaluate"``: the finalists at ε and at the
-    method share ε_method of ``auto`` (``fraction`` = selection fraction).
+    method share ε_method of ``auto`` (``fraction`` = selection fraction).  ``coupled``: common
+    random numbers for a finalist's two levels (the issue-21 runs).  Also records each data
+    set's nvar(y) and ncov(x, y) (the residual-spread statistic's inputs).
     """
     from dpreg.auto import SELECTION_FRACTION, split_selection
     from dpreg.preprocess import boundary_count
@@ -116,6 +146,8 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
     out: dict[str, np.ndarray] = {f"{m}|{s}": np.empty((len(cells), datasets, trials))
                                   for m, s in runs}
     nvar = np.empty((len(cells), datasets))
+    nvar_y = np.empty((len(cells), datasets))
+    ncov = np.empty((len(cells), datasets))
     clipped = np.empty((len(cells), datasets))
     sigma = np.empty(len(cells))
     for ci, (n, sx, eps, se) in enumerate(cells):
@@ -125,16 +157,26 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
         for di in range(datasets):
             x, y = alabi_uniform(n, sigma_x2=sx, sigma_e2=se, rng=gen)
             nvar[ci, di] = float(np.sum((x - x.mean()) ** 2))
+            nvar_y[ci, di] = float(np.sum((y - y.mean()) ** 2))
+            ncov[ci, di] = float(np.sum((x - x.mean()) * (y - y.mean())))
             clipped[ci, di] = boundary_count(np.column_stack([x, y]), [(0.0, 1.0)] * 2) / n
-            for m, s in runs:
+            for mi, (m, s) in enumerate(runs):
                 e = eps if s == "full" else eps_method
+                # common random numbers: a method's releases at ε and at ε_method start from
+                # the same generator state (same matchings, same standardised noise), so the
+                # ratio auto / finalist measures the choice and the ε spent, not Monte-Carlo
+                # noise; each level on its own has exactly the release's distribution
+                rg = (simulation_generator([seed, ci, di, 1000 + FINALISTS.index(m)])
+                      if coupled and m in FINALISTS else gen)
                 r = replicate_predictions(m, x, y, epsilon=e, x_bounds=(0.0, 1.0),
                                           y_bounds=(0.0, 1.0), trials=trials, x_eval=(0.25, 0.75),
-                                          rng=gen, **_OPTS[m])
+                                          rng=rg, **_OPTS[m])
                 out[f"{m}|{s}"][ci, di] = r[:, 0]
         print(f"{kind} cell {ci + 1}/{len(cells)} n={n} sx2={sx} eps={eps} se2={se}", flush=True)
     out["cells"] = np.array(cells, dtype=float)
     out["nvar"] = nvar
+    out["nvar_y"] = nvar_y
+    out["ncov"] = ncov
     out["clipped"] = clipped
     out["sigma"] = sigma
     out["fraction"] = np.array(f)
@@ -172,24 +214,33 @@ def _boundary_shares(raw: dict[str, np.ndarray], gen: np.random.Generator) -> np
     return out
 
 
+#: forms of the clipped-count statistic the rule can compare with its limit: the shipped
+#: z = count̃/√n, and the share count̃/n of the first two-statistic rule (U = 1259, C = 0.06)
+BOUNDARY_FORMS = {"z": 0.5, "share": 1.0}
+#: the first two-statistic rule (issue 21 reproduces its miss)
+PREVIOUS_RULE = {"u_threshold": 1259.0, "boundary_limit": 0.06, "form": "share"}
+
+
 def _choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, u_threshold: float,
-             boundary_limit: float, seed: int) -> np.ndarray:
+             boundary_limit: float, seed: int, form: str = "z") -> np.ndarray:
     """(cells, data sets, releases) mask "auto chose NoisyStats", with the selection noise of
     :mod:`dpreg.auto` drawn afresh for every release: nvar̃ and the boundary count each get half
-    of the selection fraction f of ε (replace-one sensitivities (1 − 1/n)·w² and 1)."""
+    of the selection fraction f of ε (replace-one sensitivities (1 − 1/n)·w² and 1).  ``form``:
+    the boundary count is divided by n^BOUNDARY_FORMS[form] before the comparison."""
     from dpreg.auto import choose_simple_array
 
     f = float(raw["fraction"])
     gen = simulation_generator([seed, 1])
     shares = _boundary_shares(raw, simulation_generator([seed, 2]))
     cells = raw["cells"]
+    power = BOUNDARY_FORMS[form]
     mask = np.empty((cells.shape[0], *shape), dtype=bool)
     for ci in range(cells.shape[0]):
         n, eps = int(cells[ci, 0]), float(cells[ci, 2])
         half = 0.5 * f * eps
         nv = raw["nvar"][ci][:, None] + gen.laplace(0.0, (1.0 - 1.0 / n) / half, size=shape)
         bc = shares[ci][:, None] * n + gen.laplace(0.0, 1.0 / half, size=shape)
-        mask[ci] = choose_simple_array(eps * eps * nv, bc / n, u_threshold=u_threshold,
+        mask[ci] = choose_simple_array(eps * eps * nv, bc / n ** power, u_threshold=u_threshold,
                                        boundary_limit=boundary_limit)
     return mask
 
@@ -285,8 +336,8 @@ def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = None,
-                  boundary_limit: float | None = None, seed: int = EVALUATION_SEED
-                  ) -> dict[str, Any]:
+                  boundary_limit: float | None = None, seed: int = EVALUATION_SEED,
+                  form: str = "z") -> dict[str, Any]:
     """Apply the shipped rule (or the given constants) with fresh selection noise per release;
     ratio of ``auto`` (its methods at the method share of ε) to the best of {TS-exp 10-match,
     NoisyStats} at the full ε."""
@@ -301,7 +352,7 @@ def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = Non
     # cells where ε²·n/4 <= U: auto skips the selection and runs Theil-Sen at the full ε (the
     # comparison column's own releases: the ratio is 1 by construction there)
     skip = np.array([not selection_possible(int(cl[0]), float(cl[2]), u) for cl in cells])
-    mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed)
+    mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed, form=form)
     mask[skip] = False
     r = _rule_ratios(raw, mask, "method", skip)
     chose_ns = mask.mean(axis=(1, 2))
@@ -312,9 +363,16 @@ def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = Non
         for cl, q, a, x, y, p in zip(cells, ratio, r["auto"], r["ts"], r["ns"], chose_ns)
         if q > 1.10
     ]
+    informative = r["best"] <= INFORMATIVE
     return {
-        "u_threshold": u, "boundary_limit": c, "fraction": float(raw["fraction"]),
+        "u_threshold": u, "boundary_limit": c, "boundary_form": form,
+        "fraction": float(raw["fraction"]),
         "cells": len(ratio), "max_ratio": float(np.max(ratio)),
+        "share_at_most_1.10": float(np.mean(ratio <= 1.10)),
+        "informative_cells": int(np.sum(informative)),
+        "max_ratio_informative": float(np.max(ratio[informative])) if np.any(informative) else 1.0,
+        "share_at_most_1.10_informative": (float(np.mean(ratio[informative] <= 1.10))
+                                           if np.any(informative) else 1.0),
         "median_ratio": float(np.median(ratio)), "cells_over_1.10": fail,
         "ratio": ratio.tolist(), "auto": r["auto"].tolist(), "ts": r["ts"].tolist(),
         "ns": r["ns"].tolist(), "chose_ns": chose_ns.tolist(), "grid": cells.tolist(),
@@ -372,8 +430,11 @@ def main(argv: list[str]) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m studies.auto")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for cmd in ("derive", "evaluate"):
-        p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)")
+    for cmd in ("derive", "evaluate", "paired"):
+        p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)"
+                           + ("; paired: both finalists at ε and ε_method, common random "
+                              "numbers (issue-21 derivation and fresh evaluation)"
+                              if cmd == "paired" else ""))
         p.add_argument("out")
         p.add_argument("--grid", choices=sorted(GRIDS), default="factorial")
         p.add_argument("--datasets", type=int, default=10)
@@ -392,9 +453,11 @@ def main(argv: list[str]) -> None:
     p.add_argument("--parts", default="simple,multivariate",
                    help="tables to (re)compute; the others are kept from OUT if it exists")
     a = ap.parse_args(argv)
-    if a.cmd in ("derive", "evaluate"):
-        raw = run_grid(a.cmd, datasets=a.datasets, trials=a.trials, cells=GRIDS[a.grid](),
-                       seed=a.seed, candidates=FINALISTS if a.finalists_only else CANDIDATES)
+    if a.cmd in ("derive", "evaluate", "paired"):
+        paired = a.cmd == "paired"
+        raw = run_grid("evaluate" if paired else a.cmd, datasets=a.datasets, trials=a.trials,
+                       cells=GRIDS[a.grid](), seed=a.seed, coupled=paired,
+                       candidates=FINALISTS if a.finalists_only else CANDIDATES)
         np.savez_compressed(a.out, **raw)  # type: ignore[arg-type]
     elif a.cmd == "rule":
         d = derive_rule([_load(r) for r in a.raws])
