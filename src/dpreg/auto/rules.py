@@ -45,7 +45,7 @@ SELECTION_FRACTION = 0.05
 #: share of ε spent on DP bounds when some bounds are "private"
 BOUNDS_FRACTION = 0.20
 #: NoisyStats only when u = ε²·nvar̃(x)/w_x² exceeds this ...
-NS_U_THRESHOLD = 3162.0
+NS_U_THRESHOLD = 3162.3
 #: ... and the noisy number of rows at or beyond the bounds is below this many times √n
 #: (z = count̃/√n, :func:`boundary_statistic`); Theil-Sen-exp otherwise.  Both derived by
 #: ``derive_rule2`` of ``studies/auto.py`` on a 108-cell factorial grid over n, σ_x², ε and σ_e²
