@@ -664,7 +664,8 @@ def main(argv: list[str]) -> None:
         for name, ev in evs.items():
             print(f"\nEvaluation on the {name} grid ({ev['datasets']} data sets × {ev['trials']} "
                   f"releases per cell; U = {ev['u_threshold']:g}, C = {ev['boundary_limit']:g} on "
-                  f"the boundary count per √n):\n")
+                  + ("the share count̃/n" if ev.get("boundary_form") == "share"
+                     else "the boundary count per √n") + "):\n")
             print("\n".join(evaluation_table(ev)))
     else:  # bounds
         from pathlib import Path
