@@ -252,7 +252,7 @@ def run_paired(cells: list[tuple[int, float, float, float]], *, datasets: int, t
                 out[f"{m}|full"][ci, di], out[f"{m}|method"][ci, di] = a, b
         done = {**out, **stats, "sigma": sigma, "fraction": np.array(f),
                 "cells": np.array(cells[: ci + 1], dtype=float)}
-        np.savez_compressed(out_path, **{k: (v[: ci + 1] if v.ndim and k not in ("cells",)
+        np.savez_compressed(out_path, **{k: (v[: ci + 1] if v.ndim and k not in ("cells",)  # type: ignore[arg-type]
                                              else v) for k, v in done.items()})
         print(f"paired cell {ci + 1}/{len(cells)} n={n} sx2={sx} eps={eps} se2={se}", flush=True)
     return {**out, **stats, "sigma": sigma, "fraction": np.array(f),
@@ -294,7 +294,7 @@ def _boundary_shares(raw: dict[str, np.ndarray], gen: np.random.Generator) -> np
 #: z = count̃/√n, and the share count̃/n of the first two-statistic rule (U = 1259, C = 0.06)
 BOUNDARY_FORMS = {"z": 0.5, "share": 1.0}
 #: the first two-statistic rule (issue 21 reproduces its miss)
-PREVIOUS_RULE = {"u_threshold": 1259.0, "boundary_limit": 0.06, "form": "share"}
+PREVIOUS_RULE: dict[str, Any] = {"u_threshold": 1259.0, "boundary_limit": 0.06, "form": "share"}
 
 
 def _choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, u_threshold: float,
@@ -643,11 +643,11 @@ def main(argv: list[str]) -> None:
         print(json.dumps(derive_rule2(_load(a.raw)), indent=1))
     elif a.cmd == "report":
         evs = {}
-        for k, (name, path) in enumerate(r.split("=", 1) for r in a.raws):
+        for idx, (name, path) in enumerate(r.split("=", 1) for r in a.raws):
             # NAME=E.npz@previous scores the previous rule (issue 21's comparison)
             path, _, which = path.partition("@")
             kw: dict[str, Any] = dict(PREVIOUS_RULE) if which == "previous" else {}
-            evs[name] = evaluate_rule(_load(path), seed=EVALUATION_SEED + k, **kw)
+            evs[name] = evaluate_rule(_load(path), seed=EVALUATION_SEED + idx, **kw)
         print(json.dumps({name: _summary(ev) for name, ev in evs.items()}, indent=1))
         if a.out:
             from pathlib import Path
