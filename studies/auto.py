@@ -91,18 +91,52 @@ def figure_cells(name: str) -> list[tuple[int, float, float, float]]:
     return out
 
 
+#: the second derivation grid (issue 21): the factorial axes where the selection can run
+#: (ε >= 1), σ_e² and hence the clipped share varied; 108 cells
+DERIVE2_GRID: dict[str, tuple[float, ...]] = {
+    "n": (126, 501, 1995, 7943),
+    "sigma_x2": (0.003, 0.014, 0.08),
+    "epsilon": (1.0, 3.0, 10.0),
+    "sigma_e2": (0.005, 0.02, 0.05),
+}
+#: the fresh evaluation grid: every value off the derivation grids (n, σ_x², ε, σ_e²); 144 cells
+FRESH_GRID: dict[str, tuple[float, ...]] = {
+    "n": (200, 800, 3000, 12000),
+    "sigma_x2": (0.006, 0.03, 0.05),
+    "epsilon": (0.3, 2.0, 4.0, 7.0),
+    "sigma_e2": (0.01, 0.035, 0.065),
+}
+#: the independent cell of issue 21 on which the first two-statistic rule failed (1.72×)
+HELD_OUT = [(3000, 0.05, 4.0, 0.05)]
+DERIVATION2_SEED = 20261201
+FRESH_SEED = 777_000_201
+
+
+def _product(grid: dict[str, tuple[float, ...]]) -> list[tuple[int, float, float, float]]:
+    return [(int(n), sx, e, se) for n, sx, e, se in itertools.product(
+        grid["n"], grid["sigma_x2"], grid["epsilon"], grid["sigma_e2"])]
+
+
 GRIDS = {"factorial": _cells, "fig5": lambda: figure_cells("alabi-fig5"),
-         "fig6": lambda: figure_cells("alabi-fig6")}
+         "fig6": lambda: figure_cells("alabi-fig6"), "derive2": lambda: _product(DERIVE2_GRID),
+         "fresh": lambda: _product(FRESH_GRID), "held-out": lambda: list(HELD_OUT),
+         # the fresh grid's n = 12,000 cells alone (run at lower precision: its Theil-Sen
+         # releases cost 4x those at n = 3000) and the rest
+         "fresh-large": lambda: [c for c in _product(FRESH_GRID) if c[0] >= 10_000],
+         "fresh-small": lambda: [c for c in _product(FRESH_GRID) if c[0] < 10_000]}
 
 
 def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float | None = None,
              cells: list[tuple[int, float, float, float]] | None = None, seed: int | None = None,
-             candidates: tuple[str, ...] = CANDIDATES) -> dict[str, np.ndarray]:
+             candidates: tuple[str, ...] = CANDIDATES, coupled: bool = False
+             ) -> dict[str, np.ndarray]:
     """Raw per-replicate p̃₂₅ for every cell, data set and method, with each data set's nvar(x)
     and boundary share (rows with x or y at or beyond [0, 1]).
 
     ``kind="derive"``: ``candidates`` at ε.  ``kind="evaluate"``: the finalists at ε and at the
-    method share ε_method of ``auto`` (``fraction`` = selection fraction).
+    method share ε_method of ``auto`` (``fraction`` = selection fraction).  ``coupled``: common
+    random numbers for a finalist's two levels (the issue-21 runs).  Also records each data
+    set's nvar(y) and ncov(x, y) (the residual-spread statistic's inputs).
     """
     from dpreg.auto import SELECTION_FRACTION, split_selection
     from dpreg.preprocess import boundary_count
@@ -116,6 +150,8 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
     out: dict[str, np.ndarray] = {f"{m}|{s}": np.empty((len(cells), datasets, trials))
                                   for m, s in runs}
     nvar = np.empty((len(cells), datasets))
+    nvar_y = np.empty((len(cells), datasets))
+    ncov = np.empty((len(cells), datasets))
     clipped = np.empty((len(cells), datasets))
     sigma = np.empty(len(cells))
     for ci, (n, sx, eps, se) in enumerate(cells):
@@ -125,20 +161,102 @@ def run_grid(kind: str, *, datasets: int = 10, trials: int = 25, fraction: float
         for di in range(datasets):
             x, y = alabi_uniform(n, sigma_x2=sx, sigma_e2=se, rng=gen)
             nvar[ci, di] = float(np.sum((x - x.mean()) ** 2))
+            nvar_y[ci, di] = float(np.sum((y - y.mean()) ** 2))
+            ncov[ci, di] = float(np.sum((x - x.mean()) * (y - y.mean())))
             clipped[ci, di] = boundary_count(np.column_stack([x, y]), [(0.0, 1.0)] * 2) / n
             for m, s in runs:
                 e = eps if s == "full" else eps_method
+                # common random numbers: a method's releases at ε and at ε_method start from
+                # the same generator state (same matchings, same standardised noise), so the
+                # ratio auto / finalist measures the choice and the ε spent, not Monte-Carlo
+                # noise; each level on its own has exactly the release's distribution
+                rg = (simulation_generator([seed, ci, di, 1000 + FINALISTS.index(m)])
+                      if coupled and m in FINALISTS else gen)
                 r = replicate_predictions(m, x, y, epsilon=e, x_bounds=(0.0, 1.0),
                                           y_bounds=(0.0, 1.0), trials=trials, x_eval=(0.25, 0.75),
-                                          rng=gen, **_OPTS[m])
+                                          rng=rg, **_OPTS[m])
                 out[f"{m}|{s}"][ci, di] = r[:, 0]
         print(f"{kind} cell {ci + 1}/{len(cells)} n={n} sx2={sx} eps={eps} se2={se}", flush=True)
     out["cells"] = np.array(cells, dtype=float)
     out["nvar"] = nvar
+    out["nvar_y"] = nvar_y
+    out["ncov"] = ncov
     out["clipped"] = clipped
     out["sigma"] = sigma
     out["fraction"] = np.array(f)
     return out
+
+
+def _paired_p25(method: str, x: np.ndarray, y: np.ndarray, *, levels: tuple[float, float],
+                trials: int, seed: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """p̃₂₅ of ``trials`` releases of a finalist at the two ε ``levels`` with common random
+    numbers (the issue-21 runs).  Each release is the full two-point release of
+    :func:`replicate_predictions` (its ε split over p₂₅ and p₇₅), of which p₂₅ is kept; for
+    Theil-Sen the p₂₅ multiset of each release's fresh matchings is built once and the DP median
+    drawn at both levels from the same generator state (what ``replicate_predictions`` with
+    equal seeds does, without its p₇₅ half).  Each level on its own has exactly the release's
+    distribution."""
+    from dpreg.privacy import PureDP
+    from dpreg.simple._theil_sen import dp_median_of_doubled
+    from dpreg.simple.pairs import doubled_pair_values, make_design
+
+    if method == "noisy-stats":
+        a, b = (replicate_predictions(method, x, y, epsilon=e, x_bounds=(0.0, 1.0),
+                                      y_bounds=(0.0, 1.0), trials=trials, x_eval=(0.25, 0.75),
+                                      rng=simulation_generator(seed))[:, 0] for e in levels)
+        return a, b
+    opts = _OPTS[method]
+    lo, hi = opts["output_range"]
+    gen = simulation_generator(seed)
+    eps_t = [PureDP(e).split([1, 1])[0].epsilon for e in levels]
+    out = np.empty((2, trials))
+    for r in range(trials):
+        d = make_design(x.size, opts["pairs"], gen)
+        vals = doubled_pair_values(x, y, d, estimand="predictions", x_eval=0.25)
+        key = int(gen.integers(2 ** 63))
+        for j, e in enumerate(eps_t):
+            out[j, r] = dp_median_of_doubled(vals, median="exp", epsilon=e, k=d.k, lo=lo, hi=hi,
+                                             rng=simulation_generator([key]))
+    return out[0], out[1]
+
+
+def run_paired(cells: list[tuple[int, float, float, float]], *, datasets: int, trials: int,
+               seed: int, out_path: str, fraction: float | None = None) -> dict[str, np.ndarray]:
+    """The issue-21 runs: both finalists at ε and at ``auto``'s ε_method per data set, common
+    random numbers (:func:`_paired_p25`), with each data set's nvar(x), nvar(y), ncov(x, y) and
+    boundary share; the arrays are saved to ``out_path`` after every cell (a long run can be
+    read while it goes on, and a stopped one keeps what it did)."""
+    from dpreg.auto import SELECTION_FRACTION, split_selection
+    from dpreg.preprocess import boundary_count
+
+    f = SELECTION_FRACTION if fraction is None else fraction
+    shape = (len(cells), datasets, trials)
+    out: dict[str, np.ndarray] = {f"{m}|{s}": np.full(shape, np.nan) for m in FINALISTS
+                                  for s in ("full", "method")}
+    stats = {k: np.full(shape[:2], np.nan) for k in ("nvar", "nvar_y", "ncov", "clipped")}
+    sigma = np.full(len(cells), np.nan)
+    for ci, (n, sx, eps, se) in enumerate(cells):
+        gen = simulation_generator([seed, ci])
+        sigma[ci] = alabi_true_prediction_sd(n, sigma_x2=sx, sigma_e2=se)
+        levels = (eps, split_selection(eps, f)[1].epsilon)
+        for di in range(datasets):
+            x, y = alabi_uniform(n, sigma_x2=sx, sigma_e2=se, rng=gen)
+            stats["nvar"][ci, di] = float(np.sum((x - x.mean()) ** 2))
+            stats["nvar_y"][ci, di] = float(np.sum((y - y.mean()) ** 2))
+            stats["ncov"][ci, di] = float(np.sum((x - x.mean()) * (y - y.mean())))
+            stats["clipped"][ci, di] = boundary_count(np.column_stack([x, y]),
+                                                      [(0.0, 1.0)] * 2) / n
+            for mi, m in enumerate(FINALISTS):
+                a, b = _paired_p25(m, x, y, levels=levels, trials=trials,
+                                   seed=[seed, ci, di, 1000 + mi])
+                out[f"{m}|full"][ci, di], out[f"{m}|method"][ci, di] = a, b
+        done = {**out, **stats, "sigma": sigma, "fraction": np.array(f),
+                "cells": np.array(cells[: ci + 1], dtype=float)}
+        np.savez_compressed(out_path, **{k: (v[: ci + 1] if v.ndim and k not in ("cells",)  # type: ignore[arg-type]
+                                             else v) for k, v in done.items()})
+        print(f"paired cell {ci + 1}/{len(cells)} n={n} sx2={sx} eps={eps} se2={se}", flush=True)
+    return {**out, **stats, "sigma": sigma, "fraction": np.array(f),
+            "cells": np.array(cells, dtype=float)}
 
 
 def _ratio_table(raw: dict[str, np.ndarray], key: str) -> np.ndarray:
@@ -172,24 +290,33 @@ def _boundary_shares(raw: dict[str, np.ndarray], gen: np.random.Generator) -> np
     return out
 
 
+#: forms of the clipped-count statistic the rule can compare with its limit: the shipped
+#: z = count̃/√n, and the share count̃/n of the first two-statistic rule (U = 1259, C = 0.06)
+BOUNDARY_FORMS = {"z": 0.5, "share": 1.0}
+#: the first two-statistic rule (issue 21 reproduces its miss)
+PREVIOUS_RULE: dict[str, Any] = {"u_threshold": 1259.0, "boundary_limit": 0.06, "form": "share"}
+
+
 def _choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, u_threshold: float,
-             boundary_limit: float, seed: int) -> np.ndarray:
+             boundary_limit: float, seed: int, form: str = "z") -> np.ndarray:
     """(cells, data sets, releases) mask "auto chose NoisyStats", with the selection noise of
     :mod:`dpreg.auto` drawn afresh for every release: nvar̃ and the boundary count each get half
-    of the selection fraction f of ε (replace-one sensitivities (1 − 1/n)·w² and 1)."""
+    of the selection fraction f of ε (replace-one sensitivities (1 − 1/n)·w² and 1).  ``form``:
+    the boundary count is divided by n^BOUNDARY_FORMS[form] before the comparison."""
     from dpreg.auto import choose_simple_array
 
     f = float(raw["fraction"])
     gen = simulation_generator([seed, 1])
     shares = _boundary_shares(raw, simulation_generator([seed, 2]))
     cells = raw["cells"]
+    power = BOUNDARY_FORMS[form]
     mask = np.empty((cells.shape[0], *shape), dtype=bool)
     for ci in range(cells.shape[0]):
         n, eps = int(cells[ci, 0]), float(cells[ci, 2])
         half = 0.5 * f * eps
         nv = raw["nvar"][ci][:, None] + gen.laplace(0.0, (1.0 - 1.0 / n) / half, size=shape)
         bc = shares[ci][:, None] * n + gen.laplace(0.0, 1.0 / half, size=shape)
-        mask[ci] = choose_simple_array(eps * eps * nv, bc / n, u_threshold=u_threshold,
+        mask[ci] = choose_simple_array(eps * eps * nv, bc / n ** power, u_threshold=u_threshold,
                                        boundary_limit=boundary_limit)
     return mask
 
@@ -222,8 +349,9 @@ INFORMATIVE = 10.0
 
 
 def derive_rule(raws: list[dict[str, np.ndarray]], *, trials: int = 25) -> dict[str, Any]:
-    """Grid search of (U, C) for the rule "NoisyStats iff ε²·nvar̃(x)/w_x² > U and the noisy
-    boundary share < C, else Theil-Sen-exp" on derivation runs (finalists at the full ε, the
+    """The previous derivation (superseded by :func:`derive_rule2`): grid search of (U, C) for
+    the rule "NoisyStats iff ε²·nvar̃(x)/w_x² > U and the noisy boundary share < C, else
+    Theil-Sen-exp" on derivation runs (finalists at the full ε, the
     selection noise simulated per release).  Objective: the worst ratio to the better finalist
     over the informative cells (better finalist <= INFORMATIVE sampling sds), then the mean
     log-ratio over all cells."""
@@ -234,7 +362,7 @@ def derive_rule(raws: list[dict[str, np.ndarray]], *, trials: int = 25) -> dict[
             for k, raw in enumerate(raws):
                 shape = raw["theil-sen-exp|full"].shape[1:]
                 mask = _choices(raw, shape, u_threshold=u, boundary_limit=c,
-                                seed=DERIVATION_SEED + k)
+                                seed=DERIVATION_SEED + k, form="share")
                 r = _rule_ratios(raw, mask, "full")
                 ratio = np.nan_to_num(r["ratio"], nan=1.0, posinf=1e9)
                 inf_cells = r["best"] <= INFORMATIVE
@@ -251,6 +379,95 @@ def derive_rule(raws: list[dict[str, np.ndarray]], *, trials: int = 25) -> dict[
             "mean_log_ratio": meanlog,
             "near_best": [[s[2], s[3], s[0], s[1]] for s in sorted(scores)[:10]],
             "tables": tables, "cells": [raw["cells"].tolist() for raw in raws]}
+
+
+#: U candidates of the second derivation (log-spaced, 10^2 .. 10^5, and ∞); C candidates on
+#: z = count̃/√n and, for comparison, on the share count̃/n
+U_GRID2 = tuple(float(v) for v in np.geomspace(100.0, 1.0e5, 31)) + (math.inf,)
+Z_GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, math.inf)
+SHARE_GRID = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, math.inf)
+#: thresholds Q on the residual-spread statistic q = ε²·(nvar̃(x)·nvar̃(y) − ncoṽ²)/(n·w_x²·w_y²)
+Q_GRID = tuple(float(v) for v in np.geomspace(3.0, 1000.0, 31)) + (math.inf,)
+
+
+def _residual_choices(raw: dict[str, np.ndarray], shape: tuple[int, int], *, q_threshold: float,
+                      boundary_limit: float, seed: int) -> np.ndarray:
+    """The rejected alternative with a DP residual spread: four Laplace releases (nvar(x),
+    ncov(x, y), nvar(y), boundary count) at a quarter of the selection fraction each; NoisyStats
+    iff q > Q and count̃/√n < C (q <= ε²·n/16 for data in the bounds: skipped below)."""
+    f = float(raw["fraction"])
+    gen = simulation_generator([seed, 3])
+    cells = raw["cells"]
+    mask = np.empty((cells.shape[0], *shape), dtype=bool)
+    for ci in range(cells.shape[0]):
+        n, eps = int(cells[ci, 0]), float(cells[ci, 2])
+        e = 0.25 * f * eps
+        s = (1.0 - 1.0 / n) / e
+        nvx = raw["nvar"][ci][:, None] + gen.laplace(0.0, s, size=shape)
+        ncv = raw["ncov"][ci][:, None] + gen.laplace(0.0, s, size=shape)
+        nvy = raw["nvar_y"][ci][:, None] + gen.laplace(0.0, s, size=shape)
+        bc = raw["clipped"][ci][:, None] * n + gen.laplace(0.0, 1.0 / e, size=shape)
+        q = eps * eps * (nvx * nvy - ncv ** 2) / n
+        mask[ci] = (q > q_threshold) & (bc / math.sqrt(n) < boundary_limit)
+    return mask
+
+
+def _score(raw: dict[str, np.ndarray], mask: np.ndarray, skip: np.ndarray) -> tuple[float, int, float]:
+    """(worst ratio over the informative cells, cells above 1.10 there, mean log-ratio) of the
+    releases ``mask`` chooses (selection paid: ε_method) against the better finalist at ε."""
+    mask = mask.copy()
+    mask[skip] = False
+    r = _rule_ratios(raw, mask, "method", skip)
+    ratio = np.nan_to_num(r["ratio"], nan=1.0, posinf=1e9)
+    inf = r["best"] <= INFORMATIVE
+    sub = ratio[inf] if np.any(inf) else np.ones(1)
+    return float(np.max(sub)), int(np.sum(sub > 1.10)), float(np.mean(np.log(np.maximum(ratio, 1e-12))))
+
+
+def derive_rule2(raw: dict[str, np.ndarray], *, seed: int = DERIVATION2_SEED) -> dict[str, Any]:
+    """Issue-21 derivation on a paired run (``paired --grid derive2``): grid search of (U, C)
+    for "NoisyStats iff u > U and count̃/√n < C" with auto paying its selection (ε_method);
+    objective: the worst ratio to the better finalist over the informative cells, then the
+    number of those cells above 1.10, then the mean log-ratio.  The same search is run for
+    two alternatives, reported beside it: the clipped share count̃/n in place of count̃/√n
+    (the previous rule's form), and a DP residual spread (:func:`_residual_choices`)."""
+    from dpreg.auto import selection_possible
+
+    cells = raw["cells"]
+    shape = raw["theil-sen-exp|method"].shape[1:]
+    out: dict[str, Any] = {"cells": cells.tolist(), "datasets": int(shape[0]),
+                           "trials": int(shape[1]), "seed": seed}
+    for form, cgrid in (("z", Z_GRID), ("share", SHARE_GRID)):
+        scores = []
+        for u in U_GRID2:
+            skip = np.array([not selection_possible(int(c[0]), float(c[2]), u) for c in cells])
+            for c in cgrid:
+                mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed, form=form)
+                scores.append((*_score(raw, mask, skip), u, c))
+        scores.sort()
+        out[form] = {"best": list(scores[0]), "near_best": [list(v) for v in scores[:8]],
+                     "columns": ["max_ratio", "cells_over_1.10", "mean_log_ratio", "U", "C"]}
+    prev = PREVIOUS_RULE
+    skip = np.array([not selection_possible(int(c[0]), float(c[2]), prev["u_threshold"])
+                     for c in cells])
+    mask = _choices(raw, shape, u_threshold=prev["u_threshold"],
+                    boundary_limit=prev["boundary_limit"], seed=seed, form="share")
+    out["previous_rule"] = [*_score(raw, mask, skip), prev["u_threshold"], prev["boundary_limit"]]
+    scores = []
+    for q in Q_GRID:
+        skip = cells[:, 2] ** 2 * cells[:, 0] / 16.0 <= q
+        for c in Z_GRID:
+            mask = _residual_choices(raw, shape, q_threshold=q, boundary_limit=c, seed=seed)
+            scores.append((*_score(raw, mask, skip), q, c))
+    scores.sort()
+    out["residual_spread"] = {"best": list(scores[0]), "near_best": [list(v) for v in scores[:8]],
+                              "columns": ["max_ratio", "cells_over_1.10", "mean_log_ratio", "Q",
+                                          "C"]}
+    ts = _ratio_table(raw, "theil-sen-exp|full")
+    ns = _ratio_table(raw, "noisy-stats|full")
+    out["ts"], out["ns"] = ts.tolist(), ns.tolist()
+    out["boundary_share"] = np.asarray(raw["clipped"]).mean(axis=1).tolist()
+    return out
 
 
 def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -285,8 +502,8 @@ def derive_threshold(raw: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = None,
-                  boundary_limit: float | None = None, seed: int = EVALUATION_SEED
-                  ) -> dict[str, Any]:
+                  boundary_limit: float | None = None, seed: int = EVALUATION_SEED,
+                  form: str = "z") -> dict[str, Any]:
     """Apply the shipped rule (or the given constants) with fresh selection noise per release;
     ratio of ``auto`` (its methods at the method share of ε) to the best of {TS-exp 10-match,
     NoisyStats} at the full ε."""
@@ -301,7 +518,7 @@ def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = Non
     # cells where ε²·n/4 <= U: auto skips the selection and runs Theil-Sen at the full ε (the
     # comparison column's own releases: the ratio is 1 by construction there)
     skip = np.array([not selection_possible(int(cl[0]), float(cl[2]), u) for cl in cells])
-    mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed)
+    mask = _choices(raw, shape, u_threshold=u, boundary_limit=c, seed=seed, form=form)
     mask[skip] = False
     r = _rule_ratios(raw, mask, "method", skip)
     chose_ns = mask.mean(axis=(1, 2))
@@ -312,9 +529,16 @@ def evaluate_rule(raw: dict[str, np.ndarray], *, u_threshold: float | None = Non
         for cl, q, a, x, y, p in zip(cells, ratio, r["auto"], r["ts"], r["ns"], chose_ns)
         if q > 1.10
     ]
+    informative = r["best"] <= INFORMATIVE
     return {
-        "u_threshold": u, "boundary_limit": c, "fraction": float(raw["fraction"]),
+        "u_threshold": u, "boundary_limit": c, "boundary_form": form,
+        "fraction": float(raw["fraction"]),
         "cells": len(ratio), "max_ratio": float(np.max(ratio)),
+        "share_at_most_1.10": float(np.mean(ratio <= 1.10)),
+        "informative_cells": int(np.sum(informative)),
+        "max_ratio_informative": float(np.max(ratio[informative])) if np.any(informative) else 1.0,
+        "share_at_most_1.10_informative": (float(np.mean(ratio[informative] <= 1.10))
+                                           if np.any(informative) else 1.0),
         "median_ratio": float(np.median(ratio)), "cells_over_1.10": fail,
         "ratio": ratio.tolist(), "auto": r["auto"].tolist(), "ts": r["ts"].tolist(),
         "ns": r["ns"].tolist(), "chose_ns": chose_ns.tolist(), "grid": cells.tolist(),
@@ -364,7 +588,9 @@ def _load(path: str) -> dict[str, np.ndarray]:
 
 def _summary(ev: dict[str, Any]) -> dict[str, Any]:
     return {k: ev[k] for k in ("u_threshold", "boundary_limit", "cells", "max_ratio",
-                               "median_ratio", "cells_over_1.10", "datasets", "trials")}
+                               "median_ratio", "share_at_most_1.10", "informative_cells",
+                               "max_ratio_informative", "share_at_most_1.10_informative",
+                               "cells_over_1.10", "datasets", "trials")}
 
 
 def main(argv: list[str]) -> None:
@@ -372,8 +598,11 @@ def main(argv: list[str]) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m studies.auto")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for cmd in ("derive", "evaluate"):
-        p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)")
+    for cmd in ("derive", "evaluate", "paired"):
+        p = sub.add_parser(cmd, help=f"run the {cmd} simulations and save the raw releases (.npz)"
+                           + ("; paired: both finalists at ε and ε_method, common random "
+                              "numbers (issue-21 derivation and fresh evaluation)"
+                              if cmd == "paired" else ""))
         p.add_argument("out")
         p.add_argument("--grid", choices=sorted(GRIDS), default="factorial")
         p.add_argument("--datasets", type=int, default=10)
@@ -382,17 +611,27 @@ def main(argv: list[str]) -> None:
         p.add_argument("--finalists-only", action="store_true")
     p = sub.add_parser("rule", help="derive (U, C) from derivation runs; print JSON")
     p.add_argument("raws", nargs="+")
+    p = sub.add_parser("rule2", help="issue-21 derivation of (U, C) on a paired derive2 run; JSON")
+    p.add_argument("raw")
     p = sub.add_parser("report", help="evaluate the shipped rule on evaluation runs; print JSON")
-    p.add_argument("raws", nargs="+", help="NAME=E.npz")
+    p.add_argument("raws", nargs="+", help="NAME=E.npz (NAME=E.npz@previous: the previous rule)")
+    p.add_argument("--out", default=None,
+                   help="also write the full per-cell evaluations (docs/auto-data/evaluation.json)")
     p = sub.add_parser("tables", help="markdown tables: four-candidate derivation + evaluations")
     p.add_argument("derive")
     p.add_argument("raws", nargs="+", help="NAME=E.npz")
+    p = sub.add_parser("tables2", help="per-cell markdown tables of an evaluation JSON "
+                       "(report --out)")
+    p.add_argument("evaluation")
     p = sub.add_parser("bounds", help="bounds-free cost on real data (JSON)")
     p.add_argument("out")
     p.add_argument("--parts", default="simple,multivariate",
                    help="tables to (re)compute; the others are kept from OUT if it exists")
     a = ap.parse_args(argv)
-    if a.cmd in ("derive", "evaluate"):
+    if a.cmd == "paired":
+        run_paired(GRIDS[a.grid](), datasets=a.datasets, trials=a.trials,
+                   seed=FRESH_SEED if a.seed is None else a.seed, out_path=a.out)
+    elif a.cmd in ("derive", "evaluate"):
         raw = run_grid(a.cmd, datasets=a.datasets, trials=a.trials, cells=GRIDS[a.grid](),
                        seed=a.seed, candidates=FINALISTS if a.finalists_only else CANDIDATES)
         np.savez_compressed(a.out, **raw)  # type: ignore[arg-type]
@@ -400,14 +639,34 @@ def main(argv: list[str]) -> None:
         d = derive_rule([_load(r) for r in a.raws])
         d.pop("tables")
         print(json.dumps(d, indent=1))
+    elif a.cmd == "rule2":
+        print(json.dumps(derive_rule2(_load(a.raw)), indent=1))
     elif a.cmd == "report":
-        print(json.dumps({name: _summary(evaluate_rule(_load(path), seed=EVALUATION_SEED + k))
-                          for k, (name, path) in enumerate(r.split("=", 1) for r in a.raws)},
-                         indent=1))
+        evs = {}
+        for idx, (name, path) in enumerate(r.split("=", 1) for r in a.raws):
+            # NAME=E.npz@previous scores the previous rule (issue 21's comparison)
+            path, _, which = path.partition("@")
+            kw: dict[str, Any] = dict(PREVIOUS_RULE) if which == "previous" else {}
+            evs[name] = evaluate_rule(_load(path), seed=EVALUATION_SEED + idx, **kw)
+        print(json.dumps({name: _summary(ev) for name, ev in evs.items()}, indent=1))
+        if a.out:
+            from pathlib import Path
+
+            Path(a.out).write_text(json.dumps(evs, indent=1))
     elif a.cmd == "tables":
         evs = {name: evaluate_rule(_load(path), seed=EVALUATION_SEED + k)
                for k, (name, path) in enumerate(r.split("=", 1) for r in a.raws)}
         print(markdown_tables(derive_threshold(_load(a.derive)), evs))
+    elif a.cmd == "tables2":
+        from pathlib import Path
+
+        evs = json.loads(Path(a.evaluation).read_text())
+        for name, ev in evs.items():
+            print(f"\nEvaluation on the {name} grid ({ev['datasets']} data sets × {ev['trials']} "
+                  f"releases per cell; U = {ev['u_threshold']:g}, C = {ev['boundary_limit']:g} on "
+                  + ("the share count̃/n" if ev.get("boundary_form") == "share"
+                     else "the boundary count per √n") + "):\n")
+            print("\n".join(evaluation_table(ev)))
     else:  # bounds
         from pathlib import Path
 

@@ -277,7 +277,7 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
         parts.append("\n\n".join(sec))
     beyond = beyond_sections(Path(dest))
     if beyond is not None:
-        toc.append("* [Beyond the papers](#beyond) — `method=\"auto\"` on the Figs. 5–6 grid, "
+        toc.append("* [Beyond the papers](#beyond) — `method=\"auto\"` on a fresh grid, "
                    "cost of bounds-free mode, coverage of the DP-aware intervals")
         parts.append(beyond)
     parts.insert(1, "## Contents\n\n" + "\n".join(toc) + "\n\n" + _FURTHER)

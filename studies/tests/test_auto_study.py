@@ -10,6 +10,7 @@ from studies.auto import (
     P_TRUE,
     c_true,
     derive_rule,
+    derive_rule2,
     derive_threshold,
     evaluate_rule,
     figure_cells,
@@ -61,16 +62,55 @@ def test_rule_derivation_needs_both_statistics_and_evaluation_scores_it():
     assert 10 < d["u_threshold"] < 1e4
     assert 0.0 < d["boundary_limit"] <= 0.3
     e = evaluate_rule(_raw("evaluate"), u_threshold=d["u_threshold"],
-                      boundary_limit=d["boundary_limit"])
+                      boundary_limit=d["boundary_limit"], form="share")
     assert e["max_ratio"] == pytest.approx(1.0)
     # cell 1 sits 10 below the lowest candidate U (100) with Lap(40) noise on u: mostly TS
     assert e["chose_ns"][0] < 0.25 and e["chose_ns"][1] > 0.99 and e["chose_ns"][2] < 0.01
     # a rule blind to the boundary share runs NoisyStats on the clipped cell: 5x worse
-    blind = evaluate_rule(_raw("evaluate"), u_threshold=d["u_threshold"], boundary_limit=2.0)
+    blind = evaluate_rule(_raw("evaluate"), u_threshold=d["u_threshold"], boundary_limit=2.0,
+                          form="share")
     assert blind["max_ratio"] == pytest.approx(5.0)
     assert len(blind["cells_over_1.10"]) == 1
     never = evaluate_rule(_raw("evaluate"), u_threshold=math.inf)  # always Theil-Sen
     assert never["max_ratio"] == pytest.approx(5.0)
+
+
+def test_shipped_form_compares_the_count_with_root_n_and_derive_rule2_finds_it():
+    # cell 3 has 30% of 10,000 rows on the bounds: z = 3000/100 = 30 > C whatever the share limit
+    e = evaluate_rule(_raw("evaluate"), u_threshold=1000.0, boundary_limit=2.0)
+    assert e["chose_ns"][1] > 0.99 and e["chose_ns"][2] < 0.01
+    assert e["max_ratio"] == pytest.approx(1.0)
+    raw = _raw("evaluate")
+    raw.update(nvar_y=np.ones((3, 1)), ncov=np.zeros((3, 1)))
+    d = derive_rule2(raw)
+    worst, over, _, u, c = d["z"]["best"]
+    assert worst == pytest.approx(1.0) and over == 0
+    assert 100 <= u < 1e4 and c < math.inf
+    assert d["previous_rule"][0] == pytest.approx(1.0)
+
+
+def test_paired_releases_share_random_numbers_and_keep_the_release_law():
+    from scipy import stats
+
+    from dpreg._random import simulation_generator
+    from dpreg.bench.generators import alabi_uniform
+    from dpreg.simple.replicates import replicate_predictions
+    from studies.auto import _OPTS, _paired_p25
+
+    x, y = alabi_uniform(300, sigma_x2=0.02, sigma_e2=0.02, rng=np.random.default_rng(3))
+    a, b = _paired_p25("theil-sen-exp", x, y, levels=(0.3, 0.285), trials=300, seed=[5])
+    assert np.corrcoef(a, b)[0, 1] > 0.9  # coupled: the same matchings and uniforms
+    ref = replicate_predictions("theil-sen-exp", x, y, epsilon=0.3, x_bounds=(0, 1),
+                                y_bounds=(0, 1), trials=300, x_eval=(0.25, 0.75),
+                                rng=simulation_generator(9), **_OPTS["theil-sen-exp"])[:, 0]
+    assert stats.ks_2samp(a, ref).pvalue > 1e-3  # each level alone: the release's law
+    wrong = replicate_predictions("theil-sen-exp", x, y, epsilon=0.1, x_bounds=(0, 1),
+                                  y_bounds=(0, 1), trials=300, x_eval=(0.25, 0.75),
+                                  rng=simulation_generator(9), **_OPTS["theil-sen-exp"])[:, 0]
+    assert stats.ks_2samp(a, wrong).pvalue < 1e-3  # and the check can tell ε apart
+    n1, n2 = _paired_p25("noisy-stats", x, y, levels=(4.0, 3.8), trials=50, seed=[6])
+    ok = np.isfinite(n1) & np.isfinite(n2)
+    assert ok.sum() > 40 and np.corrcoef(n1[ok], n2[ok])[0, 1] > 0.9  # Laplace draws scaled
 
 
 def test_figure_grids_are_the_harness_cells():

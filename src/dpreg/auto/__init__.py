@@ -7,18 +7,19 @@ noisy sufficient statistics depends on εn·var(x) and σ_e, which are private. 
 beyond the bounds (:func:`dpreg.preprocess.noisy_boundary_count`).  It computes
 
     u = ε² · nvar̃(x) / w_x²     (w_x = width of the x bounds)
-    b = boundary count̃ / n       (n public: replace-one)
+    z = boundary count̃ / √n     (n public: replace-one)
 
-and runs, on the remaining ε, NoisyStats when ``u > NS_U_THRESHOLD`` and ``b < NS_BOUNDARY_LIMIT``,
+and runs, on the remaining ε, NoisyStats when ``u > NS_U_THRESHOLD`` and ``z < NS_BOUNDARY_LIMIT``,
 DP Theil-Sen with the exponential-mechanism median and 10 round-robin matchings otherwise.
 Because nvar(x) <= n·w_x²/4 for data inside the bounds, u cannot exceed the threshold when
 ε²·n/4 <= NS_U_THRESHOLD; then the choice is Theil-Sen whatever the data and no budget is spent
 on selection (:func:`selection_possible`, a function of public n and ε).  Why
 these two: NoisyStats' privacy noise relative to its sampling error falls like
 1/(ε·√nvar(x)·σ_e) while Theil-Sen's falls like 1/(ε·√n), so at a fixed ε·nvar(x) a larger ε
-favours NoisyStats (u, not ε·nvar(x), separates dpreg's measurements); and clipping biases
-every mean-based estimate but leaves the conditional median -- what Theil-Sen estimates --
-alone, so NoisyStats only pays when few rows sit on the bounds.  The constants were derived from
+favours NoisyStats (u, not ε·nvar(x), separates dpreg's measurements); and clipping y biases
+every mean-based estimate by a fixed amount but leaves the conditional median -- what Theil-Sen
+estimates -- alone, and that bias counts against a sampling error that falls like 1/√n, so
+NoisyStats only pays when the clipped count is small next to √n.  The constants were derived from
 dpreg's own harness runs (``studies/auto.py`` in the source repository, docs/auto.md §3).
 
 **Several x.**  With n public (replace-one, the relation the whole pipeline is stated for) the rule
@@ -47,6 +48,7 @@ from dpreg.auto.rules import (
     SELECTION_FRACTION,
     TS_MATCHINGS,
     TUKEY_PASS_PROBABILITY,
+    boundary_statistic,
     choose_multivariate,
     choose_simple,
     choose_simple_array,
@@ -67,6 +69,7 @@ __all__ = [
     "split_selection",
     "split_budget",
     "selection_statistic",
+    "boundary_statistic",
     "choose_simple",
     "choose_simple_array",
     "selection_possible",

@@ -19,6 +19,7 @@ from dpreg.auto.rules import (
     TS_MATCHINGS,
     TUKEY_PASS_PROBABILITY,
     _fraction,
+    boundary_statistic,
     choose_multivariate,
     choose_simple,
     selection_possible,
@@ -276,12 +277,13 @@ def _select_simple(run: _Run, sel: PureDP | None, xb: tuple[float, float],
                               label="auto: selection statistic boundary count")
     stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xb)
     u = eps * stat if math.isfinite(eps) else stat
-    share = bc.value / run.n
+    z = boundary_statistic(bc.value, run.n)
     run.info.update({"rule": f"noisy-stats iff eps^2*nvar(x)/w_x^2 > {NS_U_THRESHOLD:g} and "
-                     f"boundary share < {NS_BOUNDARY_LIMIT:g}, else theil-sen-exp "
+                     f"boundary count < {NS_BOUNDARY_LIMIT:g}*sqrt(n), else theil-sen-exp "
                      f"({TS_MATCHINGS} matchings)", "statistic": stat, "u": u,
-                     "boundary_share": share, "selection_epsilon": sel.epsilon})
-    return choose_simple(u, share)
+                     "boundary_share": bc.value / run.n, "boundary_z": z,
+                     "selection_epsilon": sel.epsilon})
+    return choose_simple(u, z)
 
 
 def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ __all__ = [
     "split_selection",
     "split_budget",
     "selection_statistic",
+    "boundary_statistic",
     "choose_simple",
     "choose_simple_array",
     "selection_possible",
@@ -44,13 +45,15 @@ SELECTION_FRACTION = 0.05
 #: share of ε spent on DP bounds when some bounds are "private"
 BOUNDS_FRACTION = 0.20
 #: NoisyStats only when u = ε²·nvar̃(x)/w_x² exceeds this ...
-NS_U_THRESHOLD = 1259.0
-#: ... and the noisy share of rows at or beyond the bounds is below this; Theil-Sen-exp
-#: otherwise.  Both derived by ``derive_rule`` of ``studies/auto.py`` on 216 cells (Alabi et al.'s
-#: factorial grid plus the harness's Fig. 5 and Fig. 6 cells, derivation seeds): U = 1258.9 (grid
-#: value) and C = 0.06 minimise the worst ratio to the better finalist over the informative
-#: cells (docs/auto.md §3).
-NS_BOUNDARY_LIMIT = 0.06
+NS_U_THRESHOLD = 3162.3
+#: ... and the noisy number of rows at or beyond the bounds is below this many times √n
+#: (z = count̃/√n, :func:`boundary_statistic`); Theil-Sen-exp otherwise.  Both derived by
+#: ``derive_rule2`` of ``studies/auto.py`` on a 108-cell factorial grid over n, σ_x², ε and σ_e²
+#: (derivation seeds; common random numbers): U = 10^3.5 and C = 2 minimise the worst ratio to
+#: the better finalist, then the number of cells above 1.10 (docs/auto.md §3).  Clipping biases
+#: NoisyStats by a fixed amount while its sampling error falls like 1/√n, so the clipped count
+#: is compared with √n, not n.
+NS_BOUNDARY_LIMIT = 2.0
 #: round-robin matchings for the Theil-Sen branch (Alabi et al.'s synthetic choice)
 TS_MATCHINGS = 10
 #: TukeyEM only when PTR is predicted to pass with at least this probability
@@ -108,6 +111,13 @@ def selection_statistic(noisy_nvar: float, *, epsilon: float, x_bounds: tuple[fl
     return s if not math.isnan(s) else -math.inf
 
 
+def boundary_statistic(noisy_count: float, n: int) -> float:
+    """z = count̃/√n: the noisy number of rows at or beyond the bounds per √n (n public under
+    replace-one); post-processing.  NaN maps to +inf (Theil-Sen)."""
+    z = float(noisy_count) / math.sqrt(float(n))
+    return z if not math.isnan(z) else math.inf
+
+
 def selection_possible(n: int, epsilon: float, u_threshold: float = NS_U_THRESHOLD) -> bool:
     """Whether the simple-regression rule can choose NoisyStats at all: u = ε²·nvar(x)/w_x² is
     at most ε²·n/4 for data inside the bounds, so when ε²·n/4 <= U the choice is Theil-Sen for
@@ -116,21 +126,22 @@ def selection_possible(n: int, epsilon: float, u_threshold: float = NS_U_THRESHO
     return math.isinf(eps) or eps * eps * float(n) / 4.0 > u_threshold
 
 
-def choose_simple_array(u: Any, boundary_share: Any, *, u_threshold: float = NS_U_THRESHOLD,
+def choose_simple_array(u: Any, boundary_z: Any, *, u_threshold: float = NS_U_THRESHOLD,
                         boundary_limit: float = NS_BOUNDARY_LIMIT) -> np.ndarray:
     """Vectorised rule: True where NoisyStats is chosen (``u > u_threshold`` and
-    ``boundary_share < boundary_limit``); NaN statistics choose Theil-Sen."""
+    ``boundary_z < boundary_limit``, z = count̃/√n); NaN statistics choose Theil-Sen."""
     uu = np.asarray(u, dtype=float)
-    bb = np.asarray(boundary_share, dtype=float)
+    bb = np.asarray(boundary_z, dtype=float)
     with np.errstate(invalid="ignore"):
         return (uu > u_threshold) & (bb < boundary_limit)
 
 
-def choose_simple(u: float, boundary_share: float, *, u_threshold: float = NS_U_THRESHOLD,
+def choose_simple(u: float, boundary_z: float, *, u_threshold: float = NS_U_THRESHOLD,
                   boundary_limit: float = NS_BOUNDARY_LIMIT) -> str:
     """``"noisy-stats"`` when u = ε²·nvar̃(x)/w_x² exceeds ``u_threshold`` and the noisy boundary
-    share is below ``boundary_limit``, else ``"theil-sen-exp"``."""
-    ns = bool(choose_simple_array(u, boundary_share, u_threshold=u_threshold,
+    count per √n (:func:`boundary_statistic`) is below ``boundary_limit``, else
+    ``"theil-sen-exp"``."""
+    ns = bool(choose_simple_array(u, boundary_z, u_threshold=u_threshold,
                                   boundary_limit=boundary_limit))
     return "noisy-stats" if ns else "theil-sen-exp"
 
