@@ -55,7 +55,7 @@ from dpreg.grouped._common import (
     group_generator,
     group_randomness,
 )
-from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
+from dpreg.grouped._segments import clipped_centred, clipped_means, gd_gradient_sums
 
 __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
            "supported"]
@@ -233,14 +233,14 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
     tau = plan.tau
-    seg = np.repeat(np.arange(idx.size), np.diff(starts))
-    a = 0.75 - u
-    b = u - 0.25
+    a = np.ascontiguousarray(0.75 - u)
+    b = np.ascontiguousarray(u - 0.25)
+    v = np.ascontiguousarray(v)
+    del u
+    scratch = (np.empty(a.size), np.empty(a.size))
 
     def gradient(p: np.ndarray) -> np.ndarray:
-        resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
-        return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
-                                segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
+        return gd_gradient_sums(a, b, v, starts, p, tau, scratch)
 
     p25, p75 = gd.release_gradient_descent(
         gradient, plan=plan, rows=idx.size,
