@@ -130,13 +130,17 @@ def _segment_loop(values: np.ndarray, starts: np.ndarray) -> np.ndarray:  # prag
 
 
 if HAVE_NUMBA:
+    import os
+
     import numba
 
-    _pairwise = numba.njit(cache=True, nogil=True)(_pairwise)  # recursive: jitted in place
-    _pairwise_clip = numba.njit(cache=True, nogil=True)(_pairwise_clip)
-    _segment_nb = numba.njit(cache=True, nogil=True)(_segment_loop)
-    _clip_centre_nb = numba.njit(cache=True, nogil=True)(_clip_centre_loop)
-    _gd_round_nb = numba.njit(cache=True, nogil=True)(_gd_round_loop)
+    # the on-disk cache needs the source on disk (not a zipped wheel: spark-submit --py-files)
+    _njit = numba.njit(cache=os.path.isfile(__file__), nogil=True)
+    _pairwise = _njit(_pairwise)  # recursive: jitted in place
+    _pairwise_clip = _njit(_pairwise_clip)
+    _segment_nb = _njit(_segment_loop)
+    _clip_centre_nb = _njit(_clip_centre_loop)
+    _gd_round_nb = _njit(_gd_round_loop)
 else:  # pragma: no cover
     _segment_nb = None  # type: ignore[assignment]
     _gd_round_nb = None  # type: ignore[assignment]
