@@ -236,8 +236,8 @@ def run_nation_demo(out: str | Path = "demo-output", *, epsilon: float = 1.0,
     """
     from dpreg._progress import _console
     from dpreg._source import FileSource
-    from dpreg.data import NATION_TRACTS
     from dpreg._validation import did_you_mean
+    from dpreg.data import NATION_TRACTS
     from dpreg.exceptions import UnknownNameError
     from dpreg.grouped import fit_by_group
 
@@ -287,8 +287,7 @@ def run_nation_demo(out: str | Path = "demo-output", *, epsilon: float = 1.0,
         return t_data + t_read, len(frame)
 
     if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-        from rich.progress import TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=_console(), transient=True) as bar:
