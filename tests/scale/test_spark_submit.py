@@ -66,8 +66,8 @@ def test_dpreg_imports_and_runs_from_a_zipped_wheel(tmp_path):
     code = ("import numpy as np, dpreg\n"
             "from dpreg.grouped._segments import segment_sums\n"
             "import dpreg.mechanisms.smooth\n"
-            "assert dpreg.__file__.startswith(%r), dpreg.__file__\n"
-            "print(segment_sums(np.arange(10.0), np.array([0, 4, 10])))\n") % str(archive)
+            f"assert dpreg.__file__.startswith({str(archive)!r}), dpreg.__file__\n"
+            "print(segment_sums(np.arange(10.0), np.array([0, 4, 10])))\n")
     env = dict(os.environ, PYTHONPATH=str(archive), DPREG_DISABLE_NUMBA="1")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=300, cwd=tmp_path)
