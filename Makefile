@@ -59,7 +59,7 @@ bench: $(STAMP)
 
 ## style, types, the package's layers and the wheel's contents (CI runs this and `make test`)
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks studies
+	$(BIN)/ruff check src tests benchmarks studies examples
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory lint-imports wheel-check
 

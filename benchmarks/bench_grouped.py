@@ -121,19 +121,22 @@ def main(quick: bool = False, spark: bool = False) -> None:
         print(table(rows_s, ("method", "spark local[2] s", "local s")))
 
 
-def polars_baseline(df: pd.DataFrame, epsilon: float = 1.0, seed: int = 0) -> pd.DataFrame:
+def polars_baseline(df: pd.DataFrame, epsilon: float = 1.0, seed: int | None = 0, *,
+                    by: str = "tract", x: str = "x", y: str = "y",
+                    bounds: dict | None = None) -> pd.DataFrame:
     """Per-group noisy-statistics lines the way a user could write them with polars: clipped
     sufficient statistics by one ``group_by``, then numpy Laplace noise (ε/3 each on ncov,
     nvar and the intercept, the DPSuffStats split and sensitivities; float noise)."""
     import polars as pl
 
     c = pl.col
-    (xlo, xhi), (ylo, yhi) = BOUNDS["x"], BOUNDS["y"]
+    b = BOUNDS if bounds is None else bounds
+    (xlo, xhi), (ylo, yhi) = b[x] if x in b else b["x"], b[y] if y in b else b["y"]
     st = (pl.from_pandas(df).lazy()
-          .with_columns(c("x").clip(xlo, xhi), c("y").clip(ylo, yhi))
-          .group_by("tract")
-          .agg(n=pl.len(), sx=c("x").sum(), sy=c("y").sum(), sxx=(c("x") * c("x")).sum(),
-               sxy=(c("x") * c("y")).sum())
+          .with_columns(c(x).clip(xlo, xhi), c(y).clip(ylo, yhi))
+          .group_by(by)
+          .agg(n=pl.len(), sx=c(x).sum(), sy=c(y).sum(), sxx=(c(x) * c(x)).sum(),
+               sxy=(c(x) * c(y)).sum())
           .collect())
     n = st["n"].to_numpy().astype(np.float64)
     sx, sy = st["sx"].to_numpy(), st["sy"].to_numpy()
@@ -147,7 +150,7 @@ def polars_baseline(df: pd.DataFrame, epsilon: float = 1.0, seed: int = 0) -> pd
         nvar + g.laplace(0, (1 - 1 / n) * wx * wx / e3))
     d3 = (wy + np.abs(slope) * wx) / n
     intercept = ybar - slope * xbar + g.laplace(0, d3 / e3)
-    return pd.DataFrame({"group": st["tract"].to_numpy(), "n": n, "slope": slope,
+    return pd.DataFrame({"group": st[by].to_numpy(), "n": n, "slope": slope,
                          "intercept": intercept})
 
 

@@ -8,7 +8,15 @@
 from dpreg.data import real as _real  # noqa: F401  (registers the loaders)
 from dpreg.data._registry import Dataset, list_datasets, load_dataset
 from dpreg.data.real import bikeshare_groups, load_oa_simulated
-from dpreg.data.simulated import OA_SEED, OA_TRACTS, simulate_oa_state
+from dpreg.data.simulated import (
+    NATION_SEED,
+    NATION_TRACTS,
+    OA_SEED,
+    OA_TRACTS,
+    simulate_nation,
+    simulate_oa_state,
+    write_nation,
+)
 
 __all__ = [
     "Dataset",
@@ -19,4 +27,8 @@ __all__ = [
     "simulate_oa_state",
     "OA_SEED",
     "OA_TRACTS",
+    "simulate_nation",
+    "write_nation",
+    "NATION_SEED",
+    "NATION_TRACTS",
 ]

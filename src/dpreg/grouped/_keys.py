@@ -311,8 +311,10 @@ def _int_lookup(vals: np.ndarray, table: list[int], pos: list[int]) -> np.ndarra
         return None
     lut = np.full(hi - lo + 2, -1, dtype=np.int64)  # slot 0: values outside [lo, hi]
     lut[np.asarray(table, dtype=np.int64) - lo + 1] = np.asarray(pos, dtype=np.int64)
-    v = np.ascontiguousarray(vals, dtype=np.int64)
     kernel = _compiled_lookup()
+    # int32/int64 columns go to the kernel as they are (numba compiles one loop per dtype)
+    v = np.ascontiguousarray(vals, dtype=vals.dtype if kernel is not None and vals.dtype in
+                             (np.int32, np.int64) else np.int64)
     if kernel is not None:
         out = np.empty(v.size, dtype=np.int64)
         kernel(v, np.int64(lo), np.int64(hi), lut, out)

@@ -13,7 +13,8 @@ import numpy as np
 
 from dpreg.simple.fast._kernels import HAVE_NUMBA
 
-__all__ = ["segment_sums", "segment_sums_numpy", "clipped_means", "clipped_centred"]
+__all__ = ["segment_sums", "segment_sums_numpy", "clipped_means", "clipped_centred",
+           "gd_gradient_sums"]
 
 
 def _pairwise(a: np.ndarray, s: int, n: int) -> float:  # pragma: no cover - compiled by numba
@@ -105,6 +106,21 @@ def _clip_centre_loop(values: np.ndarray, starts: np.ndarray, lo: float, hi: flo
                 out[i] = min(max(values[i], lo), hi) - m
 
 
+def _gd_round_loop(a: np.ndarray, b: np.ndarray, v: np.ndarray, starts: np.ndarray,
+                   p: np.ndarray, tau: float, ga: np.ndarray, gb: np.ndarray,
+                   out: np.ndarray) -> None:  # pragma: no cover - compiled by numba
+    for k in range(starts.size - 1):
+        s, e = starts[k], starts[k + 1]
+        p0 = p[k, 0]
+        p1 = p[k, 1]
+        for i in range(s, e):
+            r2 = 2.0 * (1.0 * (2.0 * (p0 * a[i] + p1 * b[i]) - v[i]))
+            ga[i] = min(max(r2 * a[i], -tau), tau)
+            gb[i] = min(max(r2 * b[i], -tau), tau)
+        out[k, 0] = _pairwise(ga, s, e - s)
+        out[k, 1] = _pairwise(gb, s, e - s)
+
+
 def _segment_loop(values: np.ndarray, starts: np.ndarray) -> np.ndarray:  # pragma: no cover
     g = starts.size - 1
     out = np.zeros(g)
@@ -114,14 +130,20 @@ def _segment_loop(values: np.ndarray, starts: np.ndarray) -> np.ndarray:  # prag
 
 
 if HAVE_NUMBA:
+    import os
+
     import numba
 
-    _pairwise = numba.njit(cache=True, nogil=True)(_pairwise)  # recursive: jitted in place
-    _pairwise_clip = numba.njit(cache=True, nogil=True)(_pairwise_clip)
-    _segment_nb = numba.njit(cache=True, nogil=True)(_segment_loop)
-    _clip_centre_nb = numba.njit(cache=True, nogil=True)(_clip_centre_loop)
+    # the on-disk cache needs the source on disk (not a zipped wheel: spark-submit --py-files)
+    _njit = numba.njit(cache=os.path.isfile(__file__), nogil=True)
+    _pairwise = _njit(_pairwise)  # recursive: jitted in place
+    _pairwise_clip = _njit(_pairwise_clip)
+    _segment_nb = _njit(_segment_loop)
+    _clip_centre_nb = _njit(_clip_centre_loop)
+    _gd_round_nb = _njit(_gd_round_loop)
 else:  # pragma: no cover
     _segment_nb = None  # type: ignore[assignment]
+    _gd_round_nb = None  # type: ignore[assignment]
     _clip_centre_nb = None  # type: ignore[assignment]
 
 
@@ -138,6 +160,29 @@ def segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if HAVE_NUMBA:
         return _segment_nb(values, starts)
     return segment_sums_numpy(values, starts)
+
+
+def gd_gradient_sums(a: np.ndarray, b: np.ndarray, v: np.ndarray, starts: np.ndarray,
+                     p: np.ndarray, tau: float, scratch: tuple[np.ndarray, np.ndarray] | None = None
+                     ) -> np.ndarray:
+    """One DP-GD round's clipped gradient sums for every segment: row k is
+    ``[clip(2·r·a, ±τ).sum(), clip(2·r·b, ±τ).sum()]`` over segment k with
+    ``r = 2·(p[k,0]·a + p[k,1]·b) − v`` -- the per-group gradient of
+    :mod:`dpreg.simple._gradient_descent` (the same operations in the same order, NumPy's
+    pairwise summation), bit-identical, in one pass without full-size temporaries (numba;
+    the NumPy expression otherwise).  ``scratch``: two float64 buffers of ``a``'s size, reused
+    across rounds."""
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    if HAVE_NUMBA:
+        ga, gb = scratch if scratch is not None else (np.empty(a.size), np.empty(a.size))
+        out = np.empty((starts.size - 1, 2))
+        _gd_round_nb(a, b, v, starts, np.ascontiguousarray(p, dtype=np.float64), float(tau),
+                     ga, gb, out)
+        return out
+    seg = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
+    return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
+                            segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
 
 
 def _clip_centre(values: np.ndarray, starts: np.ndarray, lo: float, hi: float, centre: bool

@@ -55,7 +55,7 @@ from dpreg.grouped._common import (
     group_generator,
     group_randomness,
 )
-from dpreg.grouped._segments import clipped_centred, clipped_means, segment_sums
+from dpreg.grouped._segments import clipped_centred, clipped_means, gd_gradient_sums
 
 __all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
            "supported"]
@@ -133,27 +133,37 @@ def _active_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.n
     return part.x[rows], part.y[rows], starts
 
 
+def _nonempty_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Segment starts of every group with rows (they tile the partition's x and y, so no copy
+    is made) and the positions of the active groups ``idx`` among them.  For the kernels whose
+    per-segment statistics are independent of each other: computing a few inactive groups'
+    statistics (1 <= n < min_rows, never released) costs less than copying the rows out."""
+    counts = part.counts
+    nonempty = np.flatnonzero(counts > 0)
+    starts = np.concatenate(([0], np.cumsum(counts[nonempty]))).astype(np.int64)
+    return starts, np.searchsorted(nonempty, idx)
+
+
 def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
         return
     xb, yb = spec.x_bounds, spec.y_bounds
-    xs, ys, starts = _active_segments(part, idx)
-    n = np.diff(starts)
+    starts, sel = _nonempty_segments(part, idx)
     # x̄, ȳ of the clipped data and the centred clipped values (the reference's np.mean and
     # subtraction, bit for bit, in one pass per column)
-    xbar, dx = clipped_centred(xs, starts, *xb)
-    ybar, dy = clipped_centred(ys, starts, *yb)
+    xbar, dx = clipped_centred(part.x, starts, *xb)
+    ybar, dy = clipped_centred(part.y, starts, *yb)
     nvar = np.empty(idx.size)
     ncov = np.empty(idx.size)
     dot = np.dot
-    bounds = starts.tolist()
+    begin, end = starts[sel].tolist(), starts[sel + 1].tolist()
     for j in range(idx.size):  # BLAS dot products, as the reference computes them
-        a, b = bounds[j], bounds[j + 1]
+        a, b = begin[j], end[j]
         da = dx[a:b]
         nvar[j] = dot(da, da)
         ncov[j] = dot(da, dy[a:b])
-    release_noisy_stats(spec, out, idx, n, xbar, ybar, nvar, ncov)
+    release_noisy_stats(spec, out, idx, np.diff(starts)[sel], xbar[sel], ybar[sel], nvar, ncov)
 
 
 def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
@@ -186,9 +196,9 @@ def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     idx = out.active
     if idx.size == 0:
         return
-    _, ys, starts = _active_segments(part, idx)
-    release_dp_intercept(spec, out, idx, np.diff(starts),
-                         clipped_means(ys, starts, *spec.y_bounds))
+    starts, sel = _nonempty_segments(part, idx)
+    release_dp_intercept(spec, out, idx, np.diff(starts)[sel],
+                         clipped_means(part.y, starts, *spec.y_bounds)[sel])
 
 
 def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
@@ -233,14 +243,14 @@ def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
     u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
     tau = plan.tau
-    seg = np.repeat(np.arange(idx.size), np.diff(starts))
-    a = 0.75 - u
-    b = u - 0.25
+    a = np.ascontiguousarray(0.75 - u)
+    b = np.ascontiguousarray(u - 0.25)
+    v = np.ascontiguousarray(v)
+    del u
+    scratch = (np.empty(a.size), np.empty(a.size))
 
     def gradient(p: np.ndarray) -> np.ndarray:
-        resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
-        return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
-                                segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])
+        return gd_gradient_sums(a, b, v, starts, p, tau, scratch)
 
     p25, p75 = gd.release_gradient_descent(
         gradient, plan=plan, rows=idx.size,

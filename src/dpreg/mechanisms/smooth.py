@@ -29,6 +29,7 @@ loop stops there (or earlier, once ``e^{−lt}(hi − lo)`` cannot beat the runn
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from typing import Any
 
@@ -95,8 +96,11 @@ def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
 try:  # numba is the optional ``fast`` extra
     import numba as _numba
 
-    _window_max = _numba.njit(cache=True, nogil=True)(_window_max_loop)
-    _smooth_bound_at = _numba.njit(cache=True, nogil=True)(_smooth_bound_at)
+    # numba's on-disk cache needs the source file on disk: imported from a zipped wheel
+    # (spark-submit --py-files) the kernels are compiled without it
+    _CACHE = os.path.isfile(__file__)
+    _window_max = _numba.njit(cache=_CACHE, nogil=True)(_window_max_loop)
+    _smooth_bound_at = _numba.njit(cache=_CACHE, nogil=True)(_smooth_bound_at)
 except ImportError:  # pragma: no cover - exercised where numba is not installed
     pass
 
