@@ -51,9 +51,8 @@ def test_dpreg_imports_and_runs_from_a_zipped_wheel(tmp_path):
     """``--py-files dpreg-*.whl`` puts the wheel (a zip archive) on sys.path: numba has no
     cache locator for a source inside a ``.whl`` (only ``.zip``), so the kernels decorated at
     import (smooth sensitivity, per-group segment sums) must compile without the disk cache
-    rather than fail at ``import dpreg.mechanisms.smooth``.  With DPREG_DISABLE_NUMBA=1, as the
-    documented command sets it (dpreg.simple.fast's kernels still ask numba for its cache at
-    import)."""
+    rather than fail at ``import dpreg.mechanisms.smooth`` (first with DPREG_DISABLE_NUMBA=1, as the documented
+    command may set it, then with numba: dpreg.simple.fast's kernels too)."""
     import zipfile
 
     pytest.importorskip("numba")
@@ -73,3 +72,21 @@ def test_dpreg_imports_and_runs_from_a_zipped_wheel(tmp_path):
                           env=env, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["[", "6.", "39.]"]
+
+    # with numba enabled: the all-pairs Theil-Sen kernels (dpreg.simple.fast) compile without
+    # the disk cache too, instead of failing at import ("cannot cache function")
+    code = ("import numpy as np, dpreg\n"
+            "from dpreg.simple import theil_sen\n"
+            "from dpreg.simple.fast import _kernels\n"
+            f"assert dpreg.__file__.startswith({str(archive)!r}), dpreg.__file__\n"
+            "assert _kernels.HAVE_NUMBA\n"
+            "rng = np.random.default_rng(0); x = rng.uniform(0, 1, 600)\n"
+            "r = theil_sen(x, 0.5 * x + rng.normal(0, 0.1, 600), epsilon=50.0,\n"
+            "              output_range=(-2.0, 2.0), rng=1)\n"
+            "print(abs(r.slope - 0.5) < 0.2)\n")
+    env = {k: v for k, v in os.environ.items() if k != "DPREG_DISABLE_NUMBA"}
+    env["PYTHONPATH"] = str(archive)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True"]

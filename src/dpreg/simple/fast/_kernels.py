@@ -65,15 +65,22 @@ def _inversions_bit(rank: np.ndarray, w: np.ndarray,
     return inv
 
 
+def _disk_cache_ok(func: Any) -> bool:
+    """numba's on-disk cache needs ``func``'s source file on disk: imported from a zipped
+    wheel (spark-submit --py-files) the kernels are compiled without it."""
+    return os.path.isfile(func.__code__.co_filename)
+
+
 if HAVE_NUMBA:
-    _inversions_nb = numba.njit(cache=True, nogil=True)(_inversions_bit)
+    _inversions_nb = numba.njit(cache=_disk_cache_ok(_inversions_bit), nogil=True)(_inversions_bit)
 else:  # pragma: no cover
     _inversions_nb = None  # type: ignore[assignment]
 
 
 
 def jit_on_first_use(loop: Any) -> Callable[[], Any]:
-    """A function returning ``loop`` compiled by numba (``cache=True, nogil=True``) the first
+    """A function returning ``loop`` compiled by numba (``nogil=True``, disk-cached when its
+    source is a file) the first
     time it is called -- so ``import dpreg`` never loads numba -- or None without numba.  The
     one lazy-compile helper of the per-group kernels."""
 
@@ -83,7 +90,7 @@ def jit_on_first_use(loop: Any) -> Callable[[], Any]:
             return None
         import numba
 
-        return numba.njit(cache=True, nogil=True)(loop)
+        return numba.njit(cache=_disk_cache_ok(loop), nogil=True)(loop)
 
     return compiled
 
