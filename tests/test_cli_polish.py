@@ -242,3 +242,24 @@ def test_library_progress_is_off_by_default(capsys):
     assert _progress.interactive(True) is True
     cap = capsys.readouterr()
     assert cap.out == "" and cap.err == ""
+
+
+def test_progress_bars_count_steps_and_leave_stdout_unchanged(data):
+    """--progress draws real bars (counts of steps) on stderr: per prediction point of a
+    Theil-Sen fit, per bootstrap batch of the intervals; stdout is byte-identical to a run
+    without bars (same seed)."""
+    base = ("fit", str(data), "--y", "income", "--x", "age", *FIT)
+    for method, extra, bars in (
+            ("theil-sen-exp", (), ["Theil-Sen: DP median of 2 prediction points", "2/2"]),
+            ("noisy-stats", ("--ci", "0.1"), ["bootstrap: 2000 simulated releases",
+                                              "2000/2000"])):
+        quiet = run(*base, "-m", method, *extra, "--no-progress", columns=200)
+        shown = run(*base, "-m", method, *extra, "--progress", columns=200)
+        assert quiet.returncode == shown.returncode == 0, shown.stderr
+        assert shown.stdout == quiet.stdout
+        assert quiet.stderr == ""
+        for text in bars:
+            assert text in shown.stderr, (text, shown.stderr[-500:])
+            assert text not in shown.stdout
+        assert f"fitting {method}" in shown.stderr  # the spinner around the whole fit
+        _no_data(shown)

@@ -612,7 +612,7 @@ def fit(
     entry = _method_entry(method)
     try:
         from dpreg._formula import formula_from_columns
-        from dpreg._progress import interactive, spinner
+        from dpreg._progress import interactive, rich_bars, spinner
         from dpreg.api import regress, source_methods
         from dpreg.exceptions import InvalidInputError
 
@@ -638,17 +638,20 @@ def fit(
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
 
-        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)), \
-                spinner(f"fitting {method}", enabled=interactive(progress)):
-            res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
-                          ledger=led, random_state=seed, codebook=codebook, **opts)
-        _warn_delta_per_n(dlt, res.nobs)
-        with spinner("computing the intervals (parametric bootstrap of the release)",
-                     enabled=interactive(progress) and (ci is not None or not as_json)):
-            ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
-            # the summary's intervals (a bootstrap where the method has one) are drawn here,
-            # under the spinner; printing below reuses them
-            summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
+        # bars on stderr (only on a terminal or with --progress): a spinner for the fit and
+        # the intervals, with a bar per prediction point / bootstrap batch inside
+        with rich_bars(interactive(progress)):
+            with _library_warnings(), release_context(entry="dpreg fit", data=str(data)), \
+                    spinner(f"fitting {method}"):
+                res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap,
+                              delta=dlt, ledger=led, random_state=seed, codebook=codebook,
+                              **opts)
+            _warn_delta_per_n(dlt, res.nobs)
+            with spinner("computing the intervals (parametric bootstrap of the release)"):
+                ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+                # the summary's intervals (a bootstrap where the method has one) are drawn
+                # here, under the spinner; printing below reuses them
+                summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
         _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
@@ -771,7 +774,7 @@ def fit_groups(
     try:
         import pandas as pd
 
-        from dpreg._progress import interactive
+        from dpreg._progress import interactive, rich_bars
         from dpreg.codebook import resolve_codebook
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
@@ -808,7 +811,8 @@ def fit_groups(
         from dpreg.privacy import release_context
 
         # a bar over the groups (per-group loop) or a spinner (vectorised); on stderr
-        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
+        with rich_bars(interactive(progress)), _library_warnings(), \
+                release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=interactive(progress), backend=backend,
@@ -1175,24 +1179,13 @@ def reproduce(
             return
         if not name:
             raise InvalidInputError("give a reproduction NAME (see `dpreg reproduce --list`)")
-        from dpreg._progress import interactive
+        from dpreg._progress import interactive, job, rich_bars
 
-        if not interactive(progress):
+        # one bar over the cells (counts only; the fits inside a cell report nothing)
+        with rich_bars(interactive(progress)), job(f"{name}: cells") as update:
             result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                      workers=workers)
-        else:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                          console=Console(stderr=True, force_terminal=True),
-                          transient=True) as bar:
-                task = bar.add_task(name, total=None)
-
-                def on_progress(done: int, total: int, desc: str) -> None:
-                    bar.update(task, completed=done, total=total, description=desc)
-
-                result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                          workers=workers, progress=on_progress)
+                                      workers=workers,
+                                      progress=lambda done, total, _desc: update(done, total))
     except DPRegError as exc:
         _fail(exc)
         return
@@ -1253,15 +1246,16 @@ def audit(
                                     "or 'all'")
         names = list(TARGETS) if method == "all" else [method]
         chosen = [p.strip() for p in pairs.split(",") if p.strip()] if pairs else None
-        from dpreg._progress import interactive, spinner, track
+        from dpreg._progress import interactive, rich_bars, spinner, steps
 
-        show = interactive(progress)
         results: list[AuditResult] = []
-        for name in track(names, f"auditing {len(names)} targets",
-                          enabled=show and len(names) > 1):
-            with spinner(f"auditing {name}", enabled=show and len(names) == 1):
-                results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha,
-                                        rng=seed, workers=workers)
+        with rich_bars(interactive(progress)):
+            # a bar over the targets (several) or a spinner (one); public names and counts
+            for name in steps(names, f"auditing {len(names)} targets") if len(names) > 1 \
+                    else names:
+                with spinner(f"auditing {name}"):
+                    results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha,
+                                            rng=seed, workers=workers)
     except DPRegError as exc:
         _fail(exc)
         return
