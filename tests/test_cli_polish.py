@@ -263,3 +263,92 @@ def test_progress_bars_count_steps_and_leave_stdout_unchanged(data):
             assert text not in shown.stdout
         assert f"fitting {method}" in shown.stderr  # the spinner around the whole fit
         _no_data(shown)
+
+
+# ------------------------------------------------------------------ bad option values
+BAD_VALUES = [  # (args after the data file or command, option named, value shown)
+    (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "sideways"],
+     "--neighbouring", "sideways"),
+    (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "add-remov"],
+     "did you mean 'add-remove'", "add-remov"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT, "--ci", "2"],
+     "--ci", "2"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT, "--ci", "0"],
+     "--ci", "0"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+      "--backend", "locl"], "did you mean 'local'", "locl"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "theil-sen-exp", *FIT,
+      "-o", "pairs=-3"], "pairs", "-3"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "theil-sen-wide", *FIT,
+      "-o", "theta=-1"], "theta", "-1"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "adassp", "-d", "1e-6", *FIT,
+      "-o", "inference=maybe"], "inference", "maybe"),
+    (["fit", "{data}", "--y", "income", "--x", "log(age", "-m", "noisy-stats", *FIT],
+     "--x", "log(age"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", "-e", "1",
+      "-b", "age=5:1", "-b", "income=0:5000"], "bounds['age']", "(5.0, 1.0)"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", "-e", "0", *FIT[2:]],
+     "--epsilon", "0"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "adassp", *FIT, "-d", "0.7"],
+     "--delta", "0.7"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--backend", "moon"],
+     "--backend", "moon"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--workers", "0"],
+     "--workers", "0"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--ci", "1.5"],
+     "--ci", "1.5"),
+    (["audit", "laplace", "--samples", "0"], "--samples", "0"),
+    (["audit", "laplace", "--alpha", "2"], "--alpha", "2"),
+    (["audit", "laplace", "--workers", "0"], "--workers", "0"),
+    (["reproduce", "alabi-fig5", "--workers", "0"], "--workers", "0"),
+    (["demo", "--trials", "0"], "--trials", "0"),
+    (["demo", "--tracts", "0"], "--tracts", "0"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "0", "-b",
+      "age=0:100", "-b", "income=0:5000", "-e", "1"], "--n", "0"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "100", "-b",
+      "age=0:100", "-b", "income=0:5000", "--target-sd", "-1"], "--target-sd", "-1"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "100", "-b",
+      "age=0:100", "-b", "income=0:5000", "-e", "1", "--target", "ag", "--target-sd", "1"],
+     "did you mean 'age'", "ag"),
+    (["regress", "{tmp}/none.json", "y ~ x", "--ci", "3"], "--ci", "3"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+      "--ci", "abc"], "--ci", "valid number"),  # typer's own parse error: also exit 2
+]
+
+
+@pytest.mark.parametrize("args, named, value", BAD_VALUES,
+                         ids=[" ".join(a[:1] + [n]) for a, n, _ in BAD_VALUES])
+def test_bad_option_values_are_usage_errors(data, tmp_path, args, named, value):
+    """Every bad parameter value -- an invalid choice, an unparseable number, ε/δ/α/counts out
+    of range, a malformed formula term or bounds -- exits 2 with one line naming the option
+    and what was received, before anything is read or charged."""
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    argv = [a.replace("{data}", str(data)).replace("{tmp}", str(tmp_path)) for a in args]
+    res = CliRunner().invoke(app, argv, env={"COLUMNS": "250"})
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    assert named in res.output and value in res.output, res.output
+    assert "Traceback" not in res.output
+    assert "123.45" not in res.output
+    assert not (tmp_path / "l.db").exists() and not (tmp_path / "o.csv").exists()
+
+
+def test_data_errors_still_exit_1(data, tmp_path):
+    """Errors from the data (not from a parameter) keep exit code 1."""
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("age,income\n1,2\nx,3\n")
+    res = CliRunner().invoke(app, ["fit", str(bad), "--y", "income", "--x", "age", "-m",
+                                   "noisy-stats", *FIT])
+    assert res.exit_code == 1, res.output
+    res = CliRunner().invoke(app, ["fit", str(tmp_path / "missing.csv"), "--y", "income",
+                                   "--x", "age", "-m", "noisy-stats", *FIT])
+    assert res.exit_code == 1, res.output

@@ -246,14 +246,17 @@ def _read_text(path: Path, option: str) -> str:
 
 
 def _fail(exc: BaseException) -> None:
-    """One ``error:`` line on stderr; exit 2 for a usage error (a misspelt method, column,
-    option or bounds key: :class:`~dpreg.exceptions.UnknownNameError`), else 1."""
-    from dpreg.exceptions import UnknownNameError
+    """One ``error:`` line on stderr; exit 2 for a usage error (a bad parameter value or a
+    misspelt method, column, option or bounds key:
+    :class:`~dpreg.exceptions.InvalidParameterError` and its subclass
+    :class:`~dpreg.exceptions.UnknownNameError`), else 1 (the data, the ledger, a ⊥)."""
+    from dpreg.exceptions import InvalidParameterError
 
     if _STATE["debug"]:
         raise exc
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2 if isinstance(exc, UnknownNameError) else 1)
+    err_console.print(f"[bold red]error:[/] {_cli_text(str(exc))}", highlight=False,
+                      soft_wrap=True)
+    raise typer.Exit(code=2 if isinstance(exc, InvalidParameterError) else 1)
 
 
 def _usage(text: str) -> NoReturn:
@@ -405,6 +408,33 @@ def _usage_error(option: str, expected: str, raw: str, why: str = "") -> NoRetur
     """A one-line usage error (exit 2) naming the option, the expected range and the value."""
     typer.echo(f"error: {option} must be {expected}; got {raw!r}{why}", err=True)
     raise typer.Exit(code=2)
+
+
+def _check_range(value: float | None, option: str, *, low: float, high: float | None = None,
+                 open_low: bool = False, open_high: bool = True, integer: bool = False) -> None:
+    """A numeric option of the CLI itself in its range, else a usage error (exit 2) naming the
+    option, the range and what was received (``None``: not given)."""
+    if value is None:
+        return
+    ok = (value > low if open_low else value >= low) and (
+        high is None or (value < high if open_high else value <= high)) and not (
+        isinstance(value, float) and math.isnan(value))
+    if ok:
+        return
+    what = "an integer" if integer else "a number"
+    rng = (f"{low:g} {'<' if open_low else '<='} {option.lstrip('-').upper()}"
+           + ("" if high is None else f" {'<' if open_high else '<='} {high:g}"))
+    _usage_error(option, f"{what} with {rng}", str(value))
+
+
+def _check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
+    """An enumerated option of the CLI: a usage error (exit 2) with a did-you-mean."""
+    if value in choices:
+        return
+    from dpreg._validation import did_you_mean
+
+    _usage_error(option, "one of " + ", ".join(choices), value,
+                 did_you_mean(value, choices))
 
 
 def _cli_warning(text: str) -> None:
@@ -607,8 +637,8 @@ def fit(
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
-    if backend not in ("local", "spark"):
-        _usage(f"--backend must be local or spark; got {backend!r}")
+    _check_choice(backend, "--backend", ("local", "spark"))
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
     entry = _method_entry(method)
     try:
         from dpreg._formula import formula_from_columns
@@ -765,6 +795,9 @@ def fit_groups(
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
+    _check_range(workers, "--workers", low=1, integer=True)
+    _check_choice(backend, "--backend", ("local", "reference", "spark"))
     if ci is not None:
         opts.setdefault("ci_alpha", ci)
     if groups_file is not None and keys_from_data:
@@ -885,8 +918,7 @@ def release_cov(
     cols: list[str] = []
     for c in columns:
         cols.extend(part for part in c.split(",") if part)
-    if backend not in ("local", "spark"):
-        _usage(f"--backend must be local or spark; got {backend!r}")
+    _check_choice(backend, "--backend", ("local", "spark"))
     try:
         from dpreg.covariance import release_sscp
         from dpreg.privacy import release_context
@@ -939,6 +971,7 @@ def regress(
         "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
 ) -> None:
     """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
     try:
         from dpreg.covariance import SSCPRelease
 
@@ -988,6 +1021,9 @@ def plan_cmd(
     """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
     eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
     dlt = parse_delta(delta)
+    _check_range(n, "--n", low=2, integer=True)
+    _check_range(n_sim, "--n-sim", low=10, integer=True)
+    _check_range(target_sd, "--target-sd", low=0, open_low=True)
     try:
         from dpreg.planner import plan
 
@@ -1059,6 +1095,13 @@ def ledger_init(
 ) -> None:
     """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
     eps_total, delta_total = privacy_options(epsilon, delta, not_private)
+    try:
+        from dpreg.privacy import check_neighbouring as _relation
+
+        _relation(neighbouring, "--neighbouring")
+    except DPRegError:
+        _check_choice(neighbouring.strip().lower(), "--neighbouring",
+                      ("replace-one", "add-remove"))
     try:
         from dpreg import ApproxDP, Ledger, PureDP
         from dpreg.exceptions import InvalidInputError
@@ -1136,6 +1179,8 @@ def demo(
 ) -> None:
     """The main job: per-tract DP regressions on the bundled simulated state."""
     eps = parse_epsilon(epsilon, has_flag=False)
+    _check_range(trials, "--trials", low=1, integer=True)
+    _check_range(tracts, "--tracts", low=1, integer=True)
     try:
         from dpreg.demo import run_demo
 
@@ -1163,6 +1208,7 @@ def reproduce(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Reproduce a paper figure/table: CSVs, figures (PNG + plotted numbers) and claim verdicts."""
+    _check_range(workers, "--workers", low=1, integer=True)
     try:
         from dpreg.bench import list_specs
         from dpreg.bench import reproduce as run_reproduction
@@ -1223,8 +1269,11 @@ def audit(
 ) -> None:
     """Empirical privacy audit: ε lower confidence bound on worst-case neighbouring pairs.
 
-    Exit code 0 if every audit passes, 1 if any FAILS (ε_LCB > claimed ε) or on bad input.
+    Exit code 0 if every audit passes, 1 if any FAILS (ε_LCB > claimed ε), 2 on a usage error.
     """
+    _check_range(samples, "--samples", low=16, integer=True)
+    _check_range(alpha, "--alpha", low=0, high=1, open_low=True)
+    _check_range(workers, "--workers", low=1, high=256, open_high=False, integer=True)
     try:
         from dpreg.audit import TARGETS, AuditResult, audit_target, results_json, results_table
         from dpreg.exceptions import InvalidInputError
