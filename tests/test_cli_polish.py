@@ -352,3 +352,41 @@ def test_data_errors_still_exit_1(data, tmp_path):
     res = CliRunner().invoke(app, ["fit", str(tmp_path / "missing.csv"), "--y", "income",
                                    "--x", "age", "-m", "noisy-stats", *FIT])
     assert res.exit_code == 1, res.output
+
+
+# ------------------------------------------------------------------ ignored parameters
+def test_accepted_but_ignored_options_warn_naming_key_and_method(data):
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    base = ["fit", str(data), "--y", "income", "--x", "age", *FIT, "--json"]
+    res = CliRunner().invoke(app, [*base, "-m", "theil-sen-exp", "-o", "dof=5",
+                                   "-o", "slope_range=[-1,1]"])
+    assert res.exit_code == 0, res.output
+    assert "warning: -o dof is ignored: --method theil-sen-exp" in res.stderr
+    assert "warning: -o slope_range is ignored: --method theil-sen-exp" in res.stderr
+    res = CliRunner().invoke(app, [*base, "-m", "theil-sen-smooth", "-o", "dof=5"])
+    assert res.exit_code == 0 and "ignored" not in res.stderr, res.stderr  # used there
+    res = CliRunner().invoke(app, [*base, "-m", "noisy-stats", "-o", "inference=false",
+                                   "-o", "n_boot=100"])
+    assert res.exit_code == 0 and "-o n_boot is ignored: --method noisy-stats" in res.stderr
+    assert "123.45" not in res.stderr
+
+
+@pytest.mark.parametrize("method", ["dp-gd", "boosted-adassp", "tukey-em", "dp-intercept"])
+def test_ci_with_a_method_without_intervals_is_a_usage_error(data, tmp_path, method):
+    """--ci where the method never has an interval: exit 2 before anything is charged."""
+    from typer.testing import CliRunner
+
+    from dpreg import Ledger, PureDP
+    from dpreg.cli import app
+
+    led = tmp_path / "l.db"
+    Ledger(PureDP(10), led).close()
+    res = CliRunner().invoke(app, ["fit", str(data), "--y", "income", "--x", "age", *FIT,
+                                   "-d", "1e-6", "-m", method, "--ci", "0.1",
+                                   "--ledger", str(led)])
+    assert res.exit_code == 2, res.output
+    assert f"--ci is not supported by --method {method}" in res.output
+    assert Ledger(None, led).events() == []

@@ -570,6 +570,37 @@ def _warn_ignored(entry: Any, delta: float | None, one_regressor: bool) -> None:
                      "only ε; see `dpreg methods`)")
 
 
+def _check_ci_supported(entry: Any, ci: float | None) -> None:
+    """``--ci`` with a method that never has an interval (``dpreg methods``' table in
+    :data:`dpreg.inference.uncertainty.CI_SUPPORT` says "none"): a usage error (exit 2) before
+    any data is read or budget charged, with the reason."""
+    if ci is None:
+        return
+    from dpreg.inference.uncertainty import CI_SUPPORT, no_ci_text
+
+    if CI_SUPPORT.get(entry.name) == "none":
+        why = _cli_text(no_ci_text(entry.name).removeprefix("none: "))
+        _usage(f"--ci is not supported by --method {entry.name}: {why}")
+
+
+def _warn_ignored_options(entry: Any, opts: dict[str, Any]) -> None:
+    """``warning:`` lines for ``-o`` keys the method accepts but will not use in this call
+    (the run continues; the key and the method are named, never a value)."""
+    median = entry.estimator_options.get("median")
+    ci_on = opts.get("ci_alpha") is not None
+    if median is not None:  # theil-sen-*
+        if "dof" in opts and median != "smooth":
+            _cli_warning(f"-o dof is ignored: --method {entry.name} has no Student-t noise "
+                         "(dof is used by theil-sen-smooth only)")
+        for key in ("ci_method", "slope_range"):
+            if key in opts and not ci_on:
+                _cli_warning(f"-o {key} is ignored: --method {entry.name} uses it only for the "
+                             "slope interval, which --ci ALPHA requests")
+    if "n_boot" in opts and opts.get("inference") is False:
+        _cli_warning(f"-o n_boot is ignored: --method {entry.name} with -o inference=false "
+                     "draws no bootstrap")
+
+
 def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
     """``private``, ``seeded`` and ``notice`` of a command's JSON/text output (the same
     notices as :attr:`dpreg.PrivacyStatement.notices`)."""
@@ -640,6 +671,7 @@ def fit(
     _check_choice(backend, "--backend", ("local", "spark"))
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     entry = _method_entry(method)
+    _check_ci_supported(entry, ci if ci is not None else opts.get("ci_alpha"))
     try:
         from dpreg._formula import formula_from_columns
         from dpreg._progress import interactive, rich_bars, spinner
@@ -664,6 +696,7 @@ def fit(
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
+        _warn_ignored_options(entry, opts)
         if allow_unreliable:
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
@@ -803,7 +836,9 @@ def fit_groups(
     if groups_file is not None and keys_from_data:
         _usage("give either --groups-file (the public key list) or --keys-from-data, not both")
     entry = _method_entry(method)
+    _check_ci_supported(entry, opts.get("ci_alpha"))
     _warn_ignored(entry, dlt, True)
+    _warn_ignored_options(entry, opts)
     try:
         import pandas as pd
 
