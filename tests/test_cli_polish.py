@@ -390,3 +390,41 @@ def test_ci_with_a_method_without_intervals_is_a_usage_error(data, tmp_path, met
     assert res.exit_code == 2, res.output
     assert f"--ci is not supported by --method {method}" in res.output
     assert Ledger(None, led).events() == []
+
+
+# ------------------------------------------------------------------ a new user's day
+def test_new_user_journey_codebook_formula_ledger(tmp_path):
+    """As a new user would (issue 20): write the fair data to CSV, `codebook init`, fill in
+    public bounds and levels, fit `C(occupation) + yrs_married*age + np.log(age)` with a
+    codebook charging a ledger, then `ledger show` lists what was released (method, formula,
+    the data file's name) -- all in subprocesses with pipes."""
+    from dpreg.data import load_dataset
+
+    load_dataset("fair").frame.to_csv(tmp_path / "fair.csv", index=False)
+    init = run("codebook", "init", "fair.csv", "--out", "cb.toml", cwd=tmp_path)
+    assert init.returncode == 0, init.stderr
+    text = (tmp_path / "cb.toml").read_text(encoding="utf-8")
+    assert "bounds = []" in text  # empty: nothing read from the data
+    filled = {"rate_marriage": "[1, 5]", "age": "[17.5, 42]", "yrs_married": "[0.5, 23]"}
+    for col, b in filled.items():
+        text = text.replace(f'[columns.{col}]\ntype = "numeric"\nbounds = []',
+                            f'[columns.{col}]\ntype = "numeric"\nbounds = {b}')
+    text = text.replace('[columns.occupation]\ntype = "numeric"\nbounds = []',
+                        '[columns.occupation]\ntype = "categorical"\nlevels = [1, 2, 3, 4, 5, 6]')
+    (tmp_path / "cb.toml").write_text(text, encoding="utf-8")
+    assert run("ledger", "init", "l.db", "-e", "4", "-d", "1e-5",
+               cwd=tmp_path).returncode == 0
+    fit = run("fit", "fair.csv", "--codebook", "cb.toml", "--y", "rate_marriage",
+              "--x", "C(occupation)", "--x", "yrs_married*age", "--x", "np.log(age)",
+              "-m", "adassp", "-e", "1", "-d", "1e-6", "--ledger", "l.db", "--json",
+              cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    out = json.loads(fit.stdout)
+    assert out["bounds"]["yrs_married:age"] == [0.5 * 17.5, 23.0 * 42.0]
+    assert out["bounds"]["C(occupation)[T.6]"] == [0.0, 1.0]
+    assert {"np.log(age)", "yrs_married:age"} <= set(out["extra"]["derived_bounds"])
+    assert out["ledger"]["remaining"]
+    show = run("ledger", "show", "l.db", cwd=tmp_path, columns=400)
+    assert show.returncode == 0, show.stderr
+    row = show.stdout.splitlines()[2]  # title, header, the one release
+    assert "adassp" in row and "fair.csv" in row and "np.log(age)" in row

@@ -2,8 +2,10 @@
 
 Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
 error (unknown option, malformed ``--bounds``, an ε or δ outside its range, conflicting flags, a
-misspelt method/column/option/bounds key: :class:`~dpreg.exceptions.UnknownNameError`, with a
-did-you-mean).  Listings are plain tab-separated lines when stdout is not a terminal; progress
+bad parameter value: :class:`~dpreg.exceptions.InvalidParameterError`, and a misspelt
+method/column/option/bounds key: its subclass :class:`~dpreg.exceptions.UnknownNameError`, with a
+did-you-mean; ``--ci`` with a method that has no interval).  ``-o`` keys the method accepts but
+does not use in the call warn.  Listings are plain tab-separated lines when stdout is not a terminal; progress
 bars go to stderr, only on a terminal or with ``--progress`` (:mod:`dpreg._progress`).  Errors print one
 line without a traceback unless ``--debug`` is given; warnings print one line ``warning: ...``
 on stderr and leave the exit code unchanged.
