@@ -111,7 +111,10 @@ def job(description: str, total: int | None = None, *, hide_inner: bool = True
     ``update(done, total)``.  ``hide_inner``: inner loops are not reported meanwhile."""
     callback = _deliver()
     if callback is None:
-        yield lambda done, total=None: None
+        def silent(done: int, new_total: int | None = None) -> None:
+            return None
+
+        yield silent
         return
 
     def update(done: int, new_total: int | None = None) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from dpreg.exceptions import InvalidInputError, InvalidParameterError
+from dpreg.exceptions import InvalidParameterError
 from dpreg.privacy.budgets import Budget
 from dpreg.privacy.notices import (
     NOT_PRIVATE_NOTICE,
