@@ -242,3 +242,189 @@ def test_library_progress_is_off_by_default(capsys):
     assert _progress.interactive(True) is True
     cap = capsys.readouterr()
     assert cap.out == "" and cap.err == ""
+
+
+def test_progress_bars_count_steps_and_leave_stdout_unchanged(data):
+    """--progress draws real bars (counts of steps) on stderr: per prediction point of a
+    Theil-Sen fit, per bootstrap batch of the intervals; stdout is byte-identical to a run
+    without bars (same seed)."""
+    base = ("fit", str(data), "--y", "income", "--x", "age", *FIT)
+    for method, extra, bars in (
+            ("theil-sen-exp", (), ["Theil-Sen: DP median of 2 prediction points", "2/2"]),
+            ("noisy-stats", ("--ci", "0.1"), ["bootstrap: 2000 simulated releases",
+                                              "2000/2000"])):
+        quiet = run(*base, "-m", method, *extra, "--no-progress", columns=200)
+        shown = run(*base, "-m", method, *extra, "--progress", columns=200)
+        assert quiet.returncode == shown.returncode == 0, shown.stderr
+        assert shown.stdout == quiet.stdout
+        assert quiet.stderr == ""
+        for text in bars:
+            assert text in shown.stderr, (text, shown.stderr[-500:])
+            assert text not in shown.stdout
+        assert f"fitting {method}" in shown.stderr  # the spinner around the whole fit
+        _no_data(shown)
+
+
+# ------------------------------------------------------------------ bad option values
+BAD_VALUES = [  # (args after the data file or command, option named, value shown)
+    (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "sideways"],
+     "--neighbouring", "sideways"),
+    (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "add-remov"],
+     "did you mean 'add-remove'", "add-remov"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT, "--ci", "2"],
+     "--ci", "2"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT, "--ci", "0"],
+     "--ci", "0"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+      "--backend", "locl"], "did you mean 'local'", "locl"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "theil-sen-exp", *FIT,
+      "-o", "pairs=-3"], "pairs", "-3"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "theil-sen-wide", *FIT,
+      "-o", "theta=-1"], "theta", "-1"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "adassp", "-d", "1e-6", *FIT,
+      "-o", "inference=maybe"], "inference", "maybe"),
+    (["fit", "{data}", "--y", "income", "--x", "log(age", "-m", "noisy-stats", *FIT],
+     "--x", "log(age"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", "-e", "1",
+      "-b", "age=5:1", "-b", "income=0:5000"], "bounds['age']", "(5.0, 1.0)"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", "-e", "0", *FIT[2:]],
+     "--epsilon", "0"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "adassp", *FIT, "-d", "0.7"],
+     "--delta", "0.7"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--backend", "moon"],
+     "--backend", "moon"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--workers", "0"],
+     "--workers", "0"),
+    (["fit-groups", "{data}", "--by", "region", "--y", "income", "--x", "age", "-m",
+      "noisy-stats", *FIT, "--out", "{tmp}/o.csv", "--keys-from-data", "--ci", "1.5"],
+     "--ci", "1.5"),
+    (["audit", "laplace", "--samples", "0"], "--samples", "0"),
+    (["audit", "laplace", "--alpha", "2"], "--alpha", "2"),
+    (["audit", "laplace", "--workers", "0"], "--workers", "0"),
+    (["reproduce", "alabi-fig5", "--workers", "0"], "--workers", "0"),
+    (["demo", "--trials", "0"], "--trials", "0"),
+    (["demo", "--tracts", "0"], "--tracts", "0"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "0", "-b",
+      "age=0:100", "-b", "income=0:5000", "-e", "1"], "--n", "0"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "100", "-b",
+      "age=0:100", "-b", "income=0:5000", "--target-sd", "-1"], "--target-sd", "-1"),
+    (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "100", "-b",
+      "age=0:100", "-b", "income=0:5000", "-e", "1", "--target", "ag", "--target-sd", "1"],
+     "did you mean 'age'", "ag"),
+    (["regress", "{tmp}/none.json", "y ~ x", "--ci", "3"], "--ci", "3"),
+    (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
+      "--ci", "abc"], "--ci", "valid number"),  # typer's own parse error: also exit 2
+]
+
+
+@pytest.mark.parametrize("args, named, value", BAD_VALUES,
+                         ids=[" ".join(a[:1] + [n]) for a, n, _ in BAD_VALUES])
+def test_bad_option_values_are_usage_errors(data, tmp_path, args, named, value):
+    """Every bad parameter value -- an invalid choice, an unparseable number, ε/δ/α/counts out
+    of range, a malformed formula term or bounds -- exits 2 with one line naming the option
+    and what was received, before anything is read or charged."""
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    argv = [a.replace("{data}", str(data)).replace("{tmp}", str(tmp_path)) for a in args]
+    res = CliRunner().invoke(app, argv, env={"COLUMNS": "250"})
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    assert named in res.output and value in res.output, res.output
+    assert "Traceback" not in res.output
+    assert "123.45" not in res.output
+    assert not (tmp_path / "l.db").exists() and not (tmp_path / "o.csv").exists()
+
+
+def test_data_errors_still_exit_1(data, tmp_path):
+    """Errors from the data (not from a parameter) keep exit code 1."""
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("age,income\n1,2\nx,3\n")
+    res = CliRunner().invoke(app, ["fit", str(bad), "--y", "income", "--x", "age", "-m",
+                                   "noisy-stats", *FIT])
+    assert res.exit_code == 1, res.output
+    res = CliRunner().invoke(app, ["fit", str(tmp_path / "missing.csv"), "--y", "income",
+                                   "--x", "age", "-m", "noisy-stats", *FIT])
+    assert res.exit_code == 1, res.output
+
+
+# ------------------------------------------------------------------ ignored parameters
+def test_accepted_but_ignored_options_warn_naming_key_and_method(data):
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    base = ["fit", str(data), "--y", "income", "--x", "age", *FIT, "--json"]
+    res = CliRunner().invoke(app, [*base, "-m", "theil-sen-exp", "-o", "dof=5",
+                                   "-o", "slope_range=[-1,1]"])
+    assert res.exit_code == 0, res.output
+    assert "warning: -o dof is ignored: --method theil-sen-exp" in res.stderr
+    assert "warning: -o slope_range is ignored: --method theil-sen-exp" in res.stderr
+    res = CliRunner().invoke(app, [*base, "-m", "theil-sen-smooth", "-o", "dof=5"])
+    assert res.exit_code == 0 and "ignored" not in res.stderr, res.stderr  # used there
+    res = CliRunner().invoke(app, [*base, "-m", "noisy-stats", "-o", "inference=false",
+                                   "-o", "n_boot=100"])
+    assert res.exit_code == 0 and "-o n_boot is ignored: --method noisy-stats" in res.stderr
+    assert "123.45" not in res.stderr
+
+
+@pytest.mark.parametrize("method", ["dp-gd", "boosted-adassp", "tukey-em", "dp-intercept"])
+def test_ci_with_a_method_without_intervals_is_a_usage_error(data, tmp_path, method):
+    """--ci where the method never has an interval: exit 2 before anything is charged."""
+    from typer.testing import CliRunner
+
+    from dpreg import Ledger, PureDP
+    from dpreg.cli import app
+
+    led = tmp_path / "l.db"
+    Ledger(PureDP(10), led).close()
+    res = CliRunner().invoke(app, ["fit", str(data), "--y", "income", "--x", "age", *FIT,
+                                   "-d", "1e-6", "-m", method, "--ci", "0.1",
+                                   "--ledger", str(led)])
+    assert res.exit_code == 2, res.output
+    assert f"--ci is not supported by --method {method}" in res.output
+    assert Ledger(None, led).events() == []
+
+
+# ------------------------------------------------------------------ a new user's day
+def test_new_user_journey_codebook_formula_ledger(tmp_path):
+    """As a new user would (issue 20): write the fair data to CSV, `codebook init`, fill in
+    public bounds and levels, fit `C(occupation) + yrs_married*age + np.log(age)` with a
+    codebook charging a ledger, then `ledger show` lists what was released (method, formula,
+    the data file's name) -- all in subprocesses with pipes."""
+    from dpreg.data import load_dataset
+
+    load_dataset("fair").frame.to_csv(tmp_path / "fair.csv", index=False)
+    init = run("codebook", "init", "fair.csv", "--out", "cb.toml", cwd=tmp_path)
+    assert init.returncode == 0, init.stderr
+    text = (tmp_path / "cb.toml").read_text(encoding="utf-8")
+    assert "bounds = []" in text  # empty: nothing read from the data
+    filled = {"rate_marriage": "[1, 5]", "age": "[17.5, 42]", "yrs_married": "[0.5, 23]"}
+    for col, b in filled.items():
+        text = text.replace(f'[columns.{col}]\ntype = "numeric"\nbounds = []',
+                            f'[columns.{col}]\ntype = "numeric"\nbounds = {b}')
+    text = text.replace('[columns.occupation]\ntype = "numeric"\nbounds = []',
+                        '[columns.occupation]\ntype = "categorical"\nlevels = [1, 2, 3, 4, 5, 6]')
+    (tmp_path / "cb.toml").write_text(text, encoding="utf-8")
+    assert run("ledger", "init", "l.db", "-e", "4", "-d", "1e-5",
+               cwd=tmp_path).returncode == 0
+    fit = run("fit", "fair.csv", "--codebook", "cb.toml", "--y", "rate_marriage",
+              "--x", "C(occupation)", "--x", "yrs_married*age", "--x", "np.log(age)",
+              "-m", "adassp", "-e", "1", "-d", "1e-6", "--ledger", "l.db", "--json",
+              cwd=tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    out = json.loads(fit.stdout)
+    assert out["bounds"]["yrs_married:age"] == [0.5 * 17.5, 23.0 * 42.0]
+    assert out["bounds"]["C(occupation)[T.6]"] == [0.0, 1.0]
+    assert {"np.log(age)", "yrs_married:age"} <= set(out["extra"]["derived_bounds"])
+    assert out["ledger"]["remaining"]
+    show = run("ledger", "show", "l.db", cwd=tmp_path, columns=400)
+    assert show.returncode == 0, show.stderr
+    row = show.stdout.splitlines()[2]  # title, header, the one release
+    assert "adassp" in row and "fair.csv" in row and "np.log(age)" in row

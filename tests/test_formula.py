@@ -186,8 +186,11 @@ def test_payload_cli_fit(csv, payload, sentinel, tmp_path):
     res = RUNNER.invoke(app, ["--debug", *args])
     assert isinstance(res.exception, InvalidInputError), (res.exception, res.output)
     plain = RUNNER.invoke(app, args)
-    # a name-like payload is a misspelt column (usage error, exit 2); a bad term is exit 1
-    usage = type(res.exception).__name__ == "UnknownNameError"
+    # a misspelt column (UnknownNameError) or a malformed term (InvalidParameterError: the
+    # user's own text) is a usage error, exit 2; anything else (data) exit 1
+    from dpreg.exceptions import InvalidParameterError
+
+    usage = isinstance(res.exception, InvalidParameterError)
     assert plain.exit_code == (2 if usage else 1) and "Traceback" not in plain.output
     assert _events(ledger) == 0
 
@@ -214,7 +217,10 @@ def test_payload_cli_regress(release, payload, sentinel):
     res = RUNNER.invoke(app, ["--debug", *args])
     assert isinstance(res.exception, InvalidInputError), (res.exception, res.output)
     plain = RUNNER.invoke(app, args)
-    assert plain.exit_code == 1 and "Traceback" not in plain.output
+    from dpreg.exceptions import InvalidParameterError
+
+    usage = isinstance(res.exception, InvalidParameterError)  # the user's formula text
+    assert plain.exit_code == (2 if usage else 1) and "Traceback" not in plain.output
 
 
 WHOLE = [  # whole formulas (left side or structure is the payload)

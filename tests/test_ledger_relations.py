@@ -351,5 +351,5 @@ def test_cli_init_neighbouring(tmp_path):
         "neighbouring"] == "add-remove"
     bad = runner.invoke(app, ["ledger", "init", str(tmp_path / "x.db"), "-e", "1",
                               "--neighbouring", "sideways"])
-    assert bad.exit_code == 1 and "--neighbouring" in bad.output
+    assert bad.exit_code == 2 and "--neighbouring" in bad.output
     assert not (tmp_path / "x.db").exists()

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg.exceptions import InvalidInputError, UnknownNameError
+from dpreg.exceptions import InvalidInputError, InvalidParameterError, UnknownNameError
 
 __all__ = [
     "MAX_FORMULA_CHARS",
@@ -119,7 +119,8 @@ _TOKEN_RE = re.compile(
 
 
 def _fail(message: str) -> InvalidInputError:
-    return InvalidInputError(f"formula: {message}")
+    """A malformed formula: the caller's text (a usage error: exit 2 on the command line)."""
+    return InvalidParameterError(f"formula: {message}")
 
 
 def _show(text: str, limit: int = 40) -> str:
@@ -806,8 +807,8 @@ def formula_from_columns(y: str, xs: Sequence[str], columns: Sequence[str], *,
 
                 raise UnknownNameError(f"{what} {_show(value)} is not a column of the data"
                                        f"{did_you_mean(value, names)}") from None
-            raise InvalidInputError(f"{what} {_show(value)} is not a column of the data and "
-                                    f"not a valid term: {exc}") from None
+            raise InvalidParameterError(f"{what} {_show(value)} is not a column of the data "
+                                        f"and not a valid term: {exc}") from None
 
     lhs = one(y, "--y")
     _check_lhs(lhs)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dpreg._random import check_rng, is_seeded  # re-exported (the modes live in dpreg._random)
-from dpreg.exceptions import InvalidInputError, UnknownNameError
+from dpreg.exceptions import InvalidInputError, InvalidParameterError, UnknownNameError
 
 __all__ = [
     "check_rng",
@@ -77,7 +77,8 @@ def describe_data(value: Any) -> str:
 
 
 def _fail(name: str, expected: str, value: Any) -> InvalidInputError:
-    return InvalidInputError(f"{name} must be {expected}; got {fmt(value)}")
+    """Rejection of a *parameter* (a usage error: exit 2 on the command line)."""
+    return InvalidParameterError(f"{name} must be {expected}; got {fmt(value)}")
 
 
 def _fail_data(name: str, expected: str, value: Any) -> InvalidInputError:

@@ -2,8 +2,10 @@
 
 Exit codes: 0 success, 1 data/privacy error (bad data, exhausted ledger, mechanism ⊥), 2 usage
 error (unknown option, malformed ``--bounds``, an ε or δ outside its range, conflicting flags, a
-misspelt method/column/option/bounds key: :class:`~dpreg.exceptions.UnknownNameError`, with a
-did-you-mean).  Listings are plain tab-separated lines when stdout is not a terminal; progress
+bad parameter value: :class:`~dpreg.exceptions.InvalidParameterError`, and a misspelt
+method/column/option/bounds key: its subclass :class:`~dpreg.exceptions.UnknownNameError`, with a
+did-you-mean; ``--ci`` with a method that has no interval).  ``-o`` keys the method accepts but
+does not use in the call warn.  Listings are plain tab-separated lines when stdout is not a terminal; progress
 bars go to stderr, only on a terminal or with ``--progress`` (:mod:`dpreg._progress`).  Errors print one
 line without a traceback unless ``--debug`` is given; warnings print one line ``warning: ...``
 on stderr and leave the exit code unchanged.
@@ -246,14 +248,17 @@ def _read_text(path: Path, option: str) -> str:
 
 
 def _fail(exc: BaseException) -> None:
-    """One ``error:`` line on stderr; exit 2 for a usage error (a misspelt method, column,
-    option or bounds key: :class:`~dpreg.exceptions.UnknownNameError`), else 1."""
-    from dpreg.exceptions import UnknownNameError
+    """One ``error:`` line on stderr; exit 2 for a usage error (a bad parameter value or a
+    misspelt method, column, option or bounds key:
+    :class:`~dpreg.exceptions.InvalidParameterError` and its subclass
+    :class:`~dpreg.exceptions.UnknownNameError`), else 1 (the data, the ledger, a ⊥)."""
+    from dpreg.exceptions import InvalidParameterError
 
     if _STATE["debug"]:
         raise exc
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2 if isinstance(exc, UnknownNameError) else 1)
+    err_console.print(f"[bold red]error:[/] {_cli_text(str(exc))}", highlight=False,
+                      soft_wrap=True)
+    raise typer.Exit(code=2 if isinstance(exc, InvalidParameterError) else 1)
 
 
 def _usage(text: str) -> NoReturn:
@@ -407,6 +412,33 @@ def _usage_error(option: str, expected: str, raw: str, why: str = "") -> NoRetur
     raise typer.Exit(code=2)
 
 
+def _check_range(value: float | None, option: str, *, low: float, high: float | None = None,
+                 open_low: bool = False, open_high: bool = True, integer: bool = False) -> None:
+    """A numeric option of the CLI itself in its range, else a usage error (exit 2) naming the
+    option, the range and what was received (``None``: not given)."""
+    if value is None:
+        return
+    ok = (value > low if open_low else value >= low) and (
+        high is None or (value < high if open_high else value <= high)) and not (
+        isinstance(value, float) and math.isnan(value))
+    if ok:
+        return
+    what = "an integer" if integer else "a number"
+    rng = (f"{low:g} {'<' if open_low else '<='} {option.lstrip('-').upper()}"
+           + ("" if high is None else f" {'<' if open_high else '<='} {high:g}"))
+    _usage_error(option, f"{what} with {rng}", str(value))
+
+
+def _check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
+    """An enumerated option of the CLI: a usage error (exit 2) with a did-you-mean."""
+    if value in choices:
+        return
+    from dpreg._validation import did_you_mean
+
+    _usage_error(option, "one of " + ", ".join(choices), value,
+                 did_you_mean(value, choices))
+
+
 def _cli_warning(text: str) -> None:
     typer.echo(f"warning: {text}", err=True)
 
@@ -540,6 +572,37 @@ def _warn_ignored(entry: Any, delta: float | None, one_regressor: bool) -> None:
                      "only ε; see `dpreg methods`)")
 
 
+def _check_ci_supported(entry: Any, ci: float | None) -> None:
+    """``--ci`` with a method that never has an interval (``dpreg methods``' table in
+    :data:`dpreg.inference.uncertainty.CI_SUPPORT` says "none"): a usage error (exit 2) before
+    any data is read or budget charged, with the reason."""
+    if ci is None:
+        return
+    from dpreg.inference.uncertainty import CI_SUPPORT, no_ci_text
+
+    if CI_SUPPORT.get(entry.name) == "none":
+        why = _cli_text(no_ci_text(entry.name).removeprefix("none: "))
+        _usage(f"--ci is not supported by --method {entry.name}: {why}")
+
+
+def _warn_ignored_options(entry: Any, opts: dict[str, Any]) -> None:
+    """``warning:`` lines for ``-o`` keys the method accepts but will not use in this call
+    (the run continues; the key and the method are named, never a value)."""
+    median = entry.estimator_options.get("median")
+    ci_on = opts.get("ci_alpha") is not None
+    if median is not None:  # theil-sen-*
+        if "dof" in opts and median != "smooth":
+            _cli_warning(f"-o dof is ignored: --method {entry.name} has no Student-t noise "
+                         "(dof is used by theil-sen-smooth only)")
+        for key in ("ci_method", "slope_range"):
+            if key in opts and not ci_on:
+                _cli_warning(f"-o {key} is ignored: --method {entry.name} uses it only for the "
+                             "slope interval, which --ci ALPHA requests")
+    if "n_boot" in opts and opts.get("inference") is False:
+        _cli_warning(f"-o n_boot is ignored: --method {entry.name} with -o inference=false "
+                     "draws no bootstrap")
+
+
 def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
     """``private``, ``seeded`` and ``notice`` of a command's JSON/text output (the same
     notices as :attr:`dpreg.PrivacyStatement.notices`)."""
@@ -607,12 +670,13 @@ def fit(
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
-    if backend not in ("local", "spark"):
-        _usage(f"--backend must be local or spark; got {backend!r}")
+    _check_choice(backend, "--backend", ("local", "spark"))
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
     entry = _method_entry(method)
+    _check_ci_supported(entry, ci if ci is not None else opts.get("ci_alpha"))
     try:
         from dpreg._formula import formula_from_columns
-        from dpreg._progress import interactive, spinner
+        from dpreg._progress import interactive, rich_bars, spinner
         from dpreg.api import needs_memory_message, regress, source_methods
         from dpreg.exceptions import InvalidInputError
 
@@ -635,21 +699,25 @@ def fit(
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
+        _warn_ignored_options(entry, opts)
         if allow_unreliable:
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
 
-        with _library_warnings(), release_context(entry="dpreg fit", data=str(data)), \
-                spinner(f"fitting {method}", enabled=interactive(progress)):
-            res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap, delta=dlt,
-                          ledger=led, random_state=seed, codebook=codebook, **opts)
-        _warn_delta_per_n(dlt, res.nobs)
-        with spinner("computing the intervals (parametric bootstrap of the release)",
-                     enabled=interactive(progress) and (ci is not None or not as_json)):
-            ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
-            # the summary's intervals (a bootstrap where the method has one) are drawn here,
-            # under the spinner; printing below reuses them
-            summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
+        # bars on stderr (only on a terminal or with --progress): a spinner for the fit and
+        # the intervals, with a bar per prediction point / bootstrap batch inside
+        with rich_bars(interactive(progress)):
+            with _library_warnings(), release_context(entry="dpreg fit", data=str(data)), \
+                    spinner(f"fitting {method}"):
+                res = regress(frame, formula, method=method, epsilon=eps, bounds=bmap,
+                              delta=dlt, ledger=led, random_state=seed, codebook=codebook,
+                              **opts)
+            _warn_delta_per_n(dlt, res.nobs)
+            with spinner("computing the intervals (parametric bootstrap of the release)"):
+                ci_frame = _intervals(res, ci)  # the release is spent: shown even without a CI
+                # the summary's intervals (a bootstrap where the method has one) are drawn
+                # here, under the spinner; printing below reuses them
+                summary_text = None if as_json else _cli_text(str(res.summary(alpha=ci)))
         _plot_result(res, plot, ci)
     except DPRegError as exc:
         _fail(exc)
@@ -763,16 +831,21 @@ def fit_groups(
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     opts = parse_options(option)
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
+    _check_range(workers, "--workers", low=1, integer=True)
+    _check_choice(backend, "--backend", ("local", "reference", "spark"))
     if ci is not None:
         opts.setdefault("ci_alpha", ci)
     if groups_file is not None and keys_from_data:
         _usage("give either --groups-file (the public key list) or --keys-from-data, not both")
     entry = _method_entry(method)
+    _check_ci_supported(entry, opts.get("ci_alpha"))
     _warn_ignored(entry, dlt, True)
+    _warn_ignored_options(entry, opts)
     try:
         import pandas as pd
 
-        from dpreg._progress import interactive
+        from dpreg._progress import interactive, rich_bars
         from dpreg.codebook import resolve_codebook
         from dpreg.exceptions import InvalidInputError
         from dpreg.grouped import fit_by_group
@@ -809,7 +882,8 @@ def fit_groups(
         from dpreg.privacy import release_context
 
         # a bar over the groups (per-group loop) or a spinner (vectorised); on stderr
-        with _library_warnings(), release_context(entry="dpreg fit-groups", data=str(data)):
+        with rich_bars(interactive(progress)), _library_warnings(), \
+                release_context(entry="dpreg fit-groups", data=str(data)):
             table = fit_by_group(frame, by, x, y, method=method, epsilon=eps, bounds=bmap,
                                  delta=dlt, groups=keys, random_state=seed,
                                  progress=interactive(progress), backend=backend,
@@ -882,8 +956,7 @@ def release_cov(
     cols: list[str] = []
     for c in columns:
         cols.extend(part for part in c.split(",") if part)
-    if backend not in ("local", "spark"):
-        _usage(f"--backend must be local or spark; got {backend!r}")
+    _check_choice(backend, "--backend", ("local", "spark"))
     try:
         from dpreg.covariance import release_sscp
         from dpreg.privacy import release_context
@@ -936,6 +1009,7 @@ def regress(
         "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
 ) -> None:
     """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
     try:
         from dpreg.covariance import SSCPRelease
 
@@ -985,6 +1059,9 @@ def plan_cmd(
     """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
     eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
     dlt = parse_delta(delta)
+    _check_range(n, "--n", low=2, integer=True)
+    _check_range(n_sim, "--n-sim", low=10, integer=True)
+    _check_range(target_sd, "--target-sd", low=0, open_low=True)
     try:
         from dpreg.planner import plan
 
@@ -1056,6 +1133,13 @@ def ledger_init(
 ) -> None:
     """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
     eps_total, delta_total = privacy_options(epsilon, delta, not_private)
+    try:
+        from dpreg.privacy import check_neighbouring as _relation
+
+        _relation(neighbouring, "--neighbouring")
+    except DPRegError:
+        _check_choice(neighbouring.strip().lower(), "--neighbouring",
+                      ("replace-one", "add-remove"))
     try:
         from dpreg import ApproxDP, Ledger, PureDP
         from dpreg.exceptions import InvalidInputError
@@ -1151,6 +1235,8 @@ def demo(
     from dpreg._validation import did_you_mean
     from dpreg.exceptions import UnknownNameError
 
+    _check_range(trials, "--trials", low=1, integer=True)
+    _check_range(tracts, "--tracts", low=1, integer=True)
     try:
         if scale not in ("state", "nation"):
             raise UnknownNameError(f"--scale must be 'state' or 'nation'; got {scale!r}"
@@ -1211,6 +1297,7 @@ def reproduce(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Reproduce a paper figure/table: CSVs, figures (PNG + plotted numbers) and claim verdicts."""
+    _check_range(workers, "--workers", low=1, integer=True)
     try:
         from dpreg.bench import list_specs
         from dpreg.bench import reproduce as run_reproduction
@@ -1227,24 +1314,13 @@ def reproduce(
             return
         if not name:
             raise InvalidInputError("give a reproduction NAME (see `dpreg reproduce --list`)")
-        from dpreg._progress import interactive
+        from dpreg._progress import interactive, job, rich_bars
 
-        if not interactive(progress):
+        # one bar over the cells (counts only; the fits inside a cell report nothing)
+        with rich_bars(interactive(progress)), job(f"{name}: cells") as update:
             result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                      workers=workers)
-        else:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                          console=Console(stderr=True, force_terminal=True),
-                          transient=True) as bar:
-                task = bar.add_task(name, total=None)
-
-                def on_progress(done: int, total: int, desc: str) -> None:
-                    bar.update(task, completed=done, total=total, description=desc)
-
-                result = run_reproduction(name, out=out, quick=quick, resume=resume,
-                                          workers=workers, progress=on_progress)
+                                      workers=workers,
+                                      progress=lambda done, total, _desc: update(done, total))
     except DPRegError as exc:
         _fail(exc)
         return
@@ -1282,8 +1358,11 @@ def audit(
 ) -> None:
     """Empirical privacy audit: ε lower confidence bound on worst-case neighbouring pairs.
 
-    Exit code 0 if every audit passes, 1 if any FAILS (ε_LCB > claimed ε) or on bad input.
+    Exit code 0 if every audit passes, 1 if any FAILS (ε_LCB > claimed ε), 2 on a usage error.
     """
+    _check_range(samples, "--samples", low=16, integer=True)
+    _check_range(alpha, "--alpha", low=0, high=1, open_low=True)
+    _check_range(workers, "--workers", low=1, high=256, open_high=False, integer=True)
     try:
         from dpreg.audit import TARGETS, AuditResult, audit_target, results_json, results_table
         from dpreg.exceptions import InvalidInputError
@@ -1305,15 +1384,16 @@ def audit(
                                     "or 'all'")
         names = list(TARGETS) if method == "all" else [method]
         chosen = [p.strip() for p in pairs.split(",") if p.strip()] if pairs else None
-        from dpreg._progress import interactive, spinner, track
+        from dpreg._progress import interactive, rich_bars, spinner, steps
 
-        show = interactive(progress)
         results: list[AuditResult] = []
-        for name in track(names, f"auditing {len(names)} targets",
-                          enabled=show and len(names) > 1):
-            with spinner(f"auditing {name}", enabled=show and len(names) == 1):
-                results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha,
-                                        rng=seed, workers=workers)
+        with rich_bars(interactive(progress)):
+            # a bar over the targets (several) or a spinner (one); public names and counts
+            for name in steps(names, f"auditing {len(names)} targets") if len(names) > 1 \
+                    else names:
+                with spinner(f"auditing {name}"):
+                    results += audit_target(name, pairs=chosen, samples=samples, alpha=alpha,
+                                            rng=seed, workers=workers)
     except DPRegError as exc:
         _fail(exc)
         return

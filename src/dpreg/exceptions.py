@@ -35,7 +35,17 @@ class InvalidInputError(DPRegError):
     """
 
 
-class UnknownNameError(InvalidInputError):
+class InvalidParameterError(InvalidInputError):
+    """A parameter the caller chose (not the data) is invalid: a value outside its range, a
+    choice that is not one of the allowed ones, a malformed number.
+
+    The message names the parameter, the expected values and what was received (with a "did
+    you mean" for choices).  The command line exits with code 2 (usage error) on it; errors
+    about the data itself stay :class:`InvalidInputError` (exit code 1).
+    """
+
+
+class UnknownNameError(InvalidParameterError):
     """A name the caller typed is not one that exists: a method, a column of the data, a
     hyperparameter (option) of the method, a bounds or codebook key.
 

@@ -50,11 +50,18 @@ import numpy as np
 import pandas as pd
 
 from dpreg import _registry
-from dpreg._validation import check_bounds, check_delta, check_epsilon, check_int, check_positive
+from dpreg._validation import (
+    check_bounds,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    did_you_mean,
+)
 from dpreg.auto.noise import adassp_cov as _adassp
 from dpreg.auto.noise import covariance_cov as _covariance
 from dpreg.auto.noise import noisy_stats_cov as _noisy_stats
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
 
@@ -287,8 +294,9 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         if target == "prediction":
             return p.prediction_sd
         if target not in p.coef_sd:
-            raise InvalidInputError(f"target must be 'prediction' or one of {list(p.coef_sd)}; "
-                                    f"got {target!r}")
+            raise InvalidParameterError(
+                f"target must be 'prediction' or one of {list(p.coef_sd)}; got {target!r}"
+                + did_you_mean(str(target), ["prediction", *p.coef_sd]))
         return p.coef_sd[target]
 
     hi = 1.0

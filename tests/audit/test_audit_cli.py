@@ -26,6 +26,6 @@ def test_audit_table_and_bad_input():
     res = RUNNER.invoke(app, ["audit", "ptr", "--samples", "500", "--seed", "2"])
     assert res.exit_code == 0 and "PASS" in res.stdout and "ε_LCB" in res.stdout
     assert RUNNER.invoke(app, ["audit", "nope"]).exit_code == 2  # usage error
-    assert RUNNER.invoke(app, ["audit", "laplace", "--samples", "3"]).exit_code == 1
+    assert RUNNER.invoke(app, ["audit", "laplace", "--samples", "3"]).exit_code == 2  # bad value
     assert RUNNER.invoke(app, ["audit", "laplace", "--pairs", "nope"]).exit_code == 2
     assert RUNNER.invoke(app, ["audit"]).exit_code == 1

@@ -288,7 +288,7 @@ def test_cli_fit_groups_backends_and_integer_keys(tmp_path):
     r = _cli("fit-groups", str(data), "--by", "k", "--y", "y", "--x", "x", "-m", "noisy-stats",
              "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--out", str(tmp_path / "o.csv"),
              "--groups-file", str(keys), "--backend", "nope")
-    assert r.returncode == 1 and "backend" in r.stderr
+    assert r.returncode == 2 and "--backend" in r.stderr  # usage error
 
 
 # ---------------------------------------------------------------------- issue 15 item 8

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from dpreg import _registry
+from dpreg._progress import job
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -340,16 +341,27 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
 
     results = []
     rest = idx.tolist()
-    if lean is not None:  # the core on the first group validates the options
-        results.append(run(rest[0]))
-        rest = rest[1:]
-    fn = lean if lean is not None else call
-    if workers > 1 and len(rest) > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results.extend(pool.map(lambda k: run(k, fn), rest,
-                                    chunksize=max(1, len(rest) // (8 * workers))))
-    else:
-        results.extend(run(int(k), fn) for k in rest)
+    n_keys = len(spec.keys)
+    # progress (silent without a hook): the position among the declared (public) keys, total
+    # the number of keys -- never a count of rows; inner reports are hidden meanwhile
+    with job(f"fitting {n_keys} groups one by one", n_keys) as update:
+        if lean is not None:  # the core on the first group validates the options
+            results.append(run(rest[0]))
+            update(rest[0] + 1, n_keys)
+            rest = rest[1:]
+        fn = lean if lean is not None else call
+        if workers > 1 and len(rest) > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                done = pool.map(lambda k: run(k, fn), rest,
+                                chunksize=max(1, len(rest) // (8 * workers)))
+                for k, r in zip(rest, done):  # in key order, on this thread
+                    results.append(r)
+                    update(int(k) + 1, n_keys)
+        else:
+            for k in rest:
+                results.append(run(int(k), fn))
+                update(int(k) + 1, n_keys)
+        update(n_keys, n_keys)
     slope = np.array([r.released_slope if not r.failed else math.nan for r in results])
     intercept = np.array([r.released_intercept if not r.failed else math.nan for r in results])
     ok = np.array([not r.failed for r in results], dtype=bool)

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpreg._validation import check_bounds, check_delta, check_epsilon, check_xy
-from dpreg.exceptions import InvalidInputError, MechanismFailure
+from dpreg.exceptions import InvalidInputError, InvalidParameterError, MechanismFailure
 from dpreg.inference import RegressionResults
 from dpreg.inference.uncertainty import no_ci_text, reparametrised_kwargs
 from dpreg.multivariate._common import PublicScaling
@@ -104,7 +104,7 @@ def resolve_inference(value: Any, *, supported: bool) -> bool:
     if isinstance(value, str) and value == "auto":
         return bool(supported)
     if not isinstance(value, (bool, np.bool_)):
-        raise InvalidInputError(f"inference must be True, False or 'auto'; got {value!r}")
+        raise InvalidParameterError(f"inference must be True, False or 'auto'; got {value!r}")
     return bool(value)
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_positive, check_xy, fmt
-from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
+from dpreg._validation import check_bounds, check_positive, check_xy, did_you_mean, fmt
+from dpreg.exceptions import InvalidInputError, InvalidParameterError, PrivacyLeakWarning
 from dpreg.mechanisms.gaussian import gaussian
 from dpreg.privacy.budgets import Budget
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
@@ -105,7 +105,8 @@ def learning_rates(schedule: str, base: float, n_steps: int) -> np.ndarray:
 def check_choice(value: Any, name: str, options: Sequence[str]) -> str:
     """A string from a fixed set of options."""
     if not isinstance(value, str) or value not in options:
-        raise InvalidInputError(f"{name} must be one of {list(options)}; got {fmt(value)}")
+        raise InvalidParameterError(f"{name} must be one of {list(options)}; got {fmt(value)}"
+                                    + did_you_mean(str(value), options))
     return value
 
 

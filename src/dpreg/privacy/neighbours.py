@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidParameterError
 from dpreg.privacy.budgets import Budget
 from dpreg.privacy.notices import (
     NOT_PRIVATE_NOTICE,
@@ -57,8 +57,11 @@ def check_neighbouring(value: Any, name: str = "neighbouring") -> Neighbouring:
         }
         if norm in aliases:
             return aliases[norm]
-    raise InvalidInputError(
+    from dpreg._validation import did_you_mean
+
+    raise InvalidParameterError(
         f"{name} must be 'replace-one' or 'add-remove'; got {value!r}"
+        + did_you_mean(str(value), ["replace-one", "add-remove"])
     )
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_int, check_xy, fmt
-from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
+from dpreg._validation import check_bounds, check_int, check_xy, did_you_mean, fmt
+from dpreg.exceptions import InvalidInputError, InvalidParameterError, PrivacyLeakWarning
 
 __all__ = [
     "check_simple_xy",
@@ -43,7 +43,8 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """A string option from ``choices`` (case-sensitive)."""
     if not isinstance(value, str) or value not in choices:
         allowed = " | ".join(repr(c) for c in choices)
-        raise InvalidInputError(f"{name} must be one of {allowed}; got {fmt(value)}")
+        raise InvalidParameterError(f"{name} must be one of {allowed}; got {fmt(value)}"
+                                    + did_you_mean(str(value), choices))
     return value
 
 

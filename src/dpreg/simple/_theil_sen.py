@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._progress import steps
 from dpreg._validation import (
     check_bounds,
     check_epsilon,
@@ -289,12 +290,16 @@ def release_theil_sen(
     design = _AllPairsInfo(n) if algorithm == "exact-fast" else make_design(n, pairs, rng)
     k = design.k
     points: tuple[float | None, ...] = x_eval if estimand == "predictions" else (None,)
+    # progress (silent unless a hook is installed): one step per DP median, i.e. per
+    # prediction point (or the slope); public text only
+    todo = steps(list(zip(points, targets)), f"Theil-Sen: DP median of {len(points)} "
+                 + ("prediction points" if estimand == "predictions" else "slope"))
     if algorithm == "exact-fast":
         values = [
             dp_median_all_pairs_target(xa, ya, estimand=estimand, x_eval=xv,
                                        epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta,
                                        rng=rng)
-            for xv, part in zip(points, targets)
+            for xv, part in todo
         ]
     else:
         assert isinstance(design, PairDesign)
@@ -303,7 +308,7 @@ def release_theil_sen(
                 doubled_pair_values(xa, ya, design, estimand=estimand, x_eval=xv),
                 median=median, epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta, dof=dof,
                 rng=rng)
-            for xv, part in zip(points, targets)
+            for xv, part in todo
         ]
     return values, design
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from dpreg import _registry
+from dpreg._progress import report
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy import PureDP
@@ -103,6 +104,7 @@ def replicate_predictions(
                                                    theta=th, rng=gen, size=t)
         return out
     designs = [make_design(n, pairs_arg, gen)] if pairs_arg == "all" else None
+    what = f"Theil-Sen: {t} replicates at 2 prediction points"
     for j, xv in enumerate(xe):
         if designs is not None:
             vals = doubled_pair_values(xa, ya, designs[0], estimand="predictions", x_eval=xv)
@@ -111,10 +113,15 @@ def replicate_predictions(
                                              rng=gen, size=t)
         else:
             for r in range(t):
+                # progress (silent without a hook): per replicate (a fresh design of
+                # matchings each), over both prediction points; counts only
+                report(what, j * t + r, 2 * t)
                 d = make_design(n, pairs_arg, gen)
                 vals = doubled_pair_values(xa, ya, d, estimand="predictions", x_eval=xv)
                 out[r, j] = dp_median_of_doubled(vals, median=median, epsilon=eps_t, k=d.k,
                                                  lo=lo, hi=hi, theta=th, dof=dof, rng=gen)
+    if designs is None:
+        report(what, 2 * t, 2 * t)
     return out
 
 

@@ -146,9 +146,13 @@ class ParametricBootstrap:
     def _simulate(self) -> tuple[np.ndarray, np.ndarray]:
         if self._draws is not None:
             return self._draws
+        from dpreg._progress import report
+
         ests, covs = [], []
         left = self.n_boot
         failed = 0
+        what = f"bootstrap: {self.n_boot} simulated releases"  # public: B only
+        report(what, 0, self.n_boot)
         while left > 0:
             size = min(left, _CHUNK)
             est, cov, ok = self.model.replicate(size, self._rng)
@@ -157,6 +161,7 @@ class ParametricBootstrap:
             covs.append(np.einsum("ij,bjk,lk->bil", self._A, cov[ok], self._A))
             failed += int(size - ok.sum())
             left -= size
+            report(what, self.n_boot - left, self.n_boot)  # per batch of replicates
         draws = np.concatenate(ests, axis=0)
         cv = np.concatenate(covs, axis=0)
         good = (np.all(np.isfinite(draws), axis=1)
