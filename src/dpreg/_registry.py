@@ -225,6 +225,9 @@ NEEDS_ROWS: Mapping[str, str] = MappingProxyType({
                       "estimate (residuals), so it needs the rows, not one set of sums",
     "tukey-em": "it fits models on disjoint random subsets of the rows and releases a "
                 "Tukey-depth median of them, which needs the rows themselves",
+    "hessian-mixing": "each of its iterations takes a gradient of the clipped residuals at "
+                      "the current estimate, a pass over the rows, so it needs the rows, not "
+                      "one set of sums",
     "auto": "it chooses privately among methods, some of which need every row",
 })
 
