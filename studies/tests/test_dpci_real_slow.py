@@ -36,8 +36,7 @@ def test_covariance_ols_accepted_real_cell_is_in_band():
     """The SSCP refusal rule (regressor-block κ and the PSD repair of the model's block,
     docs/uncertainty.md) gives intervals on fair (6,366 rows) at ε = 4, where the old rule
     (κ with the response column) refused 258 of 300 releases (now 55); the accepted ones
-    cover at or above the band (widened by 2 MC SE), with widths near the oracle.  About 2
-    minutes on one core."""
+    cover at or above the band (widened by 2 MC SE), with widths near the oracle.  About 15 s."""
     df = real_coverage_study("covariance-ols", "fair", "residual", epsilon=4.0, reps=200,
                              n_boot=500, seed=0)
     tab = summarise_real(df)
