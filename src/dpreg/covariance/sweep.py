@@ -143,9 +143,10 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
                           psd_tol=float(rel.metadata["psd_tol"]), n_public=public_n,
                           x_idx=x_idx, y_idx=y_idx, names=names,
                           noisy_scaled=rel.noisy_scaled)
-        if model.noise_ratio > model.noise_ratio_limit:
-            # too little information: refuse (measured: such intervals covered 0.15-0.54 at a
-            # nominal 0.9-0.95 on small real data, docs/uncertainty.md)
+        if not model.sufficient:
+            # too little information (regressor block dominated by the noise, or the PSD repair
+            # changed the model's block): refuse -- measured: such intervals covered 0.05-0.8
+            # at a nominal 0.9-0.95 (stress runs, small real data; docs/uncertainty.md)
             from dpreg.inference.uncertainty import refusal_kwargs
 
             dp_kw = refusal_kwargs(model.refusal(), noise_ratio=model.noise_ratio)

@@ -25,7 +25,8 @@ import numpy as np
 
 from dpreg.inference.dpci.engine import BootstrapModel
 
-__all__ = ["SSCPModel", "AdaSSPModel", "ADASSP_NOISE_RATIO_LIMIT", "sym_noise_cov",
+__all__ = ["SSCPModel", "AdaSSPModel", "ADASSP_NOISE_RATIO_LIMIT", "SSCP_REPAIR_SHIFT_LIMIT",
+           "sym_noise_cov",
            "batched_repair_psd"]
 
 
@@ -90,6 +91,11 @@ def _psd_part(M: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # SSCP release
 # --------------------------------------------------------------------------------------------
+#: an SSCP release whose PSD repair moved the model's estimate (raw vs repaired solve) by more
+#: than this many DP-aware standard errors is refused an interval (the repair's bias is not
+#: reproduced by the bootstrap; docs/uncertainty.md)
+SSCP_REPAIR_SHIFT_LIMIT = 0.1
+
 class SSCPModel(BootstrapModel):
     """Bootstrap world of ``SSCPRelease.regress(formula)``.
 
@@ -147,28 +153,92 @@ class SSCPModel(BootstrapModel):
         vals, vecs = np.linalg.eigh(MZ)
         self.L = vecs * np.sqrt(np.maximum(vals, 0.0))
         self.n_world = self._n_used(self.noisy_count)
-        # κ: noise sd over the smallest eigenvalue of the released (unrepaired) scaled matrix of
-        # the model's columns (intercept, regressors, response); a repair cannot hide it
-        sub = sorted({0, *self.x_idx, self.y_idx})
-        raw = scaled_repaired if noisy_scaled is None else np.asarray(noisy_scaled, dtype=float)
-        lam = float(np.linalg.eigvalsh((raw + raw.T)[np.ix_(sub, sub)] / 2.0)[0])
-        self.noise_ratio = self.sigma / lam if lam > 0 else math.inf
+        self._diagnose(scaled_repaired if noisy_scaled is None
+                       else np.asarray(noisy_scaled, dtype=float))
+
+    def _diagnose(self, raw: np.ndarray) -> None:
+        """The refusal rule, from released values only (issue 18).
+
+        * κ = σ / λ_min of the released (unrepaired) scaled block of the **regressors** (the
+          matrix the regression inverts; the response column is not in it).
+        * The residual part: the released residual sum of squares of this model, i.e. the
+          Schur complement S = yy − vᵀM⁻¹v of the response in the unrepaired scaled matrix of
+          the model's columns, and its noise sd σ_S = σ·√(2‖w‖⁴ − Σw⁴) with w = (−M⁻¹v, 1)
+          (the sd of wᵀEw for the symmetric noise E).  When S <= 0 the model's block is not
+          positive definite: the PSD repair lifts its smallest eigenvalue to the next one and
+          so shrinks the estimate (a ridge of that size), and the stress runs and real data
+          showed intervals of such releases covering far below nominal.  The rule also
+          refuses when the repair of a larger release moved this model's estimate by more
+          than :data:`SSCP_REPAIR_SHIFT_LIMIT` DP-aware standard errors.
+        """
+        raw = (raw + raw.T) / 2.0
+        xi, yi = self.x_idx, self.y_idx
+        M = raw[np.ix_(xi, xi)]
+        lam_x = float(np.linalg.eigvalsh(M)[0]) if xi else math.inf
+        #: κ of the regressor block (the noise ratio the rule and ``dp_ci_noise_ratio`` use)
+        self.noise_ratio = self.sigma / lam_x if lam_x > 0 else math.inf
+        self.residual_ss = math.nan
+        self.residual_ss_sd = math.nan
+        self.repair_shift = 0.0
+        if lam_x > 0:
+            # in original units (the model's own span, with or without an intercept), then
+            # back on the response's [0, 1] scale: S' = S / r_y²
+            C_raw = self.T.T @ raw @ self.T
+            C_raw = (C_raw + C_raw.T) / 2.0
+            v = C_raw[xi, yi]
+            beta_raw = np.linalg.solve(C_raw[np.ix_(xi, xi)], v)
+            r_y2 = self.T[yi, yi] ** 2
+            self.residual_ss = float(C_raw[yi, yi] - v @ beta_raw) / r_y2
+            w = np.zeros(self.P)
+            w[xi] = -beta_raw
+            w[yi] = 1.0
+            wt = self.T @ w  # wᵀTᵀETw = (Tw)ᵀE(Tw)
+            self.residual_ss_sd = self.sigma * math.sqrt(
+                max(2.0 * float(wt @ wt) ** 2 - float(np.sum(wt**4)), 0.0)) / r_y2
+            # how far the repair moved the estimate: raw vs repaired solve, in DP-aware SEs
+            se = np.sqrt(np.maximum(np.diag(self.cov_hat), 0.0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shift = np.where(se > 0, np.abs(beta_raw - self.beta_hat) / se, 0.0)
+            self.repair_shift = float(np.max(shift))
+        #: the PSD repair changed this model's part of the release (residual sum of squares
+        #: below the noise, or the estimate moved by more than the limit)
+        self.repaired = bool(not self.residual_ss > 0
+                             or self.repair_shift > SSCP_REPAIR_SHIFT_LIMIT)
+        self.sufficient = bool(self.noise_ratio <= self.noise_ratio_limit and not self.repaired)
 
     def refusal(self) -> str:
-        """Why the release is refused an interval (κ above the limit); every number in it is
-        a released or public value."""
+        """Why the release is refused an interval (only meaningful when ``sufficient`` is
+        False); every number in it is a released or public value."""
         k = self.noise_ratio
-        what = (f"κ = noise sd / smallest eigenvalue of the model's released columns = {k:.3g}"
-                if math.isfinite(k) else
-                "the model's block of the released matrix is not even positive definite")
-        more = (f"about {k / self.noise_ratio_limit:.2g}× the rows or ε" if math.isfinite(k)
-                else "many more rows or a much larger ε")
+        if not k <= self.noise_ratio_limit:
+            what = (f"its regressor block is dominated by the privacy noise (κ = noise sd / "
+                    f"smallest eigenvalue of the released regressor block = {k:.3g}; the limit "
+                    f"is {self.noise_ratio_limit:g})" if math.isfinite(k) else
+                    "its regressor block is not even positive definite (the privacy noise "
+                    "exceeds the regressors' smallest eigenvalue)")
+            more = (f"about {k / self.noise_ratio_limit:.2g}× the rows or ε (κ falls in "
+                    f"proportion to both)" if math.isfinite(k)
+                    else "many more rows or a much larger ε")
+            return (f"none: refused -- the released SSCP matrix carries too little information "
+                    f"for a valid interval: {what}, so the estimate is biased by an amount the "
+                    f"release cannot correct (such intervals covered far below nominal, "
+                    f"docs/uncertainty.md). Needs {more}, or fewer regressors")
+        if not self.residual_ss > 0:
+            what = (f"the model's released residual sum of squares is {self.residual_ss:.3g} "
+                    f"(on the [0, 1]-scaled release; its privacy-noise sd is "
+                    f"{self.residual_ss_sd:.3g}), so the matrix is not positive definite and "
+                    f"the PSD repair had to change it")
+        else:
+            what = (f"the PSD repair of the release moved this model's estimate by "
+                    f"{self.repair_shift:.2g} DP-aware standard errors (limit "
+                    f"{SSCP_REPAIR_SHIFT_LIMIT:g})")
         return (f"none: refused -- the released SSCP matrix carries too little information "
-                f"for a valid interval: it is dominated by the privacy noise ({what}; the "
-                f"limit is {self.noise_ratio_limit:g}) and the estimate is biased by the PSD "
-                f"repair by an amount the release cannot correct (such intervals covered "
-                f"far below nominal, docs/uncertainty.md). Needs {more} (κ falls in "
-                f"proportion to both), or fewer regressors")
+                f"about the residual variance for a valid interval: {what}; the repair "
+                f"shrinks the estimate like a ridge, by an amount the release cannot correct "
+                f"(such intervals covered far below nominal, docs/uncertainty.md). The "
+                f"residual sum of squares must clearly exceed the noise: it grows with the "
+                f"rows and with tighter public bounds of the response, the noise sd falls in "
+                f"proportion to ε")
 
     def _n_used(self, noisy_count: Any) -> Any:
         if self.n_public is not None:
