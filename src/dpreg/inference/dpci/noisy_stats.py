@@ -170,8 +170,73 @@ class NoisyStatsModel(BootstrapModel):
         cov = self._cov(r["ncov"], r["nvar"], r["nvar_y"], r["xbar"])[0]
         return np.array([self.intercept, self.slope]), cov
 
+    def world_nvar_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws of nvar = Σ(x − x̄)² given the released nvar~ (its posterior under a
+        flat prior on the feasible range).
+
+        nvar~ = nvar + L₂ with L₂ ~ Lap(b), and the release was not ⊥ (nvar~ > 0), so the
+        likelihood of nvar is the Laplace density at nvar~ − nvar divided by P(nvar + L₂ > 0)
+        = 1 − ½e^{−nvar/b}; nvar lies in (0, n·w_x²/4].  Draws: importance resampling of a pool
+        of 4·``size`` Laplace draws truncated to that range (inverse CDF).  Post-processing of
+        released values; b = 0 (ε = ∞) gives nvar~ itself."""
+        b = float(self.scales["nvar"])
+        hi = self.n * self.wx * self.wx / 4.0
+        if b <= 0.0 or not math.isfinite(b):
+            return np.full(size, self.nvar_t)
+        c = self.r["nvar"]
+
+        def cdf(v: float) -> float:
+            z = (v - c) / b
+            return 0.5 * math.exp(z) if z < 0 else 1.0 - 0.5 * math.exp(-z)
+
+        f0, f1 = cdf(0.0), cdf(hi)
+        p = f0 + (f1 - f0) * rng.uniform(0.0, 1.0, 4 * size)
+        with np.errstate(divide="ignore"):
+            pool = np.where(p < 0.5, c + b * np.log(2.0 * p), c - b * np.log(2.0 * (1.0 - p)))
+        pool = np.clip(pool, hi * 1e-12, hi)
+        w = 1.0 / (1.0 - 0.5 * np.exp(-pool / b))
+        return np.asarray(rng.choice(pool, size=size, p=w / w.sum()))
+
     def replicate(self, size: int, rng: np.random.Generator
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``size`` draws of (intercept, slope) given the release, with nvar's uncertainty.
+
+        Every draw takes its own nvar_k (:meth:`world_nvar_draws`: the released nvar~ is not
+        plugged in as the truth, which made the intervals too tight exactly where nvar~
+        over-estimates nvar -- the small-data failure of issue 18), σ̂²_k from the released
+        statistics at nvar_k, and inverts the slope's pivot ncov~ = α·nvar_k + S + L₁:
+        α_k = (ncov~ − S_k − L₁,k)/nvar_k with S_k ~ N(0, σ̂²_k·nvar_k) and L₁,k at the
+        release's scale.  The intercept follows from β̃ = β + (α − α̃)x̄ + ē + L₃:
+        β_k = β̃ + (α̃ − α_k)·x̄_k − ē_k − L₃,k, x̄_k = x̄~ − L₅,k clamped to the bounds,
+        ē_k ~ N(0, σ̂²_k/n).  This is the confidence distribution of ``kind="inversion"``
+        with the public fact nvar ∈ (0, n·w_x²/4] imposed (and the ⊥ rule accounted for), so
+        the intervals stay bounded.  No draw is ⊥; the covariance of every draw is the
+        release's analytic one (``studentized`` then reflects the draws about the estimate).
+        Post-processing of released values only."""
+        n, r, sc = self.n, self.r, self.scales
+        nvar = self.world_nvar_draws(size, rng)
+        s2 = _sigma2(r["ncov"], nvar, r["nvar_y"], n, self.wy)
+        S = rng.normal(0.0, 1.0, size) * np.sqrt(s2 * nvar)
+        slope = (r["ncov"] - S - rng.laplace(0.0, 1.0, size) * sc["ncov"]) / nvar
+        xbar = np.clip(r["xbar"] - rng.laplace(0.0, 1.0, size) * sc["xbar"], *self.xb)
+        b3 = 0.0 if np.isinf(self.eps3) else 1.0 / self.eps3
+        d3 = (self.wy + abs(self.slope) * self.wx) / n
+        intercept = (self.intercept + (self.slope - slope) * xbar
+                     - rng.normal(0.0, 1.0, size) * np.sqrt(s2 / n)
+                     - rng.laplace(0.0, 1.0, size) * d3 * b3)
+        est = np.column_stack([intercept, slope])
+        ok = np.all(np.isfinite(est), axis=1)
+        cov = np.broadcast_to(self.released()[1], (size, 2, 2)).copy()
+        return est, cov, ok
+
+    def replay(self, size: int, rng: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``size`` simulated releases of the plug-in world (α̃, β̃, nvar = nvar~, x̄~, σ̂²):
+        (S, R, ē) drawn, then Alg. 1's noise-and-divide step with the real scales and ⊥ rule
+        (⊥ replicates flagged in ``ok``).  The parametric bootstrap of Ferrando et al. with
+        nvar~ plugged in as the truth: the default interval before issue 18's small-data fix
+        (:meth:`replicate` now draws nvar from its posterior instead); kept as the replay of
+        the mechanism (tests check it against real releases)."""
         n, s2, a, b = self.n, self.sigma2, self.slope, self.intercept
         nvar = self.nvar_t
         S = rng.normal(0.0, np.sqrt(s2 * nvar), size)
