@@ -90,12 +90,14 @@ def test_small_data_default_interval_covers_where_nvar_is_poorly_determined():
 def test_small_data_real_coverage_in_band_slow():
     """The previously failing real-data cell (docs/uncertainty.md, "Real data of ordinary
     size"): diabetes `progression ~ bmi`, fixed data, ε = 0.5, 300 releases, B = 1000.  Before:
-    0.903-0.921 (95%) / 0.819-0.843 (90%).  Both coefficients at both levels must lie in the
-    band [1 − α − 0.01, 1 − α + 0.03] widened by 2 Monte Carlo SE."""
+    0.903-0.921 (95%) / 0.819-0.843 (90%) in the study.  Seeded (seeds 0-299, 222 not ⊥): both
+    coefficients at both levels must lie in the band [1 − α − 0.01, 1 − α + 0.03] (now 0.955,
+    0.950 / 0.896, 0.905; the plug-in world gave 0.923, 0.941 / 0.869, 0.901 and fails).  The
+    Monte Carlo SE (0.015 / 0.020) is printed in the message."""
     alphas = (0.05, 0.1)
     cov, m = _coverage(0.5, range(300), 1000, alphas)
     for k, a in enumerate(alphas):
         se = np.sqrt(a * (1 - a) / m)
         for j in range(2):
             c = cov[2 * k + j]
-            assert 1 - a - 0.01 - 2 * se <= c <= 1 - a + 0.03 + 2 * se, (a, j, c, m)
+            assert 1 - a - 0.01 <= c <= 1 - a + 0.03, (a, j, c, m, se)
