@@ -9,10 +9,15 @@ uses are ncov = α·nvar + S, S = Σ(x_i − x̄)e_i ~ N(0, σ²·nvar), Σ(y �
 S²/nvar + R, R ~ σ²χ²_{n−2} independent of S, and ȳ − αx̄ = β + ē, ē ~ N(0, σ²/n)
 independent of S (Gaussian errors; otherwise by the central limit theorem).
 
-Bootstrap world: α̂ = α̃, β̂ = β̃, nvar = min(nvar~, n·w_x²/4), x̄ = x̄~ clamped to x_bounds,
-σ̂² = clamp(nvar_y~ − ncov~²/nvar~, 0, n·w_y²/4)/(n − 2).  Each replicate draws (S, R, ē),
-then runs Alg. 1's noise-and-divide step with the real scales and ⊥ rule (replicates whose
-noisy nvar is <= 0 are ⊥ and dropped) and re-releases nvar_y and x̄ with their noise.
+Draws (the default interval, :meth:`NoisyStatsModel.replicate`): nvar is not plugged in;
+every draw takes nvar_k from its posterior given nvar~ (Laplace likelihood divided by the
+probability of not being ⊥, flat on the feasible range (0, n·w_x²/4]), σ̂²_k at nvar_k, the
+slope from the pivot ncov~ = α·nvar + S + L₁ and the intercept from the released line and x̄~
+(docs/uncertainty.md, "noisy-stats at ε ≤ 1 on small data").  The plug-in world of the
+parametric bootstrap (α̂ = α̃, β̂ = β̃, nvar = min(nvar~, n·w_x²/4), x̄ = x̄~ clamped,
+σ̂² = clamp(nvar_y~ − ncov~²/nvar~, 0, n·w_y²/4)/(n − 2), Alg. 1's noise-and-divide step and
+⊥ rule replayed) is :meth:`NoisyStatsModel.replay`; it under-covered on small data with wide
+bounds.
 
 Analytic (studentizing) covariance of (β̃, α̃), evaluated at any release:
 Var α̃ ≈ (σ̂²·nvar~ + 2b₁² + 2α̃²b₂²)/nvar~², Cov(β̃, α̃) ≈ −x̄·Var α̃,
