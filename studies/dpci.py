@@ -482,13 +482,16 @@ def _main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--datasets", default="diabetes,star98,boston,fair")
     ap.add_argument("--real-kinds", default="residual,fixed")
     ap.add_argument("--epsilons", default="0.5,1,4")
+    ap.add_argument("--real-ci-kind", default="percentile",
+                    help="interval construction of the real-data study (e.g. inversion)")
     args = ap.parse_args(argv)
     if args.real:
         from studies.dpci_real import run_cells
 
         run_cells(args.real_methods.split(","), args.datasets.split(","),
                   args.real_kinds.split(","), [float(e) for e in args.epsilons.split(",")],
-                  reps=args.reps, seed=args.seed, n_boot=args.n_boot, out=args.out)
+                  reps=args.reps, seed=args.seed, n_boot=args.n_boot, out=args.out,
+                  ci_kind=args.real_ci_kind)
         return
     if args.pool:
         pooled = pool_summaries([pd.read_csv(f) for f in args.pool])

@@ -211,8 +211,11 @@ def _theil_sen_release(X: np.ndarray, y: np.ndarray, des: Design, *, epsilon: fl
 def real_coverage_study(method: str, dataset: str, kind: str, *, epsilon: float,
                         delta: float = 1e-6, reps: int = 200,
                         alphas: Sequence[float] = (0.05, 0.1), n_boot: int = 1000,
-                        oracle_draws: int = 100, seed: int = 0) -> pd.DataFrame:
-    """One row per repetition × α × parameter (see :func:`summarise_real`)."""
+                        oracle_draws: int = 100, seed: int = 0,
+                        ci_kind: str = "percentile") -> pd.DataFrame:
+    """One row per repetition × α × parameter (see :func:`summarise_real`).  ``ci_kind``:
+    the bootstrap interval construction (e.g. ``"inversion"`` for noisy-stats; an unbounded
+    interval is recorded as covering and not informative)."""
     if method not in REAL_METHODS:
         raise InvalidInputError(f"method must be one of {list(REAL_METHODS)}; got {method!r}")
     simple = method in ("noisy-stats", "theil-sen")
@@ -269,14 +272,16 @@ def real_coverage_study(method: str, dataset: str, kind: str, *, epsilon: float,
             w_noise = (np.quantile(draws, 1 - a / 2, axis=0) - np.quantile(draws, a / 2, axis=0)
                        if draws.shape[0] >= 20 else np.full(len(names), np.nan))
             oracle = np.sqrt(w_np**2 + w_noise**2)
-            ci = res.conf_int(a)
+            ci = res.conf_int(a) if ci_kind == "percentile" else \
+                res.bootstrap.conf_int(a, kind=ci_kind)
             lo, hi = ci["lower"].to_numpy(), ci["upper"].to_numpy()
             for j, nm in enumerate(names):
                 rows.append({
                     "rep": r, "failed": False, "refused": False, "alpha": a, "param": nm,
                     "truth": truth[j], "estimate": est[j], "lower": lo[j], "upper": hi[j],
                     "covered": bool(lo[j] <= truth[j] <= hi[j]), "width": hi[j] - lo[j],
-                    "oracle_width": oracle[j], "informative": True,
+                    "oracle_width": oracle[j],
+                    "informative": bool(np.isfinite(lo[j]) and np.isfinite(hi[j])),
                     "reliable": bool(res.extra.get("dp_ci_reliable", True)),
                     "excludes_estimate": bool(est[j] < lo[j] or est[j] > hi[j]),
                     "np_covered": bool(abs(beta_np[j] - truth[j]) <= tq * se_np[j])})
@@ -333,7 +338,8 @@ def summarise_real(df: pd.DataFrame) -> pd.DataFrame:
 
 def run_cells(methods: Sequence[str], datasets: Sequence[str], kinds: Sequence[str],
               epsilons: Sequence[float], *, reps: int, seed: int, n_boot: int,
-              out: str | None = None, progress: bool = True) -> pd.DataFrame:
+              out: str | None = None, progress: bool = True,
+              ci_kind: str = "percentile") -> pd.DataFrame:
     """Every cell (method × data set × kind × ε), summaries concatenated (and written to
     ``out`` after every cell)."""
     tables = []
@@ -344,7 +350,7 @@ def run_cells(methods: Sequence[str], datasets: Sequence[str], kinds: Sequence[s
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         df = real_coverage_study(method, ds, kind, epsilon=eps, reps=reps,
-                                                 seed=seed, n_boot=n_boot)
+                                                 seed=seed, n_boot=n_boot, ci_kind=ci_kind)
                     tab = summarise_real(df)
                     tab["seconds"] = round(df.attrs["seconds"], 1)
                     tables.append(tab)

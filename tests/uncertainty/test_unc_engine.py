@@ -34,6 +34,11 @@ class GaussianModel(BootstrapModel):
         ok = rng.random(size) >= self.fail
         return draws, cov, ok
 
+    def confidence_draws(self, size, rng):
+        """The exact confidence distribution of a Gaussian estimate, N(θ̂, s²) (used by
+        kind="inversion")."""
+        return self.est + rng.standard_normal((size, 2)) * self.sd
+
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_construction_recovers_the_z_interval(kind):

@@ -139,7 +139,7 @@ def world_model(x, alpha, beta, sigma, eps, xb, yb, scale_factor=1.0):
 
 def test_bootstrap_world_matches_real_releases_on_world_data():
     """Data drawn from the bootstrap world (fixed x, y = β + αx + N(0, σ²), no clipping) and
-    released by the real noisy_stats have the law of the model's replicates (two-sample KS on
+    released by the real noisy_stats have the law of the model's replay (the plug-in world) (two-sample KS on
     slope, intercept and the studentizing variance, which also checks the simulated nvar(y)
     and x̄ releases); models with 0.7× or 1.3× the ncov noise are rejected."""
     n, alpha, beta, sigma, eps = 200, 0.5, 0.2, 0.05, 20.0
@@ -157,13 +157,13 @@ def test_bootstrap_world_matches_real_releases_on_world_data():
         v = model._cov(e["noisy_ncov"], e["noisy_nvar"], e["noisy_nvar_y"], e["noisy_xbar"])
         real.append((r.intercept, r.slope, v[0, 1, 1]))
     real = np.array(real)
-    est, cov, ok = model.replicate(40_000, np.random.default_rng(12))
+    est, cov, ok = model.replay(40_000, np.random.default_rng(12))
     sim = np.column_stack([est[ok], cov[ok, 1, 1]])
     for j in range(3):
         assert stats.ks_2samp(real[:, j], sim[:, j]).pvalue > ALPHA
     for factor in (0.7, 1.3):
         wrong = world_model(x, alpha, beta, sigma, eps, xb, yb, scale_factor=factor)
-        est_w, _, ok_w = wrong.replicate(40_000, np.random.default_rng(13))
+        est_w, _, ok_w = wrong.replay(40_000, np.random.default_rng(13))
         assert stats.ks_2samp(real[:, 1], est_w[ok_w, 1]).pvalue < ALPHA
 
 

@@ -27,6 +27,11 @@ Three interval constructions are offered (``kind``):
   its true value (the delta-method ŝe is then a poor pivot).
 * ``"basic"``: [2θ̂ − q_{1−α/2}(θ*), 2θ̂ − q_{α/2}(θ*)] (corrects first-order bias; tends
   to over-cover when the noise dominates).
+* ``"inversion"`` (noisy-stats only, opt-in): the equal-tailed interval of the release's
+  *confidence distribution* -- for the slope the exact test inversion (Fieller's
+  construction with the Laplace noises) of the pivot ncov~ − α·nvar~ = S + L₁ − αL₂, whose
+  law does not involve the unknown nvar; it is unbounded (±∞) when the noisy nvar cannot
+  exclude 0 at that level (docs/uncertainty.md, "noisy-stats at ε ≤ 1 on small data").
 
 The models (:mod:`dpreg.inference.dpci.models`) implement :class:`BootstrapModel`; the engine
 only handles replicates, ⊥ replicates (dropped: the observed release was not ⊥, so the interval
@@ -55,7 +60,7 @@ __all__ = [
     "check_kind",
 ]
 
-KINDS = ("studentized", "percentile", "basic")
+KINDS = ("studentized", "percentile", "basic", "inversion")
 SOURCE = ("Ferrando, Wang & Sheldon 2022, Parametric Bootstrap for Differentially Private "
           "Confidence Intervals (AISTATS); bootstrap-t after Efron & Tibshirani 1993 §12.5")
 _CHUNK = 4096
@@ -141,6 +146,9 @@ class ParametricBootstrap:
         self.se = _diag_se(self.cov)
         self._draws: tuple[np.ndarray, np.ndarray] | None = None
         self.n_failed = 0
+        # kind "inversion": draws of the model's confidence distribution, from a child stream
+        # spawned on first use (the replicates' stream is not advanced)
+        self._cd: np.ndarray | None = None
 
     # ------------------------------------------------------------------ replicates
     def _simulate(self) -> tuple[np.ndarray, np.ndarray]:
@@ -169,6 +177,28 @@ class ParametricBootstrap:
         self.n_failed = failed + int((~good).sum())
         self._draws = (draws[good], cv[good])
         return self._draws
+
+    @property
+    def confidence_draws(self) -> np.ndarray | None:
+        """Draws φ_k of the model's confidence distribution (reported parametrisation), or
+        None when the model has none; the ``percentile`` intervals are read off them.  Values
+        beyond ±1e199 stand for ±∞ (an unbounded confidence set)."""
+        if not hasattr(self.model, "confidence_draws"):
+            return None
+        if self._cd is None:
+            raw = self.model.confidence_draws(self.n_boot, self._rng.spawn(1)[0])
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._cd = raw @ self._A.T + self._c
+        return self._cd
+
+    def _need_cd(self) -> np.ndarray:
+        cd = self.confidence_draws
+        if cd is None:
+            raise InvalidInputError(
+                f"kind must be one of {[k for k in KINDS if k != 'inversion']} for this "
+                f"release ('inversion' needs a confidence distribution, which only the "
+                f"noisy-stats release has); got 'inversion'")
+        return cd
 
     @property
     def draws(self) -> np.ndarray:
@@ -211,6 +241,8 @@ class ParametricBootstrap:
         """(lower, upper) arrays of the (1 − α) intervals for every parameter."""
         a = check_probability(alpha, "alpha")
         k = self.kind if kind is None else check_kind(kind)
+        if k == "inversion":
+            return _cd_interval(self._need_cd(), a)
         draws = self.draws
         if draws.shape[0] < 20:
             nan = np.full(self.estimate.size, math.nan)
@@ -234,6 +266,11 @@ class ParametricBootstrap:
                 f"weights must be {self.estimate.size} finite numbers (one per parameter "
                 f"{self.names}); got {fmt(weights)}")
         est_w = float(w @ self.estimate)
+        if k == "inversion":
+            with np.errstate(over="ignore", invalid="ignore"):
+                cdw = self._need_cd() @ w
+            lo, hi = _cd_interval(cdw[:, None], a)
+            return est_w + offset, float(lo[0]) + offset, float(hi[0]) + offset
         se_w = float(np.sqrt(max(float(w @ self.cov @ w), 0.0)))
         draws = self.draws @ w
         dse = np.sqrt(np.maximum(np.einsum("i,bij,j->b", w, self.draw_cov, w), 0.0))
@@ -251,6 +288,21 @@ class ParametricBootstrap:
     def describe(self) -> str:
         return (f"parametric bootstrap ({self.kind}, B={self.n_boot}) of the release: "
                 f"{self.model.description}")
+
+
+_INFINITE = 1e199
+
+
+def _cd_interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed (1 − α) interval of confidence-distribution draws; ends beyond
+    ±:data:`_INFINITE` (or NaN from an unbounded draw) are ±∞."""
+    d = np.where(np.isnan(draws), np.inf, draws)
+    d = np.clip(d, -1e300, 1e300)
+    lo = np.quantile(d, alpha / 2.0, axis=0, method="inverted_cdf")
+    hi = np.quantile(d, 1.0 - alpha / 2.0, axis=0, method="inverted_cdf")
+    lo = np.where(lo < -_INFINITE, -np.inf, lo)
+    hi = np.where(hi > _INFINITE, np.inf, hi)
+    return lo, hi
 
 
 def _interval(est: np.ndarray, se: np.ndarray, draws: np.ndarray, dse: np.ndarray, alpha: float,
