@@ -459,7 +459,8 @@ class AdaSSPModel(BootstrapModel):
                 f"AdaSSP's ridge (λ = {self.lam:.3g}) shrinks the estimate toward 0 by an "
                 f"amount the release cannot correct. Needs {more} (κ falls in proportion to "
                 f"both), or try method covariance-ols, which spends the whole budget on one "
-                f"matrix and applies the same check to its own release")
+                f"matrix and refuses its own interval when that matrix is noise-dominated or "
+                f"had to be repaired")
 
 
 def _solve_stack(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
