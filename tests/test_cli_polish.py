@@ -265,6 +265,21 @@ def test_progress_bars_count_steps_and_leave_stdout_unchanged(data):
         _no_data(shown)
 
 
+def test_state_demo_bar_on_stderr_only_when_asked(tmp_path):
+    """The state demo's bar follows the same rule as every other job: nothing on stderr when
+    piped, the bar on stderr with --progress, and the table on stdout either way (it used to
+    draw the bar on stdout, and piping also dropped the table)."""
+    args = ("demo", "--tracts", "6", "--trials", "1", "--out", str(tmp_path / "d"))
+    quiet = run(*args, columns=200)
+    shown = run(*args, "--progress", columns=200)
+    assert quiet.returncode == shown.returncode == 0, shown.stderr
+    assert quiet.stderr == ""
+    for proc in (quiet, shown):
+        assert "Privacy noise vs sampling error in 6 simulated tracts" in proc.stdout
+        assert "DP regressions in" not in proc.stdout
+    assert "DP regressions in 6 tracts" in shown.stderr
+
+
 # ------------------------------------------------------------------ bad option values
 BAD_VALUES = [  # (args after the data file or command, option named, value shown)
     (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "sideways"],

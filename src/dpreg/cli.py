@@ -1248,10 +1248,13 @@ def demo(
         if scale == "nation":
             _demo_nation(out, eps, tracts, method, data, as_json, progress)
             return
+        from dpreg._progress import interactive
         from dpreg.demo import run_demo
 
+        # the bar on stderr only on a terminal or with --progress; the table on stdout
         report = run_demo(out, epsilon=eps, trials=trials, max_tracts=tracts, seed=seed,
-                          progress=not as_json, console=console)
+                          progress=not as_json and interactive(progress),
+                          console=None if as_json else console)
     except DPRegError as exc:
         _fail(exc)
         return

@@ -73,8 +73,11 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
     if progress:
         from rich.progress import track
 
+        from dpreg._progress import _console
+
+        # the bar goes to stderr (the table and the statement to ``console``, stdout)
         iterator = track(iterator, description=f"DP regressions in {len(tracts)} tracts",
-                         transient=True, console=console)
+                         transient=True, console=_console())
     t_start = time.perf_counter()
     for i in iterator:
         x, y = xs[starts[i]:ends[i]], ys[starts[i]:ends[i]]
@@ -116,7 +119,7 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
         "files": {"releases": str(out / "releases.csv"), "summary": str(out / "summary.csv"),
                   "figure": str(fig_path)},
     }
-    if console is not None and progress:
+    if console is not None:
         _print(console, summary, report)
     return report
 
