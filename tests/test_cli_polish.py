@@ -280,6 +280,21 @@ def test_state_demo_bar_on_stderr_only_when_asked(tmp_path):
     assert "DP regressions in 6 tracts" in shown.stderr
 
 
+def test_release_cov_spinner_on_stderr_with_progress(data, tmp_path):
+    """release-cov (one pass over a possibly large file) shows a spinner on stderr with
+    --progress, nothing when piped, and the same stdout either way."""
+    args = ("release-cov", str(data), "-c", "age,income", "-e", "1", "-d", "1e-6",
+            "-b", "age=0:100", "-b", "income=0:5000", "--out", str(tmp_path / "r.json"),
+            "--seed", "3")
+    quiet = run(*args, columns=200)
+    shown = run(*args, "--progress", columns=200)
+    assert quiet.returncode == shown.returncode == 0, shown.stderr
+    assert shown.stdout == quiet.stdout
+    assert "releasing the SSCP matrix of 2 columns" not in quiet.stderr
+    assert "releasing the SSCP matrix of 2 columns" in shown.stderr
+    _no_data(shown)
+
+
 # ------------------------------------------------------------------ bad option values
 BAD_VALUES = [  # (args after the data file or command, option named, value shown)
     (["ledger", "init", "{tmp}/l.db", "-e", "1", "--neighbouring", "sideways"],

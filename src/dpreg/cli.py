@@ -947,6 +947,8 @@ def release_cov(
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
     backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
     codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                  help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
@@ -969,7 +971,11 @@ def release_cov(
         else:
             frame = _read_csv(data)
         led = _open_ledger(ledger, use_default=True)
-        with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)):
+        from dpreg._progress import interactive, spinner
+
+        with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)), \
+                spinner(f"releasing the SSCP matrix of {len(cols)} columns",
+                        enabled=interactive(progress)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
                                rng=seed, ledger=led, codebook=codebook)
         rel.save(out)
