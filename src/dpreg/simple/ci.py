@@ -53,6 +53,7 @@ with b = ½·Φ⁻¹(1 − α/8)·σ and the exact (data-dependent) σ by defaul
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ from dpreg.simple._common import (
     warn_not_private,
 )
 from dpreg.simple._result import ConfidenceInterval
-from dpreg.simple._theil_sen import check_theta
+from dpreg.simple._theil_sen import check_theta, resolve_algorithm
 from dpreg.simple.pairs import (
     doubled_multiset,
     kendall_null_variance,
@@ -96,11 +97,19 @@ __all__ = [
     "tight_failure_probabilities",
     "default_ci_theta",
     "CI_THETA_MIN_EPS_N",
+    "TIGHT_MAX_MULTISET",
 ]
 
 #: ``default_ci_theta`` uses width/(ε·n) only once ε·n exceeds this; below it the widening
 #: stays at the old fixed 0.005 × width (= width/200), which measured best when ε·n is small.
 CI_THETA_MIN_EPS_N = 200.0
+
+#: largest doubled multiset M = 2|S| for which ``method="tight"`` searches its targets: the
+#: search evaluates failure probabilities at all M + 1 ranks (about 120 bytes per rank at peak,
+#: measured: 1.2 GB and 3 s at M = 10⁷).  Above it (all pairs: n >= 3163) the Union targets
+#: are used -- valid, and what the tight method falls back to anyway when no rank qualifies;
+#: decided from public M only.
+TIGHT_MAX_MULTISET = 10_000_000
 
 _SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
            "(ComputeExpMechCITargets), with dpreg's corrections (docs/privacy/theil_sen_ci.md)")
@@ -296,6 +305,75 @@ def _null_var(nv: str, x: np.ndarray, design: Any) -> float:
     return null_variance_exact(x, design)
 
 
+class _PairSource:
+    """The doubled pair-slope multiset the interval's releases run on: materialised from a
+    pair design (O(|S|) memory), or -- all pairs with ``algorithm="exact-fast"`` -- only a
+    :class:`~dpreg.simple.fast.PairCounter` (O(n) memory; the same mechanisms, sampled
+    exactly from rank counts).  Which one is used depends on public inputs only."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, pairs: str | int, algorithm: str,
+                 rng: np.random.Generator) -> None:
+        n = int(x.size)
+        self.rng = rng
+        self.design = None if algorithm == "exact-fast" else make_design(n, pairs, rng)
+        if self.design is None:
+            from dpreg.simple.fast import pair_counter
+
+            self.counter = pair_counter(x, y)
+            self.k, self.multiset_size, self.describe = n - 1, n * (n - 1), "all pairs"
+        else:
+            s, tied = pair_slopes(x, y, self.design)
+            self.doubled = doubled_multiset(s, tied)
+            self.k, self.multiset_size = self.design.k, int(self.doubled.size)
+            self.describe = self.design.describe()
+
+    def dp_quantile(self, q: float, epsilon: float, lo: float, hi: float, theta: float) -> float:
+        """The DPWide q-quantile at the mechanism's ε (one draw from ``rng``)."""
+        if self.design is None:
+            from dpreg.simple.fast import dp_median_all_pairs
+
+            return float(dp_median_all_pairs(None, None, epsilon=epsilon, lo=lo, hi=hi,
+                                             theta=theta, rng=self.rng, counter=self.counter,
+                                             q=q))
+        return float(exp_quantile(self.doubled, q=q, epsilon=epsilon, lo=lo, hi=hi,
+                                  theta=theta, rng=self.rng))
+
+    def nonprivate(self, sigma: float, alpha: float, var: float, nv: str,
+                   stmt: PrivacyStatement, method: str) -> ConfidenceInterval:
+        """ε = ∞: the non-private interval on the same multiset (not private)."""
+        if self.design is not None:
+            return _nonprivate_from(self.doubled, sigma, alpha, var, nv, self.describe, stmt,
+                                    method=method)
+        b = 0.5 * float(stats.norm.ppf(1.0 - alpha / 8.0)) * sigma
+        low, high = self._inverse_cdf(0.5 - b), self._inverse_cdf(0.5 + b)
+        from dpreg.simple.fast import all_pairs_median
+
+        return ConfidenceInterval(low, high, alpha=alpha,
+                                  estimate=all_pairs_median(counter=self.counter),
+                                  method=method, privacy=stmt,
+                                  details={"b": b, "null_variance": var,
+                                           "null_variance_kind": nv, "q_lower": 0.5 - b,
+                                           "q_upper": 0.5 + b, "pairs": self.describe})
+
+    def _inverse_cdf(self, q: float) -> float:
+        """:func:`_inverse_cdf` of the doubled multiset (T entries −∞, each untied value
+        twice, T entries +∞) from an order statistic: the ⌈M·q⌉-th smallest entry."""
+        if q <= 0:
+            return -math.inf
+        if q >= 1:
+            return math.inf
+        from dpreg.simple.fast import pair_order_statistic
+
+        pc = self.counter
+        rank = max(1, math.ceil(self.multiset_size * q))
+        tied = pc.n_tied
+        if rank <= tied:
+            return -math.inf
+        if rank > tied + 2 * pc.n_untied:
+            return math.inf
+        return pair_order_statistic(k=math.ceil((rank - tied) / 2), counter=pc)
+
+
 def theil_sen_ci(
     x: Any,
     y: Any,
@@ -311,6 +389,7 @@ def theil_sen_ci(
     null_variance: str = "bound",
     ledger: Ledger | None = None,
     rng: Any = None,
+    algorithm: str = "auto",
 ) -> ConfidenceInterval:
     """ε-DP (1 − α) confidence interval for the slope (DPWideTSCI; Sarathy & Vadhan §6).
 
@@ -344,6 +423,14 @@ def theil_sen_ci(
         ``pairs="all"`` when it is *public knowledge* that x has no ties).
     ledger, rng:
         As elsewhere; the ledger is charged ``PureDP(epsilon)`` before any randomness is used.
+    algorithm:
+        ``"auto"`` (default), ``"exact-fast"`` or ``"materialise"``, as in
+        :func:`dpreg.simple.theil_sen`: with ``pairs="all"``, ``"exact-fast"`` samples the
+        same DPWide quantiles from O(n log n) rank counts in O(n) memory
+        (:func:`dpreg.simple.fast.dp_median_all_pairs` with the target ``q``) instead of
+        building the n(n−1) doubled slopes; ``"auto"`` uses it from n >= 400
+        (``AUTO_FAST_MIN_N``, public).  The pair values are then exact rather than the float
+        formula's (docs/scale.md).
 
     Notes
     -----
@@ -365,22 +452,21 @@ def theil_sen_ci(
     ra = check_probability(r_alpha, "r_alpha")
     nv = check_choice(null_variance, "null_variance", ("bound", "kendall"))
     _check_kendall(nv, pairs_arg)
+    alg = resolve_algorithm(algorithm, n=n, pairs=pairs_arg, median="wide")
     gen = check_rng(rng)
     budget = PureDP(eps)
     parts = budget.split([1, 1, 1] if want_est else [1, 1])
     charge(ledger, budget, "dpreg.simple.theil_sen_ci", Neighbouring.REPLACE_ONE)
 
-    design = make_design(n, pairs_arg, gen)
-    k = design.k
-    s, tied = pair_slopes(xa, ya, design)
-    d = doubled_multiset(s, tied)
-    size = int(d.size)
-    var = _null_var(nv, xa, design)
+    src = _PairSource(xa, ya, pairs_arg, alg, gen)
+    k, size = src.k, src.multiset_size
+    var = kendall_null_variance(n) if src.design is None else _null_var(nv, xa, src.design)
     sigma = math.sqrt(var)
     details: dict[str, Any] = {
-        "pairs": design.describe(), "k": k, "n_pairs": design.size, "multiset_size": size,
+        "pairs": src.describe, "k": k, "n_pairs": size // 2, "multiset_size": size,
         "null_variance": var, "null_variance_kind": nv, "theta": th, "output_range": (lo, hi),
         "method": meth, "epsilon_lower": parts[0].epsilon, "epsilon_upper": parts[1].epsilon,
+        "algorithm": alg,
     }
     if want_est:
         details["epsilon_estimate"] = parts[2].epsilon
@@ -388,8 +474,7 @@ def theil_sen_ci(
                             is_seeded(rng), details)
     if budget.is_infinite:
         warn_not_private("theil_sen_ci")
-        out = _nonprivate_from(d, sigma, a, var, nv, design.describe(), stmt,
-                               method=f"theil-sen-ci-{meth}")
+        out = src.nonprivate(sigma, a, var, nv, stmt, f"theil-sen-ci-{meth}")
         return out if want_est else ConfidenceInterval(
             out.low, out.high, alpha=a, method=out.method, privacy=stmt, details=out.details)
 
@@ -399,27 +484,36 @@ def theil_sen_ci(
     union = union_targets(size=size, sigma=sigma, alpha=a, r_alpha=ra, eps_lower=eps_lo,
                           eps_upper=eps_hi, half_range=half_range, theta=th)
     targets: dict[str, Any] = dict(union)
-    if meth == "tight":
+    if meth == "tight" and size > TIGHT_MAX_MULTISET:
+        details["tight_search"] = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
+                                   "Union targets used")
+        warnings.warn(f"method='tight': the doubled pair multiset has {size} entries (more "
+                      f"than {TIGHT_MAX_MULTISET}); the tight target search needs memory "
+                      "linear in it, so the (valid, possibly wider) Union targets are used",
+                      UserWarning, stacklevel=2)
+        meth_targets = "union"
+    else:
+        meth_targets = meth
+    if meth_targets == "tight":
         targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
                                 eps_upper=eps_hi, half_range=half_range, theta=th, union=union)
     details.update(mechanism_epsilon_lower=eps_lo, mechanism_epsilon_upper=eps_hi,
                    union_q_lower=union["q_lower"], union_q_upper=union["q_upper"],
                    b=union["b"], c_lower=union["c_lower"], c_upper=union["c_upper"],
                    q_lower=targets["q_lower"], q_upper=targets["q_upper"])
-    if meth == "tight":
+    if meth_targets == "tight":
         details.update(t_lower=targets["t_lower"], t_upper=targets["t_upper"])
 
     q_lo, q_hi = targets["q_lower"], targets["q_upper"]
-    low = lo if q_lo <= 0 else min(max(float(exp_quantile(
-        d, q=q_lo, epsilon=eps_lo, lo=lo, hi=hi, theta=th, rng=gen)) - th, lo), hi)
-    high = hi if q_hi >= 1 else min(max(float(exp_quantile(
-        d, q=q_hi, epsilon=eps_hi, lo=lo, hi=hi, theta=th, rng=gen)) + th, lo), hi)
+    low = lo if q_lo <= 0 else min(max(src.dp_quantile(
+        q_lo, eps_lo, lo, hi, th) - th, lo), hi)
+    high = hi if q_hi >= 1 else min(max(src.dp_quantile(
+        q_hi, eps_hi, lo, hi, th) + th, lo), hi)
     estimate = None
     if want_est:
         eps_est = div_down(parts[2].epsilon, 2 * k)
         details["mechanism_epsilon_estimate"] = eps_est
-        estimate = float(exp_quantile(d, q=0.5, epsilon=eps_est, lo=lo, hi=hi, theta=th,
-                                      rng=gen))
+        estimate = src.dp_quantile(0.5, eps_est, lo, hi, th)
     if low > high:  # independent draws crossed: report the hull (only adds coverage)
         low, high = high, low
     # an end AT the search range is the range itself (a public assumption), not a finding:

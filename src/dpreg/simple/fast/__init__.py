@@ -84,16 +84,19 @@ def pair_counter(x: Any, y: Any, *, estimand: str = "slope", x_eval: float | Non
 def dp_median_all_pairs(
     x: Any, y: Any, *, epsilon: float, lo: float, hi: float, estimand: str = "slope",
     x_eval: float | None = None, theta: float = 0.0, rng: Any = None, size: int | None = None,
-    backend: str = "auto", counter: PairCounter | None = None,
+    backend: str = "auto", counter: PairCounter | None = None, q: float = 0.5,
 ) -> Any:
-    """Exponential-mechanism median of all pairwise estimates, without materialising them.
+    """Exponential-mechanism median (or ``q``-quantile) of all pairwise estimates, without
+    materialising them.
 
-    An exact sample of ``exp_quantile(doubled, epsilon=epsilon, lo=lo, hi=hi, theta=theta)``
+    An exact sample of ``exp_quantile(doubled, q=q, epsilon=epsilon, lo=lo, hi=hi,
+    theta=theta)``
     on the doubled multiset of all pairs with their *exact* values
     (:func:`dpreg.simple.fast._reference.exact_doubled`; the uniform draw resolved on a
     106-bit grid and rounded up to a double).  ``epsilon`` is the mechanism's ε on that
     multiset (DP Theil-Sen uses ε_t/(2(n − 1))); ``size`` draws i.i.d. values.  ``counter``
-    reuses a prepared :class:`PairCounter` for the same data.  Time: O(n log n) per rank
+    reuses a prepared :class:`PairCounter` for the same data.  ``q`` (public, in [0, 1]) is
+    the target quantile (default ½; the Theil-Sen interval's ends use others).  Time: O(n log n) per rank
     count, bounded in n whatever the data (ties, collinear or constant columns).
 
     Guarantee: ε-DP for the multiset under change-one of an entry; as a Theil-Sen release at
@@ -109,13 +112,19 @@ def dp_median_all_pairs(
                                 f"got {th!r}")
     if size is not None and (isinstance(size, bool) or int(size) != size or size < 1):
         raise InvalidInputError(f"size must be a positive integer or None; got {size!r}")
+    if (isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating))
+            or not 0.0 <= float(q) <= 1.0):
+        raise InvalidInputError(f"q must be a real number with 0 <= q <= 1; got {q!r}")
     pc = counter if counter is not None else pair_counter(x, y, estimand=estimand,
                                                           x_eval=x_eval, backend=backend)
     gen = check_rng(rng)
     if math.isinf(eps):
+        if float(q) != 0.5:
+            raise InvalidInputError("epsilon=inf (the exact quantile) is only provided for the "
+                                    f"median q=0.5 here; got q={q!r}")
         value = all_pairs_median(counter=pc, lo=lo_, hi=hi_)
         return value if size is None else np.full(int(size), value)
-    em = AllPairsEM(pc, epsilon=eps, lo=lo_, hi=hi_, theta=th, rng=gen)
+    em = AllPairsEM(pc, epsilon=eps, lo=lo_, hi=hi_, theta=th, rng=gen, q=float(q))
     return em.sample(None if size is None else int(size))
 
 

@@ -37,21 +37,22 @@ def exact_doubled(x: Any, y: Any, *, estimand: str = "slope",
 
 
 def exact_em_intervals(doubled: list[Fraction | float], *, epsilon: float, lo: float, hi: float,
-                       theta: float = 0.0) -> tuple[list[Fraction], np.ndarray]:
-    """Breakpoints (exact) and log-scores of the (widened) median mechanism on ``doubled``:
-    clip to [lo, hi], shift the lower half down and the upper half up by θ (clipping again),
-    interval j has j shifted values below it and log-score −(ε/2)·|j − N/2|."""
+                       theta: float = 0.0, q: float = 0.5) -> tuple[list[Fraction], np.ndarray]:
+    """Breakpoints (exact) and log-scores of the (widened) q-quantile mechanism on ``doubled``
+    (default the median): clip to [lo, hi], shift the lowest ⌊N·q⌋ values down and the others
+    up by θ (clipping again), interval j has j shifted values below it and log-score
+    −(ε/2)·⌊|j − N·q|⌋."""
     flo, fhi, th = Fraction(lo), Fraction(hi), Fraction(theta)
     clipped = [min(max(Fraction(v) if not isinstance(v, float) or math.isfinite(v)
                        else (flo if v < 0 else fhi), flo), fhi) for v in doubled]
     clipped.sort()
     n = len(clipped)
-    half = n // 2
+    half = int(math.floor(n * q))
     if th:
         clipped = ([min(max(v - th, flo), fhi) for v in clipped[:half]]
                    + [min(max(v + th, flo), fhi) for v in clipped[half:]])
     breaks = [flo] + clipped + [fhi]
-    scores = -(epsilon / 2.0) * np.abs(np.arange(n + 1, dtype=np.float64) - n / 2)
+    scores = -(epsilon / 2.0) * np.floor(np.abs(np.arange(n + 1, dtype=np.float64) - n * q))
     return breaks, scores
 
 

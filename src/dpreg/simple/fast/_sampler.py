@@ -1,17 +1,22 @@
-"""Exact sampling of the (widened) exponential-mechanism median of all pairwise estimates, and
-order statistics, from the rank counts of :class:`~dpreg.simple.fast._oracle.PairCounter`.
+"""Exact sampling of the (widened) exponential-mechanism median -- or any quantile -- of all
+pairwise estimates, and order statistics, from the rank counts of
+:class:`~dpreg.simple.fast._oracle.PairCounter`.
 
-Target.  The exponential-mechanism median of the doubled multiset (2·n_pairs entries: each
-untied pair's exact value V twice, −∞/+∞ for each tied pair), clipped to [lo, hi] -- the
-mechanism :func:`dpreg.mechanisms.exp_quantile` runs on the materialised multiset.  Its density
-on (lo, hi) is proportional to
+Target.  The exponential-mechanism q-quantile (default the median, q = ½) of the doubled
+multiset (N = 2·n_pairs entries: each untied pair's exact value V twice, −∞/+∞ for each tied
+pair), clipped to [lo, hi] -- the mechanism :func:`dpreg.mechanisms.exp_quantile` runs on the
+materialised multiset with the same q.  Its density on (lo, hi) is proportional to
 
-    f(r) = exp(−(ε/2) · |c_θ(r) − P|),     P = n_pairs = N/2,
+    f(r) = exp(−(ε/2) · ⌊|c_θ(r) − N·q|⌋),
 
-where c(s) = #{clipped entries < s} = 2·count(s) + n_tied for lo < s <= hi (0 at or below lo,
-N above hi) and, for the widened mechanism (θ > 0; the lower P entries of the sorted list
-shifted down by θ and the upper P up by θ, then clipped), the shifted count is
-c_θ(r) = min(P, c(r + θ)) + max(0, c(r − θ) − P).  c_θ is non-decreasing in r.
+with N·q and the difference evaluated in floating point exactly as the materialising code
+does (for an integer c this is its distance to [K₀, K₁], K₀ = ⌊N·q⌋, K₁ = ⌈N·q⌉, up to the
+rounding of c − N·q, which is reproduced; the median has K₀ = K₁ = P = n_pairs = N/2), where
+c(s) = #{clipped entries < s} = 2·count(s) + n_tied for lo < s <= hi (0 at or below lo, N
+above hi) and, for the widened mechanism (θ > 0; the lower
+K₀ entries of the sorted list shifted down by θ and the others up by θ, then clipped), the
+shifted count is c_θ(r) = min(K₀, c(r + θ)) + max(0, c(r − θ) − K₀).  c_θ is non-decreasing
+in r.
 
 Resolution.  The uniform draw is resolved on the 106-bit grid of :mod:`._grid`: the sampler
 draws a grid cell (prev(φ), φ] with probability ∝ length × f(φ) -- the density at the cell's
@@ -22,12 +27,12 @@ threshold the sampler evaluates is an exact rational, and every count is exact.)
 Sampler (rejection from a piecewise-constant envelope).  Cut (lo, hi] into blocks (r₀, r₁] of
 whole cells at grid points.  The proposals in a block are its cells' right ends
 φ ∈ [next(r₀), r₁], so monotonicity gives c_θ(next(r₀)) <= c_θ(φ) <= c_θ(r₁) and
-g_min = dist(P, [c_θ(next(r₀)), c_θ(r₁)]) bounds f on the block: the envelope
-h = Σ_blocks exp(−(ε/2)·g_min)·1[block] is a *provable* upper bound of f, exact on a block of
+g_min = min of ⌊|c − N·q|⌋ over c ∈ [c_θ(next(r₀)), c_θ(r₁)] bounds f on the block: the
+envelope h = Σ_blocks exp(−(ε/2)·g_min)·1[block] is a *provable* upper bound of f, exact on a block of
 one cell.  Propose a block with probability ∝ length·exp(−(ε/2)·g_min) and a cell in it with
 probability ∝ its length (integer arithmetic), compute c_θ(φ) exactly and accept with
-probability exp(−(ε/2)·(|c_θ(φ) − P| − g_min)) <= 1.  An accepted φ has probability exactly ∝
-length·f(φ) (standard rejection sampling); rejected points only add exact knowledge (adaptive
+probability exp(−(ε/2)·(⌊|c_θ(φ) − N·q|⌋ − g_min)) <= 1.  An accepted φ has probability
+exactly ∝ length·f(φ) (standard rejection sampling); rejected points only add exact knowledge (adaptive
 rejection sampling), which keeps the envelope valid.  Block boundaries are chosen by *rank
 bisection*: a block is split at a point predicted (from exact counts at its ends, a random
 sample of pair values, or plain bisection) to halve its rank range, to cut it one e-fold
@@ -36,7 +41,7 @@ the envelope's mass is within a factor ``slack`` of a lower bound of f's mass.  
 data, every block is down to single cells after a bounded number of cuts (the grid-ordinal
 midpoint is used every third cut), and a single-cell block has an exact envelope, so no
 proposal loop can stall (the cause of the former hang on duplicated points: a one-ulp block
-straddling an atom at P had an envelope e^125 times its density).
+straddling an atom at the target rank had an envelope e^125 times its density).
 
 As in the reference, the weights and acceptance probabilities are evaluated in floating
 point; nothing else is approximated.
@@ -102,20 +107,31 @@ class _Point:
 
 
 class AllPairsEM:
-    """The exponential-mechanism median of all pairwise estimates, sampled exactly.
+    """The exponential-mechanism q-quantile (default the median) of all pairwise estimates,
+    sampled exactly.
 
     ``epsilon`` is the mechanism's ε on the doubled multiset (what the materialising code
-    passes to :func:`~dpreg.mechanisms.exp_quantile`, i.e. ε_t/(2k)); ``theta`` the widening.
+    passes to :func:`~dpreg.mechanisms.exp_quantile`, i.e. ε_t/(2k)); ``theta`` the widening;
+    ``q`` the target quantile in [0, 1] (public), the ``q`` of ``exp_quantile``.
     """
 
     def __init__(self, counter: PairCounter, *, epsilon: float, lo: float, hi: float,
-                 theta: float = 0.0, rng: np.random.Generator, sample_size: int = 2048) -> None:
+                 theta: float = 0.0, rng: np.random.Generator, sample_size: int = 2048,
+                 q: float = 0.5) -> None:
         self.counter = counter
         self.lo, self.hi = Fraction(float(lo)), Fraction(float(hi))
         self.theta = Fraction(float(theta))
         self.a = float(epsilon) / 2.0
-        self.P = counter.n_pairs
         self.N = 2 * counter.n_pairs
+        q = float(q)
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"q must be in [0, 1]; got {q!r}")
+        self.q = q
+        # the target ranks: ⌊|c − N·q|⌋ = dist(c, [K0, K1]) for integer c, with N·q rounded
+        # as the materialising code rounds it (float product); K0 also splits the widening
+        self.nq = nq = float(self.N) * q
+        self.K0, self.K1 = math.floor(nq), math.ceil(nq)
+        self.P = self.K0  # the shift split (the median's P = N/2)
         self.T = counter.n_tied
         self.rng = rng
         # exact knowledge of c at thresholds (sorted): c(lo) = 0, c(s) = N above hi; a
@@ -295,10 +311,23 @@ class AllPairsEM:
             if p0.loglen is None:
                 p0.loglen = _log(pts[m + 1].r - p0.r)
             loglen[m] = p0.loglen
-        P = self.P
-        gmin = np.where(highs < P, P - highs, np.where(lows > P, lows - P, 0))
-        gmax = np.maximum(np.abs(lows - P), np.abs(highs - P))
+        gmin, gmax = self._gaps(lows, highs)
         return r0, r1, lows, highs, gmin, gmax, loglen
+
+    def _gaps(self, lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(g_min, g_max) of blocks whose c_θ range is [low, high]: the smallest and largest
+        loss :meth:`_gap` of a count in it (the loss falls up to N·q and rises after it, so
+        the extremes are at the ends, or 0 when N·q lies inside)."""
+        nq = self.nq
+        g_lo = np.floor(np.abs(lows.astype(np.float64) - nq)).astype(np.int64)
+        g_hi = np.floor(np.abs(highs.astype(np.float64) - nq)).astype(np.int64)
+        gmin = np.where(highs < nq, g_hi, np.where(lows > nq, g_lo, 0))
+        return gmin, np.maximum(g_lo, g_hi)
+
+    def _gap(self, c: int) -> int:
+        """⌊|c − N·q|⌋ in the materialising code's floating point (the rank utility's loss at
+        count c; dist(c, [K0, K1]) unless N·q is within rounding of an integer)."""
+        return int(math.floor(abs(float(c) - self.nq)))
 
     def _split_point(self, r0: Fraction, r1: Fraction, lo_c: int, hi_c: int) -> Fraction | None:
         """Where to cut block (r₀, r₁] whose c_θ range is [lo_c, hi_c] (None: a single cell).
@@ -310,7 +339,7 @@ class AllPairsEM:
         is down to single cells after at most 3·117 cuts whatever the data."""
         if not self._next(r0) < r1:
             return None
-        P, a = self.P, self.a
+        P, a = 0.5 * (self.K0 + self.K1), self.a
         efold = max(1.0, 1.0 / a) if a > 0 else float(max(hi_c - lo_c, 1))
         if lo_c < P < hi_c:
             target = float(P)
@@ -524,7 +553,7 @@ class AllPairsEM:
             phi = draw_cell(r0[m], r1[m], gen)
             self.trials += 1
             n_pts = len(self._pts)
-            g = abs(self.c_theta(phi) - self.P)
+            g = self._gap(self.c_theta(phi))
             if gen.random() < math.exp(-self.a * (g - int(gmin[m]))):
                 out[got] = float_up(phi)
                 got += 1
@@ -549,11 +578,9 @@ class AllPairsEM:
             lo_c, hi_c = self._bounds(pts[k], pts[k + 1])
             pts[k].loglen = _log(pts[k + 1].r - pts[k].r)
             new.append((lo_c, hi_c, pts[k].loglen))
-        P = self.P
         lw = np.array([v[0] for v in new], dtype=np.int64)
         hg = np.array([v[1] for v in new], dtype=np.int64)
-        gm = np.where(hg < P, P - hg, np.where(lw > P, lw - P, 0))
-        gx = np.maximum(np.abs(lw - P), np.abs(hg - P))
+        gm, gx = self._gaps(lw, hg)
         ll = np.array([v[2] for v in new])
 
         def put(a: np.ndarray, v: np.ndarray) -> np.ndarray:
