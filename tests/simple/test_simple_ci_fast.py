@@ -176,3 +176,20 @@ def test_interval_on_20000_rows_runs_in_bounded_memory():
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "ok"
+
+
+def test_estimator_labels_the_union_fallback_not_tight():
+    """Above the public multiset limit the estimator's interval used the Union targets: its
+    uncertainty text and ci_method must say so, not "(tight)"."""
+    from dpreg.simple import theil_sen_with_ci
+
+    n = 3200
+    x, y = data(n, seed=6)
+    with pytest.warns(UserWarning, match="Union targets"):
+        r = theil_sen_with_ci(x, y, epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
+                              y_bounds=(-2.0, 3.0), rng=0)
+    assert "(tight)" not in r.ci_method and "tight search skipped" in r.ci_method
+    assert "union (tight search skipped" in r.uncertainty
+    r_small = theil_sen_with_ci(x[:300], y[:300], epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
+                                y_bounds=(-2.0, 3.0), rng=0)
+    assert "(tight)" in r_small.ci_method

@@ -103,7 +103,11 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
         details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
                  "split": "ε/2 line, ε/2 slope CI"},
     )
-    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {ci_method} method, "
+    # the method actually used: above a public multiset size the tight search falls back to
+    # the Union targets (ci.details["tight_search"]), and the labels must say so
+    used = ("union (tight search skipped: too many pairs)" if "tight_search" in ci.details
+            else ci_method)
+    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {used} method, "
             f"level {1 - alpha:g}, computed at fit time with ε/2); no interval for the "
             "intercept")
     if not ci.informative:
@@ -116,7 +120,7 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     return RegressionResults(
         base.params, privacy=privacy, method=method, intervals={alpha: iv},
         uncertainty=text,
-        ci_method=(f"Sarathy–Vadhan DP slope interval ({ci_method}), level {1 - alpha:g} only "
+        ci_method=(f"Sarathy–Vadhan DP slope interval ({used}), level {1 - alpha:g} only "
                    "(fit time, ε/2)"),
         nobs=base.nobs, dep_var=y_name, extra=extra,
     )
