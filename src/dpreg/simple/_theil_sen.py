@@ -42,6 +42,8 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import exact_quantile, exp_quantile, smooth_median
+from dpreg.mechanisms.exponential import exp_quantile_sorted
+from dpreg.mechanisms.smooth import smooth_median_sorted
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.simple._common import (
     check_bounds_opt,
@@ -53,11 +55,16 @@ from dpreg.simple._common import (
     warn_not_private,
 )
 from dpreg.simple._result import SimpleRegressionResult
-from dpreg.simple.pairs import PairDesign, doubled_pair_values, make_design
+from dpreg.simple.pairs import (
+    PairDesign,
+    doubled_pair_values,
+    make_design,
+    sorted_doubled_all_pairs,
+)
 
 __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGORITHMS",
            "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target",
-           "release_theil_sen"]
+           "release_theil_sen", "dp_median_of_sorted"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
 #: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
@@ -149,6 +156,22 @@ def dp_median_of_doubled(
     out = exp_quantile(doubled, q=q, epsilon=div_down(epsilon, 2 * k), lo=lo, hi=hi,
                        theta=theta, rng=rng, size=size)
     return float(out) if size is None else np.asarray(out)
+
+
+def dp_median_of_sorted(
+    s: np.ndarray, *, median: str, epsilon: float, k: int, lo: float, hi: float,
+    theta: float = 0.0, dof: int = 3, rng: np.random.Generator,
+) -> float:
+    """:func:`dp_median_of_doubled` (one draw, finite ``epsilon``) of the doubled multiset
+    given clipped to [lo, hi] and sorted (:func:`dpreg.simple.pairs.sorted_doubled_all_pairs`):
+    the same mechanism at the same ε, the same draws from ``rng`` and the same output, bit for
+    bit (:func:`dpreg.mechanisms.exponential.exp_quantile_sorted`,
+    :func:`dpreg.mechanisms.smooth.smooth_median_sorted`).  Guarantee: as
+    :func:`dp_median_of_doubled`."""
+    if median == "smooth":
+        return smooth_median_sorted(s, epsilon=epsilon, lo=lo, hi=hi, k=2 * k, dof=dof, rng=rng)
+    return exp_quantile_sorted(s, epsilon=div_down(epsilon, 2 * k), lo=lo, hi=hi, theta=theta,
+                               rng=rng)
 
 
 def theil_sen(
@@ -286,8 +309,12 @@ def release_theil_sen(
     Returns (one released value per target -- the predictions at ``x_eval``, or the slope --
     and the design).  Guarantee: see :func:`theil_sen` (ε-DP, replace-one, n public)."""
     n = int(xa.size)
-    # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1
-    design = _AllPairsInfo(n) if algorithm == "exact-fast" else make_design(n, pairs, rng)
+    # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1; neither does the
+    # materialising path for all pairs and finite budgets (the sorted multiset is built directly)
+    fused = (algorithm != "exact-fast" and pairs == "all"
+             and all(math.isfinite(part.epsilon) for part in targets))
+    design = (_AllPairsInfo(n) if algorithm == "exact-fast" or fused
+              else make_design(n, pairs, rng))
     k = design.k
     points: tuple[float | None, ...] = x_eval if estimand == "predictions" else (None,)
     # progress (silent unless a hook is installed): one step per DP median, i.e. per
@@ -299,6 +326,17 @@ def release_theil_sen(
             dp_median_all_pairs_target(xa, ya, estimand=estimand, x_eval=xv,
                                        epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta,
                                        rng=rng)
+            for xv, part in todo
+        ]
+    elif fused:
+        # all pairs: the sorted clipped multiset is built directly (one compiled pass, only
+        # the untied values sorted) and the median samples from it -- the same draws and
+        # values as the branch below (tests/test_theil_sen_sorted.py)
+        values = [
+            dp_median_of_sorted(
+                sorted_doubled_all_pairs(xa, ya, estimand=estimand, x_eval=xv, lo=lo, hi=hi),
+                median=median, epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta, dof=dof,
+                rng=rng)
             for xv, part in todo
         ]
     else:

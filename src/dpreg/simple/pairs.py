@@ -67,6 +67,7 @@ __all__ = [
     "pair_slopes",
     "doubled_multiset",
     "doubled_pair_values",
+    "sorted_doubled_all_pairs",
     "null_variance_bound",
     "null_variance_max",
     "null_variance_exact",
@@ -224,6 +225,34 @@ def doubled_pair_values(x: np.ndarray, y: np.ndarray, design: PairDesign, *,
         f"estimand must be 'slope' or 'predictions' (with x_eval); got {estimand!r}, "
         f"x_eval={x_eval!r}"
     )
+
+
+def sorted_doubled_all_pairs(x: np.ndarray, y: np.ndarray, *, estimand: str,
+                             x_eval: float | None, lo: float, hi: float) -> np.ndarray:
+    """``np.sort(np.clip(doubled_pair_values(x, y, all_pairs(n), ...), lo, hi))``: the doubled
+    multiset of all pairs clipped to the public range [lo, hi] and sorted -- what the DP
+    medians sort first -- built without the index arrays or the doubled array: the untied
+    values are computed and clipped in one compiled pass (numba; the same float formula and
+    clip), only they are sorted, and each is then written twice between the clipped −∞
+    (``lo``) and +∞ (``hi``) entries of the tied pairs.  Equal floats are interchangeable, so
+    the result is the same array (up to the sign of zeros equal to each other, which no
+    consumer distinguishes: differences, ``uniform`` draws and order statistics agree).
+    Without numba: the materialising formula itself."""
+    from dpreg.simple.fast._kernels import all_pair_values
+
+    got = all_pair_values(x, y, estimand=estimand, x_eval=x_eval, lo=lo, hi=hi)
+    if got is None:  # pragma: no cover - without numba
+        return np.sort(np.clip(doubled_pair_values(x, y, all_pairs(x.size), estimand=estimand,
+                                                   x_eval=x_eval), lo, hi))
+    vals, n_tied = got
+    vals.sort()
+    u = vals.size
+    out = np.empty(2 * (u + n_tied))
+    out[:n_tied] = lo
+    out[n_tied:n_tied + 2 * u:2] = vals
+    out[n_tied + 1:n_tied + 2 * u:2] = vals
+    out[n_tied + 2 * u:] = hi
+    return out
 
 
 def _repeat_count(design: PairDesign) -> int:

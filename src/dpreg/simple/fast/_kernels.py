@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "jit_on_first_use",
+__all__ = ["HAVE_NUMBA", "jit_on_first_use", "all_pair_values",
            "cross_run_inversions", "cross_run_inversions_numpy", "overlap_pairs",
            "resolve_backend"]
 
@@ -93,6 +93,59 @@ def jit_on_first_use(loop: Any) -> Callable[[], Any]:
         return numba.njit(cache=_disk_cache_ok(loop), nogil=True)(loop)
 
     return compiled
+
+
+def _all_pair_values_loop(x: np.ndarray, y: np.ndarray, x_eval: float, slope: bool, lo: float,
+                          hi: float, out: np.ndarray) -> int:  # pragma: no cover - numba
+    """The untied pairs' values of all pairs i < j, clipped to [lo, hi], written to ``out`` (in
+    an unspecified order); returns how many.  Each value is the float formula of
+    :func:`dpreg.simple.pairs.pair_estimates` / :func:`~dpreg.simple.pairs.pair_slopes` (the
+    same IEEE operations in the same order, NaN -> 0, then numpy's clip: max then min)."""
+    n = x.size
+    u = 0
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        for j in range(i + 1, n):
+            xj = x[j]
+            dx = xj - xi
+            if dx == 0:
+                continue
+            if slope:
+                v = (y[j] - yi) / dx
+            else:
+                v = ((xj - x_eval) * yi + (x_eval - xi) * y[j]) / dx
+            if v != v:
+                v = 0.0
+            if not v > lo:
+                v = lo
+            if not v < hi:
+                v = hi
+            out[u] = v
+            u += 1
+    return u
+
+
+_pair_values_nb = jit_on_first_use(_all_pair_values_loop)
+
+
+def all_pair_values(x: np.ndarray, y: np.ndarray, *, estimand: str, x_eval: float | None,
+                    lo: float, hi: float) -> tuple[np.ndarray, int] | None:
+    """(values of the pairs with distinct x, clipped to [lo, hi], unsorted; number of tied
+    pairs) over all n(n−1)/2 pairs, in one compiled pass without index arrays -- or None
+    without numba.  The values are those of :func:`dpreg.simple.pairs.pair_estimates`
+    (predictions at ``x_eval``) or :func:`~dpreg.simple.pairs.pair_slopes` bit for bit."""
+    kernel = _pair_values_nb()
+    if kernel is None:  # pragma: no cover - depends on the environment
+        return None
+    n = int(x.size)
+    size = n * (n - 1) // 2
+    out = np.empty(size)
+    xe = 0.0 if x_eval is None else float(x_eval)
+    u = int(kernel(np.ascontiguousarray(x, dtype=np.float64),
+                   np.ascontiguousarray(y, dtype=np.float64), xe, estimand == "slope",
+                   float(lo), float(hi), out))
+    return out[:u], size - u
 
 
 def resolve_backend(backend: str) -> str:
