@@ -330,16 +330,66 @@ def _release_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.rando
     return call
 
 
+#: a group's release as the table needs it: (slope, intercept, {x_eval: prediction}, failed,
+#: reason) -- what worker processes send back (small and picklable)
+_Summary = tuple[float, float, dict[float, float], bool, str]
+
+#: the per-group job a worker process runs (set in the parent just before the pool forks, so
+#: the children inherit it with the data instead of receiving it by pickling)
+_FORK_JOB: tuple[GroupSpec, Partition] | None = None
+
+#: the least number of groups for which ``fit_by_group`` starts worker processes (below it the
+#: start-up, ~10 ms per process, is not worth it and threads are used)
+PROCESS_MIN_GROUPS = 200
+
+
+def _summary(r: Any) -> _Summary:
+    if r.failed:
+        return math.nan, math.nan, {}, True, r.reason
+    return (float(r.released_slope), float(r.released_intercept),
+            {float(k): float(v) for k, v in r.predictions.items()}, False, "")
+
+
+def _fit_chunk(ks: list[int]) -> list[_Summary]:
+    """Worker process: the lean release of the groups ``ks`` of the forked job."""
+    assert _FORK_JOB is not None
+    spec, part = _FORK_JOB
+    fn = _release_call(spec)
+    out = []
+    for k in ks:
+        s, e = part.starts[k], part.starts[k + 1]
+        out.append(_summary(fn(part.x[s:e], part.y[s:e], group_generator(spec, spec.keys[k]))))
+    return out
+
+
+def _fork_context() -> Any:
+    """The ``fork`` multiprocessing context where the platform has it (Linux), else None."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform != "linux" or "fork" not in mp.get_all_start_methods():
+        return None
+    if mp.current_process().daemon:  # a daemonic process may not have children
+        return None
+    return mp.get_context("fork")
+
+
 def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> None:
+    """theil-sen-*: each group's own release (the core's), in key order.  With ``workers`` > 1
+    the groups are split into contiguous chunks run by ``workers`` forked processes (Linux;
+    elsewhere threads): every group draws from its own generator (seeded: derived from the
+    key; secure: fresh OS entropy), so the table does not depend on the workers, the chunks or
+    their order -- bit-identical to ``workers=1`` for the same seed."""
+    global _FORK_JOB
     call = _core_call(spec)
     idx = out.active
     lean = _release_call(spec) if math.isfinite(spec.epsilon) and idx.size > 1 else None
 
-    def run(k: int, fn: Callable[..., Any] = call) -> Any:
+    def run(k: int, fn: Callable[..., Any] = call) -> _Summary:
         s, e = part.starts[k], part.starts[k + 1]
-        return fn(part.x[s:e], part.y[s:e], group_generator(spec, spec.keys[k]))
+        return _summary(fn(part.x[s:e], part.y[s:e], group_generator(spec, spec.keys[k])))
 
-    results = []
+    results: list[_Summary] = []
     rest = idx.tolist()
     n_keys = len(spec.keys)
     # progress (silent without a hook): the position among the declared (public) keys, total
@@ -350,7 +400,21 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
             update(rest[0] + 1, n_keys)
             rest = rest[1:]
         fn = lean if lean is not None else call
-        if workers > 1 and len(rest) > 1:
+        ctx = _fork_context() if lean is not None and workers > 1 else None
+        if ctx is not None and len(rest) >= PROCESS_MIN_GROUPS:
+            from concurrent.futures import ProcessPoolExecutor
+
+            size = max(1, len(rest) // (16 * workers))
+            chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
+            _FORK_JOB = (spec, part)
+            try:
+                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                    for ks, got in zip(chunks, pool.map(_fit_chunk, chunks)):  # in key order
+                        results.extend(got)
+                        update(int(ks[-1]) + 1, n_keys)
+            finally:
+                _FORK_JOB = None
+        elif workers > 1 and len(rest) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 done = pool.map(lambda k: run(k, fn), rest,
                                 chunksize=max(1, len(rest) // (8 * workers)))
@@ -362,16 +426,14 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
                 results.append(run(int(k), fn))
                 update(int(k) + 1, n_keys)
         update(n_keys, n_keys)
-    slope = np.array([r.released_slope if not r.failed else math.nan for r in results])
-    intercept = np.array([r.released_intercept if not r.failed else math.nan for r in results])
-    ok = np.array([not r.failed for r in results], dtype=bool)
-    reasons = [r.reason if r.failed else "" for r in results]
+    slope = np.array([r[0] for r in results])
+    intercept = np.array([r[1] for r in results])
+    ok = np.array([not r[3] for r in results], dtype=bool)
+    reasons = [r[4] for r in results]
     preds: dict[float, np.ndarray] = {}
     for j, r in enumerate(results):
-        if r.failed:
-            continue
-        for xv, val in r.predictions.items():
-            preds.setdefault(float(xv), np.full(idx.size, np.nan))[j] = float(val)
+        for xv, val in r[2].items():
+            preds.setdefault(xv, np.full(idx.size, np.nan))[j] = val
     out.set_line(idx, slope, intercept, preds, ok, reasons)
 
 

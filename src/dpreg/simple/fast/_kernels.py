@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "jit_on_first_use", "all_pair_values",
+__all__ = ["HAVE_NUMBA", "jit_on_first_use", "all_pair_values", "prediction_count_separated",
            "cross_run_inversions", "cross_run_inversions_numpy", "overlap_pairs",
            "resolve_backend"]
 
@@ -146,6 +146,101 @@ def all_pair_values(x: np.ndarray, y: np.ndarray, *, estimand: str, x_eval: floa
                    np.ascontiguousarray(y, dtype=np.float64), xe, estimand == "slope",
                    float(lo), float(hi), out))
     return out[:u], size - u
+
+
+def _prediction_count_loop(Y: np.ndarray, T: np.ndarray, Dh: np.ndarray, Dl: np.ndarray,
+                           w: np.ndarray, run_starts: np.ndarray) -> int:  # pragma: no cover
+    """Cross-run inversions of the prediction keys U_i = (Y_i − ΣT)/(Dh_i + Dl_i) when every
+    two keys are provably apart; −1 when some are not (the caller then runs the general exact
+    path).  The arithmetic of ``PairCounter._prediction_keys`` in one compiled pass: the
+    numerator as a double-double with a rigorous error bound, the double-double division with
+    its bound, a sort by the leading double and the separation test of
+    :func:`dpreg.simple.fast._exact.exact_ranks` (the common case there); with all neighbours
+    separated the sorted order is the exact order, keys are distinct, and the count is the
+    Fenwick inversion count of :func:`_inversions_bit`."""
+    n = Y.size
+    m = T.size
+    u = 2.0 ** -53
+    qh = np.empty(n)
+    tol = np.empty(n)
+    ql = np.empty(n)
+    for i in range(n):
+        # N = Y − ΣT exactly as s + Σe (TwoSum chain); E = fl(Σe), |E − Σe| <= (m − 1)u·Σ|e|
+        s = Y[i]
+        e_sum = 0.0
+        e_abs = 0.0
+        for k in range(m):
+            a = s
+            b = -T[k]
+            s = a + b
+            bb = s - a
+            e = (a - (s - bb)) + (b - bb)
+            e_sum += e
+            e_abs += abs(e)
+        err_n = 0.0 if m <= 1 else m * u * e_abs * (1.0 + 2.0 ** -40)
+        nh = s + e_sum
+        bb = nh - s
+        nl = (s - (nh - bb)) + (e_sum - bb)
+        # double-double division by D = Dh + Dl (as in _prediction_keys)
+        dh = Dh[i]
+        q1 = nh / dh
+        p1 = q1 * dh
+        c = 134217729.0 * q1
+        ah = c - (c - q1)
+        al = q1 - ah
+        c = 134217729.0 * dh
+        bh = c - (c - dh)
+        bl = dh - bh
+        e1 = ((ah * bh - p1) + ah * bl + al * bh) + al * bl
+        r = (((nh - p1) - e1) + nl) - q1 * Dl[i]
+        q2 = r / dh
+        h = q1 + q2
+        bb = h - q1
+        lw = (q1 - (h - bb)) + (q2 - bb)
+        kappa = 1.02 * err_n / abs(dh)
+        if not (np.isfinite(h) and np.isfinite(lw) and np.isfinite(kappa)):
+            return -1
+        qh[i] = h
+        ql[i] = lw
+        tol[i] = 27.0 * u * u * abs(h) + kappa + 2.0 ** -990
+    order = np.argsort(qh)
+    rank = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        rank[order[p]] = p
+    for p in range(1, n):
+        a = order[p - 1]
+        b = order[p]
+        if qh[a] == qh[b]:
+            return -1  # the (hi, lo) order would be needed: the general path
+        # _separated: the gap exceeds the two tolerances
+        h1 = qh[b]
+        h0 = -qh[a]
+        dh = h1 + h0
+        bb = dh - h1
+        de = (h1 - (dh - bb)) + (h0 - bb)
+        dl = ql[b] - ql[a]
+        gap = dh + (de + dl)
+        slack = (tol[b] + tol[a]) * (1.0 + 2.0 ** -40) + 4.0 * u * (
+            abs(dh) + abs(de) + abs(dl)) + 2.0 ** -1060
+        if not gap > slack:
+            return -1
+    return _inversions_nb(rank, w, run_starts)
+
+
+_prediction_count_nb = jit_on_first_use(_prediction_count_loop)
+
+
+def prediction_count_separated(Y: np.ndarray, T: np.ndarray, Dh: np.ndarray, Dl: np.ndarray,
+                               w: np.ndarray, run_starts: np.ndarray) -> int | None:
+    """:func:`_prediction_count_loop` compiled (None without numba or when the keys are not all
+    provably apart)."""
+    kernel = _prediction_count_nb()
+    if kernel is None:  # pragma: no cover - depends on the environment
+        return None
+    got = int(kernel(Y, np.ascontiguousarray(T, dtype=np.float64), Dh, Dl,
+                     np.ascontiguousarray(w, dtype=np.int64),
+                     np.ascontiguousarray(run_starts, dtype=np.int64)))
+    return None if got < 0 else got
 
 
 def resolve_backend(backend: str) -> str:

@@ -57,7 +57,11 @@ from dpreg.simple.fast._exact import (
     two_prod,
     two_sum,
 )
-from dpreg.simple.fast._kernels import cross_run_inversions, resolve_backend
+from dpreg.simple.fast._kernels import (
+    cross_run_inversions,
+    prediction_count_separated,
+    resolve_backend,
+)
 
 __all__ = ["PairCounter", "exact_pair_value", "exact_pair_values", "reference_slopes",
            "reference_predictions"]
@@ -309,6 +313,15 @@ class PairCounter:
         sx, sw = self._sx, self._sw
         if sx.size < 2:
             return 0
+        if self.estimand == "predictions" and self._backend == "numba":
+            # the common case in one compiled pass: every key in range and provably apart
+            # from the others (then no two keys are equal and ``inclusive`` adds nothing)
+            got = self._prediction_inputs(terms, shift)
+            if got is not None and got[2].all():
+                fast = prediction_count_separated(got[1], got[0], self._Dh, self._Dl, sw,
+                                                  self._runs)
+                if fast is not None:
+                    return fast
         if self.estimand == "slope":
             hi, lo, tol, ok, fns, exact = self._slope_keys(terms, shift)
         else:
@@ -387,18 +400,27 @@ class PairCounter:
 
         return zh, zl, tol, ok, (cmp, refine), exact
 
+    def _prediction_inputs(self, terms: list[float], shift: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The threshold's terms T = t·2^K, the scaled y (Y = y·2^K) and which points are in
+        the exact range, for the prediction keys; None if T cannot be scaled exactly."""
+        K = _TOP - max(self._ey, _exp1(terms[0]) - shift)
+        T, okT = _scale(np.array(terms), K - shift)
+        if not okT.all():
+            return None
+        Y, _, oky = self._scaled_y(K)
+        return T, Y, self._ok_static & oky
+
     def _prediction_keys(self, terms: list[float], shift: int) -> tuple[Any, ...]:
         """Keys U = (y − t)·2^K / ((x − x₀)·2^J) as double-doubles; |U − (hi + lo)| <=
         27u²·|hi| + κ (κ from the error of the numerator; see the bound in the comments)
         (``terms``: t·2^shift as a sum of doubles)."""
         size = self._sx.size
-        K = _TOP - max(self._ey, _exp1(terms[0]) - shift)
-        T, okT = _scale(np.array(terms), K - shift)
-        if not okT.all():
+        got = self._prediction_inputs(terms, shift)
+        if got is None:
             z = np.zeros(size)
             return z, z, z, np.zeros(size, dtype=bool), None, None
-        Y, _, oky = self._scaled_y(K)
-        ok = self._ok_static & oky
+        T, Y, ok = got
         Dh, Dl = self._Dh, self._Dl
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             nh, nl, errN = accurate_sum([Y] + [np.full(size, -tk) for tk in T])
