@@ -363,16 +363,26 @@ def test_smooth_bound_is_its_definition():
 
 def test_smooth_bound_window_maximum_forms_agree():
     """The window maximum inside the bound has a NumPy form (no numba) and a loop form (what
-    numba compiles): both give the same float on every window, bookends included."""
+    numba compiles): both give the same float on every window, bookends included; the loop
+    may skip blocks that cannot beat the running best, and then max(best, window·decay) --
+    what the bound uses -- is still the same."""
     from dpreg.mechanisms.smooth import _window_max_loop, _window_max_numpy
 
     g = np.random.default_rng(4)
-    for n, m, w in ((10, 5, 3), (50, 20, 40), (200, 100, 500), (30, 1, 2), (7, 8, 1)):
+    inf = -np.inf
+    for n, m, w in ((10, 5, 3), (50, 20, 40), (200, 100, 500), (30, 1, 2), (7, 8, 1),
+                    (3000, 1500, 1000)):
         zb = np.r_[0.0, np.sort(g.uniform(0, 1, n)), 1.0]
-        assert _window_max_numpy(zb, m, w) == _window_max_loop(zb, m, w)
+        assert _window_max_numpy(zb, m, w, 1.0, inf) == _window_max_loop(zb, m, w, 1.0, inf)
+        full = _window_max_numpy(zb, m, w, 1.0, inf)
+        for decay in (1.0, 0.7, 0.01):
+            for best in (0.0, 0.3 * full * decay, full * decay, 0.99 * full * decay, 2.0):
+                got = _window_max_loop(zb, m, w, decay, best)
+                assert max(best, got * decay) == max(best, full * decay)
+                assert got == full or full * decay <= best
     # windows reaching past the list read the bookends: one spanning everything gives hi − lo
     zb = np.r_[0.0, np.sort(g.uniform(0, 1, 10)), 1.0]
-    assert _window_max_numpy(zb, 6, 30) == _window_max_loop(zb, 6, 30) == 1.0
+    assert _window_max_numpy(zb, 6, 30, 1.0, inf) == _window_max_loop(zb, 6, 30, 1.0, inf) == 1.0
 
 
 def test_smooth_median_rows_is_the_single_release_row_by_row():

@@ -46,22 +46,33 @@ def _bookended(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.concatenate(([lo], np.sort(np.clip(z, lo, hi)), [hi]))
 
 
-def _window_max_numpy(zb: np.ndarray, m: int, w: int) -> float:
-    """max_{s=0..w} zb[m+s] − zb[m−w+s], indices clipped to the bookends (NumPy form)."""
+def _window_max_numpy(zb: np.ndarray, m: int, w: int, decay: float, best: float) -> float:
+    """max_{s=0..w} zb[m+s] − zb[m−w+s], indices clipped to the bookends (NumPy form; the
+    compiled :func:`_window_max_loop` may skip parts that cannot beat ``best``)."""
     top = zb.size - 1
     s = np.arange(w + 1)
     return float(np.max(zb[np.minimum(m + s, top)] - zb[np.maximum(m - w + s, 0)]))
 
 
-def _window_max_loop(zb: np.ndarray, m: int, w: int) -> float:  # pragma: no cover - numba
-    """:func:`_window_max_numpy` as a loop (what numba compiles: no temporary arrays)."""
+def _window_max_loop(zb: np.ndarray, m: int, w: int, decay: float,
+                     best: float) -> float:  # pragma: no cover - numba
+    """:func:`_window_max_numpy` as a loop over blocks of 128 offsets (what numba compiles),
+    skipping a block when its span zb[m+s₁] − zb[m−w+s₀] times ``decay`` is <= ``best``: every
+    difference in the block is <= that span (zb sorted; float subtraction and the product
+    with decay > 0 are monotone), so a skipped block cannot make the caller's
+    max(best, window·decay) larger, and the caller gets the same value as from the full scan.
+    Returns −inf when every block is skipped."""
     top = zb.size - 1
-    best = zb[min(m, top)] - zb[max(m - w, 0)]
-    for s in range(1, w + 1):
-        d = zb[min(m + s, top)] - zb[max(m - w + s, 0)]
-        if d > best:
-            best = d
-    return best
+    out = -np.inf
+    for s0 in range(0, w + 1, 128):
+        s1 = min(s0 + 127, w)
+        if (zb[min(m + s1, top)] - zb[max(m - w + s0, 0)]) * decay <= best:
+            continue
+        for s in range(s0, s1 + 1):
+            d = zb[min(m + s, top)] - zb[max(m - w + s, 0)]
+            if d > out:
+                out = d
+    return out
 
 
 _window_max = _window_max_numpy
@@ -71,8 +82,8 @@ def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
     """t-smooth upper bound of the local sensitivity of the order statistic zb[m] (the module
     doc's S_m; ``zb`` bookended and sorted; indices out of range read the bookends).  The one
     implementation: compiled with numba when it is installed (the ``fast`` extra; the window
-    maximum then runs as a loop), plain NumPy otherwise -- the same float differences and
-    maxima, so the same value."""
+    maximum then runs as a loop that skips blocks which cannot raise the bound), plain NumPy
+    otherwise -- the same float differences and maxima, so the same value."""
     top = zb.size - 1  # M + 1
     width_all = zb[top] - zb[0]
     d1 = zb[min(m + k, top)] - zb[m]
@@ -84,11 +95,10 @@ def _smooth_bound_at(zb: np.ndarray, m: int, k: int, t: float) -> float:
         if decay * width_all <= best:
             break
         w = k * (el + 1)
-        # every difference in the window is <= zb[m+w] − zb[m−w] (sorted; float subtraction
-        # and the product with decay > 0 are monotone), so when that span cannot beat the
-        # running maximum neither can the window: skipping it leaves ``best`` unchanged
+        # every difference in the window is <= zb[m+w] − zb[m−w] (as in _window_max_loop):
+        # when that span cannot beat the running maximum neither can the window
         if (zb[min(m + w, top)] - zb[max(m - w, 0)]) * decay > best:
-            a = _window_max(zb, m, w) * decay
+            a = _window_max(zb, m, w, decay, best) * decay
             if a > best:
                 best = a
         if w >= top:
