@@ -274,21 +274,27 @@ def _gumbel_keys_loop(b: np.ndarray, lo: float, hi: float, c: float, nq: float,
                       d: np.ndarray, keys: np.ndarray) -> float:  # pragma: no cover - numba
     """Approximate Gumbel-max keys of the quantile mechanism on the sorted (shifted) values
     ``b`` (breakpoints lo, b..., hi): key_j = (log|I_j| + c·⌊|j − N·q|⌋) + (0 − log(−log(1 −
-    d_j))) for intervals of positive length, −inf for the others; returns the largest."""
+    d_j))) for intervals of positive length, −inf for the others and for those whose key is
+    provably more than the tolerance below the running maximum (G = −log(−log(1 − d)) <=
+    −log d <= (1 − e)·ln 2 for d in [2^(e−1), 2^e), since −log(1 − d) >= d: a bound without
+    the two logarithms); returns the largest."""
     m = b.size
     best = -np.inf
+    ln2 = math.log(2.0)
     for j in range(m + 1):
         a = lo if j == 0 else b[j - 1]
         e = hi if j == m else b[j]
         length = e - a
+        keys[j] = -np.inf
         if length > 0:
-            k = (math.log(length) + c * math.floor(abs(float(j) - nq))) + (
-                0.0 - math.log(-math.log(1.0 - d[j])))
+            base = math.log(length) + c * math.floor(abs(float(j) - nq))
+            ub = base + (1 - math.frexp(d[j])[1]) * ln2
+            if ub < best - 1e-8 * (1.0 + abs(best)):
+                continue
+            k = base + (0.0 - math.log(-math.log(1.0 - d[j])))
             keys[j] = k
             if k > best:
                 best = k
-        else:
-            keys[j] = -np.inf
     return best
 
 
@@ -357,12 +363,16 @@ def exp_quantile_sorted(
     keys = np.empty(n + 1)
     best = float(kernel(b, lo, hi, c, nq, d, keys))
     cand = np.flatnonzero(keys >= best - 1e-8 * (1.0 + abs(best)))
-    breaks = np.concatenate(([lo], b, [hi]))
+    # the candidates' interval ends (the breakpoints lo, b..., hi without building them)
+    if n:
+        left = np.where(cand == 0, lo, b[np.maximum(cand - 1, 0)])
+        right = np.where(cand == n, hi, b[np.minimum(cand, n - 1)])
+    else:
+        left, right = np.full(cand.size, lo), np.full(cand.size, hi)
     # exactly as numpy: log-weight (np.log of the lengths + the score), plus the Gumbel draw
     # loc − scale·log(−log(U)) with U = 1 − d (libm's log, as math.log)
-    lw = np.log(breaks[cand + 1] - breaks[cand]) + c * np.floor(
-        np.abs(cand.astype(np.float64) - nq))
+    lw = np.log(right - left) + c * np.floor(np.abs(cand.astype(np.float64) - nq))
     exact = [float(lw[i]) + (0.0 - 1.0 * math.log(-math.log(1.0 - float(d[j]))))
              for i, j in enumerate(cand.tolist())]
-    j = int(cand[int(np.argmax(exact))])
-    return float(rng.uniform(breaks[j], breaks[j + 1]))
+    i = int(np.argmax(exact))
+    return float(rng.uniform(left[i], right[i]))
