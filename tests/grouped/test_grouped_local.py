@@ -120,6 +120,40 @@ def test_local_single_thread_equals_threads():
     pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes fork (Linux)")
+@pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-smooth"])
+def test_worker_processes_give_the_serial_table(method, monkeypatch):
+    """With enough groups the per-group Theil-Sen releases run in forked worker processes:
+    the same table, bit for bit, as one process for the same seed (each group draws from its
+    own key's stream), and the processes are really used."""
+    import concurrent.futures
+
+    from dpreg.grouped import local
+
+    started = []
+
+    class Counting(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            started.append(kwargs.get("max_workers"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Counting)
+    groups = 2 * local.PROCESS_MIN_GROUPS  # ~3/4 of them with >= 2 rows (released)
+    df = table(groups=groups, seed=8, sizes=(0, 1, 2, 3, 5, 20, 45, 60))
+    kw = dict(method=method, epsilon=1.0, bounds=BOUNDS, random_state=5,
+              groups=list(range(groups)))
+    serial = fit_by_group(df, "k", "x", "y", workers=1, **kw)
+    assert started == []
+    forked = fit_by_group(df, "k", "x", "y", workers=2, **kw)
+    assert started == [2]
+    pd.testing.assert_frame_equal(serial, forked, check_exact=True)
+    assert (~serial["failed"]).sum() > groups // 2
+    secure = fit_by_group(df, "k", "x", "y", workers=2, **{**kw, "random_state": None})
+    assert started == [2, 2]
+    assert list(secure["group"]) == list(serial["group"])
+    assert (secure["failed"] == serial["failed"]).all()  # n is public: the same ⊥ rows
+
+
 @pytest.mark.parametrize("method", ["noisy-stats", "dp-gd", "theil-sen-wide"])
 def test_release_does_not_depend_on_partitioning(method):
     """One stream per key: fitting a subset of the groups, or the rows in another order,

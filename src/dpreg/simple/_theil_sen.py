@@ -331,7 +331,7 @@ def release_theil_sen(
     elif fused:
         # all pairs: the sorted clipped multiset is built directly (one compiled pass, only
         # the untied values sorted) and the median samples from it -- the same draws and
-        # values as the branch below (tests/test_theil_sen_sorted.py)
+        # values as the branch below (tests/simple/test_theil_sen_sorted.py)
         values = [
             dp_median_of_sorted(
                 sorted_doubled_all_pairs(xa, ya, estimand=estimand, x_eval=xv, lo=lo, hi=hi),
