@@ -69,6 +69,9 @@ __all__ = ["PairCounter", "exact_pair_value", "exact_pair_values", "reference_sl
 _TOP = 400  # scaled keys and thresholds stay below 2^_TOP
 _PRED_TINY_T = -399  # exponent of |x − x₀| (relative to the largest) below which a point is special
 _NEVER = -5000  # exponent() of 0 is far below this
+#: up to this many distinct points a prediction count tries the one-pass compiled kernel
+#: first (per-group sizes; above it NumPy's vectorised sort of the keys is faster)
+_FUSED_MAX_POINTS = 4096
 
 
 def reference_slopes(xa: np.ndarray, ya: np.ndarray, xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
@@ -313,7 +316,8 @@ class PairCounter:
         sx, sw = self._sx, self._sw
         if sx.size < 2:
             return 0
-        if self.estimand == "predictions" and self._backend == "numba":
+        if (self.estimand == "predictions" and self._backend == "numba"
+                and sx.size <= _FUSED_MAX_POINTS):
             # the common case in one compiled pass: every key in range and provably apart
             # from the others (then no two keys are equal and ``inclusive`` adds nothing)
             got = self._prediction_inputs(terms, shift)
