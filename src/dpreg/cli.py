@@ -807,7 +807,8 @@ def fit_groups(
     backend: Annotated[str, typer.Option(
         "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
     workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", help="Threads for the per-group parts of the local backend.")] = None,
+        "--workers", "-j", help="Workers for the per-group parts of the local backend "
+        "(processes on Linux for >= 200 groups, else threads).")] = None,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "

@@ -188,7 +188,10 @@ def fit_by_group(
         stderr; default False (the library is silent; the CLI turns it on on a terminal).
         It shows the number of declared keys and the elapsed time only.
     workers:
-        Threads for the per-group parts of the local backend (default min(2, CPUs)).
+        Workers for the per-group parts of the local backend (default min(2, CPUs)): the
+        per-group Theil-Sen releases run in that many forked worker processes on Linux when
+        at least 200 groups are fitted (threads otherwise).  Every group draws from its own
+        stream, so the table is the same for any number of workers (bit for bit when seeded).
     spark:
         A ``SparkSession`` for ``backend="spark"`` (default: the active session, or a new
         ``local[2]`` one).

@@ -408,8 +408,8 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
             chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
             _FORK_JOB = (spec, part)
             try:
-                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                    for ks, got in zip(chunks, pool.map(_fit_chunk, chunks)):  # in key order
+                with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as procs:
+                    for ks, got in zip(chunks, procs.map(_fit_chunk, chunks)):  # in key order
                         results.extend(got)
                         update(int(ks[-1]) + 1, n_keys)
             finally:
