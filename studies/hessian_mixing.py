@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if a.command == "run":
         rows = run(a.trials, tuple(a.datasets.split(",")))
-        rows.to_csv(out / "comparison.csv", index=False)
+        rows.to_csv(out / "comparison.csv", index=False, float_format="%.6g")
     rows = pd.read_csv(out / "comparison.csv")
     md, verdict = table(rows)
     (out / "comparison.md").write_text(md + "\n")
