@@ -21,7 +21,7 @@ import pandas as pd
 from dpreg.bench.claims import fmt_number
 from studies.auto import evaluation_table
 
-__all__ = ["beyond_sections", "find_docs"]
+__all__ = ["beyond_sections", "find_docs", "hessian_mixing"]
 
 _BOUNDS_LABELS = {"bikeshare": "bikeshare, 144 groups of 41–62 rows (temp → bikers)",
                   "nyse": "NYSE, 6051 days (DJ_return → log_volume)"}
@@ -30,7 +30,8 @@ _BOUNDS_LABELS = {"bikeshare": "bikeshare, 144 groups of 41–62 rows (temp → 
 def find_docs(dest: Path) -> Path | None:
     """The docs directory holding the study files: next to ``dest`` or in the source tree."""
     for cand in (Path(dest).parent, Path(__file__).resolve().parents[1] / "docs"):
-        if (cand / "auto-data").is_dir() or (cand / "uncertainty-data").is_dir():
+        if any((cand / sub).is_dir() for sub in ("auto-data", "uncertainty-data",
+                                                 "hessian-mixing-data", "tukey-data")):
             return cand
     return None
 
@@ -158,8 +159,52 @@ def beyond_sections(dest: Path) -> str | None:
     docs = find_docs(dest)
     if docs is None:
         return None
-    parts = [p for p in (_auto(docs), _bounds(docs), _uncertainty(docs)) if p]
+    parts = [p for p in (_auto(docs), _bounds(docs), _uncertainty(docs), _tukey_diamonds(docs))
+             if p]
     if not parts:
         return None
     return ("<a id=\"beyond\"></a>\n## Beyond the papers: private algorithm selection, "
             "bounds-free mode, DP-aware intervals\n\n" + "\n\n".join(parts))
+
+
+def hessian_mixing(dest: Path) -> str | None:
+    """For the closing note of docs/results.md: iterative Hessian mixing against AdaSSP and
+    BoostedAdaSSP (``docs/hessian-mixing-data/comparison.md``, written by ``python -m
+    studies.hessian_mixing``) and its audit line (``audit.json``: the JSON list that
+    ``dpreg audit hessian-mixing --json`` prints)."""
+    docs = find_docs(dest)
+    if docs is None:
+        return None
+    path = docs / "hessian-mixing-data" / "comparison.md"
+    if not path.exists():
+        return None
+    lines = ["### Beyond AdaSSP: iterative Hessian mixing (`method=\"hessian-mixing\"`)",
+             "Test MSE / OLS test MSE under the tang-compare bounded protocol (public bounds, "
+             "features in the unit ball with an intercept, y in [−1, 1], δ = 10⁻⁶) on the "
+             "thirteen offline data sets; each trial is one random 80/20 split shared by the "
+             "three methods (a paired design). Columns IHM/AdaSSP and IHM/Boosted: median over "
+             "the trials of the per-split MSE ratio with its distribution-free 95% interval "
+             "(sign-test inversion); \"significant\": win = both intervals below 1, loss = "
+             "either above 1. The rule set for a new algorithm: keep it as a method only if it "
+             "wins on a majority of cells. Command and discussion: [multivariate.md]"
+             "(multivariate.md#iterative-hessian-mixing-methodhessian-mixing).", "",
+             path.read_text().strip()]
+    audit = docs / "hessian-mixing-data" / "audit.json"
+    if audit.exists():
+        rows = json.loads(audit.read_text())
+        lines += ["", "Privacy audit of the `hessian-mixing` target (`dpreg audit hessian-mixing "
+                  "--json`; α = 10⁻⁶): " +
+                  "; ".join(f"{r['pair']}: ε_LCB {r['epsilon_lcb']:.4f} vs claimed "
+                            f"{r['epsilon']:.4g} (δ = {r['delta']:g}) at N = {r['samples']:,} "
+                            f"({'PASS' if r['passed'] else 'FAIL'})" for r in rows) + "."]
+    return "\n".join(lines)
+
+
+def _tukey_diamonds(docs: Path) -> str | None:
+    path = docs / "tukey-data" / "diamonds.md"
+    if not path.exists():
+        return None
+    return ("### TukeyEM on Diamonds: where the accuracy goes (`python -m studies.tukey_diamonds`)"
+            "\nThe amin-r2 design (raw units, an intercept, the paper's nine features, 80/20 "
+            "split seed 42). Discussion: [multivariate.md](multivariate.md#hyperparameter-"
+            "guidance).\n\n" + path.read_text().strip())

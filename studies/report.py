@@ -24,7 +24,7 @@ import pandas as pd
 
 from dpreg.bench.claims import CLAIM_COLUMNS, evaluate_claims, summary_lookup
 from dpreg.bench.spec import load_spec, spec_names
-from studies.beyond import beyond_sections
+from studies.beyond import beyond_sections, hessian_mixing
 
 __all__ = ["write_results_page", "ORDER", "main"]
 
@@ -281,7 +281,7 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
                    "cost of bounds-free mode, coverage of the DP-aware intervals")
         parts.append(beyond)
     parts.insert(1, "## Contents\n\n" + "\n".join(toc) + "\n\n" + _FURTHER)
-    parts.append(_closing(all_claims))
+    parts.append(_closing(all_claims, hessian_mixing(Path(dest))))
     page_path.parent.mkdir(parents=True, exist_ok=True)
     page_path.write_text("\n\n".join(parts).rstrip() + "\n", encoding="utf-8")
     return page_path
@@ -338,7 +338,7 @@ _UNCHECKABLE = [
 ]
 
 
-def _closing(all_claims: list[pd.DataFrame]) -> str:
+def _closing(all_claims: list[pd.DataFrame], beyond_adassp: str | None = None) -> str:
     frame = (pd.concat(all_claims, ignore_index=True) if all_claims
              else pd.DataFrame(columns=list(CLAIM_COLUMNS)))
     extra = pd.DataFrame([{"claim_id": a, "source": b, "claim": c, "criterion": "",
@@ -359,7 +359,10 @@ def _closing(all_claims: list[pd.DataFrame]) -> str:
         _, sv = _strict(r)
         lines.append(f"| {r.claim_id} | {r.source} | {r.claim} | {r.measured} | "
                      f"**{r.verdict}** | **{sv}** |")
-    return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
+    text = "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
+    if beyond_adassp:  # issue 21 item 7: the new algorithm's table and audit line
+        text += "\n\n" + beyond_adassp.replace("### ", "### Closing note: ", 1)
+    return text
 
 
 def main(argv: list[str] | None = None) -> None:

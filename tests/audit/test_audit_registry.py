@@ -27,7 +27,8 @@ def test_every_method_and_estimator_has_a_target():
     names = set(list_targets())
     for m in ("laplace", "gaussian", "exp-quantile", "wide-quantile", "smooth-median", "ptr",
               "noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide",
-              "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "adassp", "boosted-adassp",
+              "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "theil-sen-ci-union-fast",
+              "theil-sen-ci-tight-fast", "adassp", "boosted-adassp", "hessian-mixing",
               "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
               "gaussian-secure", "fit-by-group", "fit-by-group-adassp", "laplace-seeded",

@@ -279,11 +279,11 @@ def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rh
 
 
 def _r_theil_sen_ci(data: dict[str, Any], rng: np.random.Generator, *, epsilon: float,
-                    method: str) -> np.ndarray:
+                    method: str, algorithm: str = "auto") -> np.ndarray:
     from dpreg.simple import theil_sen_ci
 
     ci = theil_sen_ci(data["x"], data["y"], epsilon=epsilon, alpha=0.1,
-                      output_range=SLOPE_RANGE, method=method, rng=rng)
+                      output_range=SLOPE_RANGE, method=method, algorithm=algorithm, rng=rng)
     return np.array([ci.low, ci.high])
 
 
@@ -545,6 +545,17 @@ def _build() -> dict[str, AuditTarget]:
             f"DP Theil-Sen slope CI ({meth}), ε = {EPS_SIMPLE:g}, α = 0.1",
             Claim.from_budget(PureDP(EPS_SIMPLE)),
             partial(loop_sampler, partial(_r_theil_sen_ci, epsilon=EPS_SIMPLE, method=meth)),
+            partial(simple_pairs, 12), loop=True, output_names=("low", "high")))
+        # the same interval through the O(n)-memory exact-fast sampler at the CI's target
+        # quantiles (``algorithm="auto"`` takes it only from n >= 400, so the n = 12 pairs above
+        # audit the materialised path)
+        t.append(AuditTarget(
+            f"theil-sen-ci-{meth}-fast", "core",
+            f"DP Theil-Sen slope CI ({meth}) through the exact-fast sampler, "
+            f"ε = {EPS_SIMPLE:g}, α = 0.1",
+            Claim.from_budget(PureDP(EPS_SIMPLE)),
+            partial(loop_sampler, partial(_r_theil_sen_ci, epsilon=EPS_SIMPLE, method=meth,
+                                          algorithm="exact-fast")),
             partial(simple_pairs, 12), loop=True, output_names=("low", "high")))
     # ---- multivariate functional cores
     ar = partial(design_pairs, 20, 2, relation="add-remove")
