@@ -24,6 +24,7 @@ and x̄ (0.3ε, 0.3ε, 0.3ε, 0.05ε, 0.05ε) instead of thirds, so the line is 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,10 +51,80 @@ __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercep
            "inference_sensitivities", "INFERENCE_SPLIT", "LineStatistics",
            "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept",
            "noisy_stats_from_statistics", "noisy_stats_source_statistics", "LineMoments",
-           "dp_intercept_from_statistics"]
+           "dp_intercept_from_statistics", "INTERVAL_MAX_NVAR_NOISE_SHARE",
+           "interval_nvar_noise_share", "interval_refusal"]
 
 #: ε weights of ncov, nvar, intercept, nvar(y), x̄ when ``inference=True``
 INFERENCE_SPLIT = (6.0, 6.0, 6.0, 1.0, 1.0)
+
+#: the largest public nvar-noise share (:func:`interval_nvar_noise_share`) at which the
+#: ``inference=True`` release is given a (bounded, default) interval; above it the interval is
+#: refused from public inputs alone (docs/uncertainty.md, "noisy-stats: the public interval
+#: rule")
+INTERVAL_MAX_NVAR_NOISE_SHARE = 0.025
+
+
+def _nvar_noise_share(b_nvar: float, n: int, wx: float) -> float:
+    """√2·b / (n·w_x²/4): the Laplace sd of the released nvar relative to the largest nvar
+    the bounds allow (public)."""
+    return math.sqrt(2.0) * float(b_nvar) / (n * wx * wx / 4.0)
+
+
+def interval_nvar_noise_share(n: int, epsilon: float, x_bounds: tuple[float, float]) -> float:
+    """The public nvar-noise share of an ``inference=True`` release: the Laplace noise sd of
+    the released nvar = Σ(x_i − x̄)², √2·b with b = (1 − 1/n)·w_x² / (0.3ε), divided by the
+    largest nvar that x in its bounds can have, n·w_x²/4.  It depends on n and ε only (the
+    widths cancel): ≈ 18.9/(n·ε).  Public inputs only; nothing is read from data."""
+    xb = check_bounds(x_bounds, "x_bounds")
+    n = check_int(n, "n", minimum=2)
+    eps = check_epsilon(epsilon)
+    if math.isinf(eps):
+        return 0.0
+    w = INFERENCE_SPLIT[1] / sum(INFERENCE_SPLIT)
+    return _nvar_noise_share(nvar_sensitivity(xb, n) / (w * eps), n, xb[1] - xb[0])
+
+
+def _interval_refusal_text(share: float, n: int, epsilon: float, *, released: bool) -> str:
+    lim = INTERVAL_MAX_NVAR_NOISE_SHARE
+    eps_min = epsilon * share / lim
+    n_min = n
+    while n_min < 10**9 and share * n * n * (n_min - 1) / ((n - 1) * n_min * n_min) > lim:
+        n_min = max(n_min + 1, int(n_min * 1.01))
+    when = ("by the public rule (the interval statistics were released, as inference=True "
+            "asked)" if released else "before release")
+    return (f"none: refused {when} -- at n = {n} and ε = {epsilon:g} the noise of the "
+            f"interval release on Σ(x − x̄)² (Laplace sd) is {share:.1%} of the largest "
+            f"Σ(x − x̄)² the public x bounds allow (n·w_x²/4); noisy-stats intervals need at "
+            f"most {lim:.1%}. Below that the release cannot tell x's spread from the noise, and "
+            f"on real data with a-priori bounds its bounded intervals under-cover "
+            f"(docs/uncertainty.md, \"noisy-stats: the public interval rule\"). Use ε >= "
+            f"{eps_min:.3g} at this n, or about {n_min} rows or more at this ε (the ratio "
+            f"depends on n·ε only; narrower public bounds on x do not change it, but the rule "
+            f"assumes x is not concentrated in a tiny part of its bounds)")
+
+
+def interval_refusal(n: int, epsilon: float, x_bounds: tuple[float, float]) -> str:
+    """The reason the ``inference=True`` interval is refused at these PUBLIC inputs, or ``""``
+    when it is offered: refused when :func:`interval_nvar_noise_share` exceeds
+    :data:`INTERVAL_MAX_NVAR_NOISE_SHARE`.  Decided before anything is charged (the
+    estimators' ``inference="auto"`` then makes the plain release); it does not look at the
+    release, so it selects nothing."""
+    share = interval_nvar_noise_share(n, epsilon, x_bounds)
+    if share <= INTERVAL_MAX_NVAR_NOISE_SHARE:
+        return ""
+    return _interval_refusal_text(share, int(n), float(epsilon), released=False)
+
+
+def interval_refusal_from_scale(b_nvar: float, n: int, wx: float, epsilon: float) -> str:
+    """:func:`interval_refusal` from a release's public Laplace scale of nvar (the same rule;
+    used where the interval is built from a release)."""
+    if not math.isfinite(b_nvar) or b_nvar <= 0.0:
+        return ""
+    share = _nvar_noise_share(b_nvar, n, wx)
+    if share <= INTERVAL_MAX_NVAR_NOISE_SHARE * (1.0 + 1e-12):
+        return ""
+    return _interval_refusal_text(share, int(n), float(epsilon), released=True)
+
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
 _SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
