@@ -83,10 +83,11 @@ class Plan:
     ``failure_probability`` is P(⊥); ``how`` says whether the numbers are analytic or simulated
     (with the seed and number of runs); ``design`` is :data:`PLAN_DESIGN`.  With a target
     (``target_sd``), ``epsilon`` is the ε found for it and ``target`` names the quantity.
-    ``interval`` (noisy-stats; ``None`` for the other methods): ``"offered"`` when the default
-    ``inference="auto"`` will release the interval statistics at these public inputs, else the
-    public rule's refusal text (what to change), so a refused interval is known before any
-    budget is spent."""
+    ``interval`` (noisy-stats; ``None`` for the other methods and for ``inference=False``):
+    ``"offered"`` when the public interval rule
+    (:func:`dpreg.simple._noisy_stats.interval_refusal`, the same function the fit consults)
+    gives an interval at these public inputs, else its refusal text (what to change), so a
+    refused interval is known before any budget is spent."""
 
     method: str
     epsilon: float
@@ -130,7 +131,7 @@ class Plan:
         head.append(f"  how: {self.how}")
         head.append(f"  design: {self.design}")
         if self.interval is not None:
-            head.append(f"  interval (default inference='auto'): {self.interval}")
+            head.append(f"  interval: {self.interval}")
         tab = self.table().to_string(float_format=lambda v: f"{v:.4g}")
         return "\n".join(head) + "\n" + tab
 
@@ -233,7 +234,7 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
             fail = 1.0 - tukey_pass_probability(m, len(names), epsilon=eps, delta=float(dlt or 0))
             how += "; P(⊥) from the analytic PTR pass probability"
     interval = None
-    if method == "noisy-stats" and options.get("inference", "auto") == "auto":
+    if method == "noisy-stats" and options.get("inference", "auto") is not False:
         from dpreg.simple._noisy_stats import interval_refusal
 
         interval = (interval_refusal(n, eps, xb[0]) or "offered") if n >= 3 else \

@@ -40,9 +40,12 @@ class NoisyStats(_SimpleRegressor):
         ``"auto"`` (default): ``True`` whenever the release can carry an interval -- n >= 3
         rows and the public interval rule passes (:func:`dpreg.simple._noisy_stats.interval_refusal`:
         the noise on nvar at most 2.5% of the largest nvar the bounds allow, roughly
-        n·ε >= 760; n is public) -- else ``False``: the plain release, whose ``conf_int``
+        n·ε >= 755; n is public) -- else ``False``: the plain release, whose ``conf_int``
         raises :class:`~dpreg.inference.NoUncertaintyError` with the reason and what to change
-        (decided before anything is charged).  ``True``: also release noisy nvar(y) and x̄ from the same
+        (decided before anything is charged; where an interval is asked for explicitly --
+        :func:`dpreg.regress` / :func:`dpreg.api.fit_arrays` with ``ci_alpha=``, CLI ``--ci``
+        -- the refusal is raised instead, before any noise is drawn or budget charged).
+        ``True``: also release noisy nvar(y) and x̄ from the same
         ε (split 0.3/0.3/0.3/0.05/0.05 instead of thirds) so that ``results_`` carries DP-aware
         standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
         ``get_prediction`` intervals (post-processing; Ferrando, Wang & Sheldon 2022); the
@@ -75,7 +78,7 @@ class NoisyStats(_SimpleRegressor):
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         # "auto": the interval statistics whenever n and the public interval rule allow them
-        why = _public_refusal(x1.size, eps, bx)
+        why = self._public_refusal(x1.size, eps, bx)
         infer = resolve_inference(self.inference, supported=x1.size >= 3 and not why)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
                           inference=infer, ledger=self.ledger, rng=self.random_state)
@@ -105,7 +108,7 @@ class NoisyStats(_SimpleRegressor):
         stats, nvar_y = noisy_stats_source_statistics(source, x_cols[0], y_col, bx, by)
         # "auto": the interval statistics whenever n and the public rule allow them (:meth:`fit`)
         n = int(stats.n[0])
-        why = _public_refusal(n, eps, bx)
+        why = self._public_refusal(n, eps, bx)
         infer = resolve_inference(self.inference, supported=n >= 3 and not why)
         res = noisy_stats_from_statistics(
             lambda xb, yb, inf: (stats, nvar_y if inf else None), epsilon=eps, x_bounds=bx,
@@ -115,17 +118,33 @@ class NoisyStats(_SimpleRegressor):
                                               n_boot=self.n_boot))
         return self._refused_plain(why, infer)
 
+    #: set by :func:`dpreg._dispatch.fit` / :func:`~dpreg._dispatch.fit_source` when the
+    #: caller asked for an interval explicitly (``ci_alpha=``, CLI ``--ci``): a refusal of the
+    #: public interval rule is then raised before anything is charged (not a parameter: the
+    #: estimator's own interface is ``inference=``)
+    _interval_required: bool = False
+
+    def _public_refusal(self, n: int, epsilon: float, x_bounds: tuple[float, float]) -> str:
+        """The public interval rule's reason at (n, ε, x bounds), or "" (n < 3 has no interval:
+        the n >= 3 check says so).  Raised as :class:`~dpreg.inference.NoUncertaintyError`
+        when an interval was asked for explicitly -- before the release."""
+        why = interval_refusal(n, epsilon, x_bounds) if n >= 3 else ""
+        if why and self._interval_required and self.inference is not False:
+            from dpreg.inference import NoUncertaintyError
+
+            raise NoUncertaintyError(
+                "noisy-stats: the interval asked for (ci_alpha=...) is refused before anything is "
+                "charged (nothing was released, no budget spent): "
+                + why.removeprefix("none: refused before release -- "))
+        return why
+
     def _refused_plain(self, why: str, infer: bool) -> NoisyStats:
         """After a plain release that ``inference="auto"`` chose because the public interval
         rule refused: the result says why there is no interval (instead of "ask for
         inference"), so ``conf_int`` raises with the reason and what to change."""
         res = self.results_
-        if why and not infer and not res.failed:
+        auto = isinstance(self.inference, str)  # "auto" (validated); an explicit False keeps
+        if why and auto and not infer and not res.failed:  # its own "ask for inference" text
             extra = {**res.extra, "dp_ci_refused": True, "dp_ci_reliable": False}
             self._store(res.replace(uncertainty=why, extra=extra))
         return self
-
-
-def _public_refusal(n: int, epsilon: float, x_bounds: tuple[float, float]) -> str:
-    """The public interval rule's reason at (n, ε, x bounds), or "" (n < 3 has no interval)."""
-    return interval_refusal(n, epsilon, x_bounds) if n >= 3 else ""
