@@ -153,8 +153,7 @@ class SimpleRegressionResult:
                                     scales=spec["scales"], eps_intercept=spec["eps_intercept"],
                                     names=names)
             from dpreg.inference.prediction import simple_fit_statistics
-
-            from dpreg.simple._noisy_stats import INFERENCE_SPLIT, interval_refusal
+            from dpreg.simple._interval_rule import interval_refusal
 
             rel = spec["released"]  # R², σ̂² from the released statistics (post-processing)
             extra.update(simple_fit_statistics(ncov=rel["ncov"], nvar=rel["nvar"],
@@ -162,9 +161,7 @@ class SimpleRegressionResult:
                                                sigma2=model.sigma2))
             # the public interval rule (n, ε, bounds only): refused without looking at the
             # release (the estimators' inference="auto" decides it before charging)
-            eps_total = spec.get("epsilon", spec["eps_intercept"] * sum(INFERENCE_SPLIT)
-                                 / INFERENCE_SPLIT[2])
-            why = interval_refusal(spec["n"], eps_total, spec["x_bounds"], released=True)
+            why = interval_refusal(spec["n"], spec["epsilon"], spec["x_bounds"], released=True)
             if why:
                 kw = refusal_kwargs(why, noise_ratio=model.noise_ratio)
                 extra.update(kw.pop("extra_uncertainty"))
