@@ -151,6 +151,8 @@ def test_cli_fit_groups_ci(tmp_path):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["intervals"]["level"] == pytest.approx(0.9)
+    # the released groups of 16, 60 and 150 rows: n·ε < 755, refused by the public rule (NA)
+    assert summary["intervals"]["refused"] == 3
     got = pd.read_csv(out)
     lib = fit("noisy-stats")
     for c in ("lower_slope", "upper_slope", "lower_pred_0.25", "upper_pred_0.75"):
