@@ -84,7 +84,11 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
                 tabs.append(t.assign(rep=r))
             t = pd.concat(tabs, ignore_index=True)
             secs = time.perf_counter() - t0
-            ok = t[~t["failed"]]
+            released = t[~t["failed"]]
+            # released groups without an interval: noisy-stats' public interval rule refused it
+            # at the tract's (public) n and ε; coverage is over the intervals given
+            gone = released["lower_slope"].isna()
+            ok = released[~gone]
             true = truth.loc[ok["group"], "slope"].to_numpy()
             own = ols.loc[ok["group"]].to_numpy()
             lo, hi = ok["lower_slope"].to_numpy(), ok["upper_slope"].to_numpy()
@@ -93,6 +97,7 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
             row = {
                 "method": method, "epsilon": eps, "alpha": alpha, "intervals": len(ok),
                 "failed_share": float(t["failed"].mean()),
+                "refused_share": float(gone.mean()) if len(gone) else 0.0,
                 "coverage_true_slope": float(np.mean((lo <= true) & (true <= hi))),
                 "coverage_ols_slope": float(np.mean((lo <= own) & (own <= hi))),
                 "not_informative_share": float(np.mean(~inf)),
@@ -111,7 +116,8 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
                     row[f"coverage_true_pred_{xv}"] = float(np.mean(
                         (ok[c].to_numpy() <= tp) & (tp <= ok[f"upper_pred_{xv}"].to_numpy())))
             rows.append(row)
-            print(f"{method} ε={eps:g}: {len(ok)} intervals, coverage {row['coverage_true_slope']:.3f}"
+            print(f"{method} ε={eps:g}: {len(ok)} intervals ({int(gone.sum())} refused), coverage "
+                  f"{row['coverage_true_slope']:.3f}"
                   f", non-informative {row['not_informative_share']:.3f}, {secs:.1f} s",
                   flush=True)
     return pd.DataFrame(rows)

@@ -64,12 +64,21 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
         est = _estimator(entry, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                          y_bounds=y_bounds, fit_intercept=fit_intercept, ledger=ledger,
                          random_state=random_state, opts=opts)
+        _interval_asked(est, ci_alpha)
         try:
             est.fit(_frame(X, x_names), y)
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         out = est.results_
     return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))})
+
+
+def _interval_asked(est: Any, ci_alpha: float | None) -> None:
+    """``ci_alpha`` given: the caller asked for an interval explicitly, so an estimator with a
+    public interval rule (NoisyStats: :func:`dpreg.simple._noisy_stats.interval_refusal`)
+    raises its refusal before anything is charged instead of making the plain release."""
+    if ci_alpha is not None and hasattr(type(est), "_interval_required"):
+        est._interval_required = True
 
 
 def takes_inference(method: str) -> bool:
@@ -143,6 +152,7 @@ def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsil
     est = _estimator(entry, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
                      fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
                      opts=opts)
+    _interval_asked(est, ci_alpha)
     try:
         est._fit_source(source, x_cols, y_col)
     except MechanismFailure:

@@ -911,7 +911,10 @@ def fit_groups(
         summary["intervals"] = {
             "level": 1 - float(opts["ci_alpha"]),
             "columns": [c for c in table.columns if str(c).startswith(("lower_", "upper_"))],
-            "not_informative": int((flags == False).sum())}  # noqa: E712 (nullable booleans)
+            "not_informative": int((flags == False).sum()),  # noqa: E712 (nullable booleans)
+            # released groups without an interval: noisy-stats' public interval rule refused
+            # it at the group's (public) n and ε
+            "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:
@@ -924,8 +927,11 @@ def fit_groups(
             iv = summary["intervals"]
             console.print(f"(1-{opts['ci_alpha']:g}) intervals in {', '.join(iv['columns'])}; "
                           f"{iv['not_informative']} slope intervals NOT informative "
-                          "(informative_slope=False: an end at the search range, or flagged "
-                          "unreliable)", highlight=False)
+                          "(informative_slope=False: an end at the search range, flagged "
+                          "unreliable, or refused)" + (
+                              f"; {iv['refused']} refused (NA) by noisy-stats' public interval "
+                              "rule: too few rows for this ε in those groups"
+                              if iv["refused"] else ""), highlight=False)
         console.print(summary["privacy"], highlight=False)
         if led is not None:
             console.print(summary["ledger"]["text"], highlight=False)

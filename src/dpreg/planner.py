@@ -82,7 +82,12 @@ class Plan:
     ``prediction_sd`` is the sd of the prediction at the centre of the regressors' bounds;
     ``failure_probability`` is P(⊥); ``how`` says whether the numbers are analytic or simulated
     (with the seed and number of runs); ``design`` is :data:`PLAN_DESIGN`.  With a target
-    (``target_sd``), ``epsilon`` is the ε found for it and ``target`` names the quantity."""
+    (``target_sd``), ``epsilon`` is the ε found for it and ``target`` names the quantity.
+    ``interval`` (noisy-stats; ``None`` for the other methods and for ``inference=False``):
+    ``"offered"`` when the public interval rule
+    (:func:`dpreg.simple._noisy_stats.interval_refusal`, the same function the fit consults)
+    gives an interval at these public inputs, else its refusal text (what to change), so a
+    refused interval is known before any budget is spent."""
 
     method: str
     epsilon: float
@@ -96,6 +101,7 @@ class Plan:
     target: str | None = None
     target_sd: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    interval: str | None = None
 
     def table(self) -> pd.DataFrame:
         """One row per coefficient plus ``prediction@centre``: the planned noise sd."""
@@ -112,7 +118,7 @@ class Plan:
                 "prediction_sd": num(self.prediction_sd),
                 "failure_probability": float(self.failure_probability), "how": self.how,
                 "design": self.design, "target": self.target, "target_sd": self.target_sd,
-                "options": dict(self.options)}
+                "options": dict(self.options), "interval": self.interval}
 
     def __str__(self) -> str:
         budget = f"ε={self.epsilon:.4g}" + ("" if self.delta is None else f", δ={self.delta:g}")
@@ -124,6 +130,8 @@ class Plan:
         head.append(f"  P(⊥) = {self.failure_probability:.3g}")
         head.append(f"  how: {self.how}")
         head.append(f"  design: {self.design}")
+        if self.interval is not None:
+            head.append(f"  interval: {self.interval}")
         tab = self.table().to_string(float_format=lambda v: f"{v:.4g}")
         return "\n".join(head) + "\n" + tab
 
@@ -225,10 +233,16 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
             m = int(options.get("n_models", 1000))
             fail = 1.0 - tukey_pass_probability(m, len(names), epsilon=eps, delta=float(dlt or 0))
             how += "; P(⊥) from the analytic PTR pass probability"
+    interval = None
+    if method == "noisy-stats" and options.get("inference", "auto") is not False:
+        from dpreg.simple._noisy_stats import interval_refusal
+
+        interval = (interval_refusal(n, eps, xb[0]) or "offered") if n >= 3 else \
+            "none: fewer than 3 rows"
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return Plan(method, eps, dlt, n, dict(zip(names, map(float, sd))),
                 _pred_sd(cov, xb, "intercept" in names), float(fail), how,
-                options=dict(options))
+                options=dict(options), interval=interval)
 
 
 def plan(method: str, epsilon: float | None = None, delta: float | None = None, *, n: int,
@@ -328,4 +342,4 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     best = at(hi)
     return Plan(best.method, hi, dlt, n, best.coef_sd, best.prediction_sd,
                 best.failure_probability, best.how, target=target or "max slope",
-                target_sd=goal, options=best.options)
+                target_sd=goal, options=best.options, interval=best.interval)

@@ -18,6 +18,8 @@ def test_small_study_runs():
     for c in ("coverage_true_slope", "coverage_ols_slope", "not_informative_share",
               "contains_own_estimate", "failed_share"):
         assert tab[c].between(0.0, 1.0).all()
-    assert (tab["intervals"] > 20).all() and (tab["median_width"] > 0).all()
+    # noisy-stats at ε = 16: tracts under ~48 people are refused by its public interval rule
+    assert (tab["intervals"] > 10).all() and (tab["median_width"] > 0).all()
     ns = tab.set_index("method").loc["noisy-stats"]
+    assert 0.0 < ns["refused_share"] < 1.0
     assert not math.isnan(ns["coverage_true_pred_0.25"])

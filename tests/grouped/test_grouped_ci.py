@@ -18,6 +18,7 @@ from dpreg import InvalidInputError, Ledger, fit_by_group
 from dpreg.api import fit_arrays
 from dpreg.grouped._common import group_generator, make_spec
 from dpreg.privacy import PureDP
+from dpreg.simple._noisy_stats import interval_refusal
 
 BOUNDS = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
 SIZES = [0, 2, 16, 60, 150, 400]  # key 0: no rows; key 1: too small for any interval
@@ -53,6 +54,14 @@ def test_interval_columns_ordered_and_equal_on_local_and_reference(method):
     ok = ~loc["failed"]
     assert ok.sum() >= 3 and loc.loc[~ok, "lower_slope"].isna().all()
     assert loc.loc[~ok, "informative_slope"].isna().all()
+    if method == "noisy-stats":
+        # groups whose public (n, ε) the interval rule refuses: NA intervals, not informative
+        refused = loc["n"].map(lambda n: n >= 3 and bool(interval_refusal(int(n), 4.0, BOUNDS["x"])))
+        assert refused[ok].any() and not refused[ok].all()  # sizes 16-150 refused, 400 not
+        gone = ok & refused
+        assert loc.loc[gone, ["lower_slope", "upper_slope"]].isna().all().all()
+        assert not loc.loc[gone, "informative_slope"].any()
+        ok = ok & ~refused
     lo, hi = loc.loc[ok, "lower_slope"], loc.loc[ok, "upper_slope"]
     assert (lo <= hi).all() and np.isfinite(lo).all() and np.isfinite(hi).all()
     if method == "noisy-stats":
@@ -142,6 +151,8 @@ def test_cli_fit_groups_ci(tmp_path):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["intervals"]["level"] == pytest.approx(0.9)
+    # the released groups of 16, 60 and 150 rows: n·ε < 755, refused by the public rule (NA)
+    assert summary["intervals"]["refused"] == 3
     got = pd.read_csv(out)
     lib = fit("noisy-stats")
     for c in ("lower_slope", "upper_slope", "lower_pred_0.25", "upper_pred_0.75"):

@@ -45,11 +45,12 @@ def test_regress_gives_intervals_without_extra_arguments(method, formula, cols, 
 
 def test_estimators_default_to_auto_inference_and_keep_the_budget():
     df = frame(500)
-    ns = NoisyStats(epsilon=1.0, bounds_X=(0, 10), bounds_y=(-20, 20), n_boot=100,
+    # n·ε = 1000: the public interval rule offers the interval (n·ε >= 755)
+    ns = NoisyStats(epsilon=2.0, bounds_X=(0, 10), bounds_y=(-20, 20), n_boot=100,
                     random_state=0).fit(df[["x1"]], df["y"])
     assert ns.inference == "auto" and ns.results_.has_bse
     assert ns.results_.privacy.details["inference"] is True
-    assert ns.results_.privacy.budget == dpreg.PureDP(1.0)  # same ε, split five ways
+    assert ns.results_.privacy.budget == dpreg.PureDP(2.0)  # same ε, split five ways
     ada = AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=[(0, 10), (-1, 1)], bounds_y=(-20, 20),
                  n_boot=100, random_state=0).fit(df[["x1", "x2"]], df["y"])
     assert ada.results_.has_bse and ada.results_.privacy.details["inference"] is True

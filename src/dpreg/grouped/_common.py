@@ -199,9 +199,17 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
 
     ``informative_slope`` is False when an end of the Theil-Sen slope interval is the end of
     the public slope search range (``extra['ci_informative']``), and for noisy-stats when the
-    release flags its interval unreliable (``extra['dp_ci_reliable']``)."""
+    release flags its interval unreliable (``extra['dp_ci_reliable']``).  A group whose
+    interval the public noisy-stats rule refuses (its n·ε too small:
+    :func:`dpreg.simple._noisy_stats.interval_refusal`) gets NA interval columns and
+    ``informative_slope`` False."""
+    from dpreg.inference import NoUncertaintyError
+
     alpha = float(spec.options["ci_alpha"])
-    ci = result.conf_int(alpha)
+    try:
+        ci = result.conf_int(alpha)
+    except NoUncertaintyError:  # refused by the public interval rule at this group's n
+        return {"lower_slope": np.nan, "upper_slope": np.nan, "informative_slope": False}
     row: dict[str, Any] = {"lower_slope": float(ci.loc[spec.x, "lower"]),
                            "upper_slope": float(ci.loc[spec.x, "upper"])}
     extra = result.extra

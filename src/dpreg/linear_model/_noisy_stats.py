@@ -14,7 +14,11 @@ from dpreg.linear_model._base import (
     resolve_inference,
 )
 from dpreg.simple import noisy_stats
-from dpreg.simple._noisy_stats import noisy_stats_from_statistics, noisy_stats_source_statistics
+from dpreg.simple._noisy_stats import (
+    interval_refusal,
+    noisy_stats_from_statistics,
+    noisy_stats_source_statistics,
+)
 
 __all__ = ["NoisyStats"]
 
@@ -33,13 +37,22 @@ class NoisyStats(_SimpleRegressor):
     fit_intercept:
         Must be True.
     inference:
-        ``"auto"`` (default): ``True`` whenever the release can carry an interval (n >= 3 rows;
-        n is public), else ``False``.  ``True``: also release noisy nvar(y) and x̄ from the same
+        ``"auto"`` (default): ``True`` whenever the release can carry an interval -- n >= 3
+        rows and the public interval rule passes (:func:`dpreg.simple._noisy_stats.interval_refusal`:
+        the noise on nvar at most 2.5% of the largest nvar the bounds allow, roughly
+        n·ε >= 755; n is public) -- else ``False``: the plain release, whose ``conf_int``
+        raises :class:`~dpreg.inference.NoUncertaintyError` with the reason and what to change
+        (decided before anything is charged; where an interval is asked for explicitly --
+        :func:`dpreg.regress` / :func:`dpreg.api.fit_arrays` with ``ci_alpha=``, CLI ``--ci``
+        -- the refusal is raised instead, before any noise is drawn or budget charged).
+        ``True``: also release noisy nvar(y) and x̄ from the same
         ε (split 0.3/0.3/0.3/0.05/0.05 instead of thirds) so that ``results_`` carries DP-aware
         standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
         ``get_prediction`` intervals (post-processing; Ferrando, Wang & Sheldon 2022); the
         line's Laplace scales grow by 10/9 (accuracy cost: docs/uncertainty.md, "Defaults").
-        ``False``: the paper's release, no interval (``results_.uncertainty`` says why).
+        With ``True`` where the rule refuses, the statistics are released as asked but
+        ``conf_int`` refuses (same reason).  ``False``: the paper's release, no interval
+        (``results_.uncertainty`` says why).
     n_boot:
         Bootstrap replicates for the interval (2000).
     random_state:
@@ -64,11 +77,13 @@ class NoisyStats(_SimpleRegressor):
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
-        # "auto": the interval statistics whenever n (public) allows them
-        infer = resolve_inference(self.inference, supported=x1.size >= 3)
+        # "auto": the interval statistics whenever n and the public interval rule allow them
+        why = self._public_refusal(x1.size, eps, bx)
+        infer = resolve_inference(self.inference, supported=x1.size >= 3 and not why)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
                           inference=infer, ledger=self.ledger, rng=self.random_state)
-        return self._finish(X, res, n_boot=self.n_boot)  # type: ignore[return-value]
+        self._finish(X, res, n_boot=self.n_boot)
+        return self._refused_plain(why, infer)
 
     def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> NoisyStats:
         """Fit from a :class:`~dpreg._source.DataSource` (a Parquet/CSV file streamed in
@@ -91,11 +106,45 @@ class NoisyStats(_SimpleRegressor):
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         resolve_inference(self.inference, supported=True)  # a bad value fails before the pass
         stats, nvar_y = noisy_stats_source_statistics(source, x_cols[0], y_col, bx, by)
-        # "auto": the interval statistics whenever n (public) allows them, as in :meth:`fit`
-        infer = resolve_inference(self.inference, supported=int(stats.n[0]) >= 3)
+        # "auto": the interval statistics whenever n and the public rule allow them (:meth:`fit`)
+        n = int(stats.n[0])
+        why = self._public_refusal(n, eps, bx)
+        infer = resolve_inference(self.inference, supported=n >= 3 and not why)
         res = noisy_stats_from_statistics(
             lambda xb, yb, inf: (stats, nvar_y if inf else None), epsilon=eps, x_bounds=bx,
             y_bounds=by, release_stats=True, inference=infer, ledger=self.ledger,
             rng=self.random_state)
-        return self._store(res.to_regression_results(  # type: ignore[return-value]
-            x_name=x_cols[0], y_name="y", n_boot=self.n_boot))
+        self._store(res.to_regression_results(x_name=x_cols[0], y_name="y",
+                                              n_boot=self.n_boot))
+        return self._refused_plain(why, infer)
+
+    #: set by :func:`dpreg._dispatch.fit` / :func:`~dpreg._dispatch.fit_source` when the
+    #: caller asked for an interval explicitly (``ci_alpha=``, CLI ``--ci``): a refusal of the
+    #: public interval rule is then raised before anything is charged (not a parameter: the
+    #: estimator's own interface is ``inference=``)
+    _interval_required: bool = False
+
+    def _public_refusal(self, n: int, epsilon: float, x_bounds: tuple[float, float]) -> str:
+        """The public interval rule's reason at (n, ε, x bounds), or "" (n < 3 has no interval:
+        the n >= 3 check says so).  Raised as :class:`~dpreg.inference.NoUncertaintyError`
+        when an interval was asked for explicitly -- before the release."""
+        why = interval_refusal(n, epsilon, x_bounds) if n >= 3 else ""
+        if why and self._interval_required and self.inference is not False:
+            from dpreg.inference import NoUncertaintyError
+
+            raise NoUncertaintyError(
+                "noisy-stats: the interval asked for (ci_alpha=...) is refused before anything is "
+                "charged (nothing was released, no budget spent): "
+                + why.removeprefix("none: refused before release -- "))
+        return why
+
+    def _refused_plain(self, why: str, infer: bool) -> NoisyStats:
+        """After a plain release that ``inference="auto"`` chose because the public interval
+        rule refused: the result says why there is no interval (instead of "ask for
+        inference"), so ``conf_int`` raises with the reason and what to change."""
+        res = self.results_
+        auto = isinstance(self.inference, str)  # "auto" (validated); an explicit False keeps
+        if why and auto and not infer and not res.failed:  # its own "ask for inference" text
+            extra = {**res.extra, "dp_ci_refused": True, "dp_ci_reliable": False}
+            self._store(res.replace(uncertainty=why, extra=extra))
+        return self

@@ -44,16 +44,20 @@ from dpreg.simple._common import (
     check_x_eval,
     warn_not_private,
 )
+from dpreg.simple._interval_rule import (
+    INFERENCE_SPLIT,
+    INTERVAL_MAX_NVAR_NOISE_SHARE,
+    interval_nvar_noise_share,
+    interval_refusal,
+)
 from dpreg.simple._result import SimpleRegressionResult
 
 __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercept_sensitivity",
            "inference_sensitivities", "INFERENCE_SPLIT", "LineStatistics",
            "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept",
            "noisy_stats_from_statistics", "noisy_stats_source_statistics", "LineMoments",
-           "dp_intercept_from_statistics"]
-
-#: ε weights of ncov, nvar, intercept, nvar(y), x̄ when ``inference=True``
-INFERENCE_SPLIT = (6.0, 6.0, 6.0, 1.0, 1.0)
+           "dp_intercept_from_statistics", "INTERVAL_MAX_NVAR_NOISE_SHARE",
+           "interval_nvar_noise_share", "interval_refusal"]
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
 _SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
@@ -272,6 +276,7 @@ def noisy_stats_from_statistics(
                        "nvar_y": details["laplace_scale_nvar_y"],
                        "xbar": details["laplace_scale_xbar"]},
             "eps_intercept": parts[2].epsilon,
+            "epsilon": eps,  # public: the interval rule's input (interval_refusal)
             # seed of the (post-processing) bootstrap simulation
             "seed": int(gen.integers(0, 2**63 - 1)),
         }

@@ -145,7 +145,7 @@ class SimpleRegressionResult:
         if self.inference is not None:
             from dpreg.inference.dpci.engine import ParametricBootstrap
             from dpreg.inference.dpci.noisy_stats import NoisyStatsModel
-            from dpreg.inference.uncertainty import bootstrap_kwargs
+            from dpreg.inference.uncertainty import bootstrap_kwargs, refusal_kwargs
 
             spec = self.inference
             model = NoisyStatsModel(released=spec["released"], n=spec["n"],
@@ -153,14 +153,24 @@ class SimpleRegressionResult:
                                     scales=spec["scales"], eps_intercept=spec["eps_intercept"],
                                     names=names)
             from dpreg.inference.prediction import simple_fit_statistics
+            from dpreg.simple._interval_rule import interval_refusal
 
-            boot = ParametricBootstrap(model, n_boot=n_boot, kind=kind, rng=spec["seed"])
-            kw = bootstrap_kwargs(boot, what="the noisy ncov, nvar, nvar(y), x̄ and line")
-            extra.update(kw.pop("extra_uncertainty"))
             rel = spec["released"]  # R², σ̂² from the released statistics (post-processing)
             extra.update(simple_fit_statistics(ncov=rel["ncov"], nvar=rel["nvar"],
                                                nvar_y=rel["nvar_y"], n=spec["n"],
                                                sigma2=model.sigma2))
+            # the public interval rule (n, ε, bounds only): refused without looking at the
+            # release (the estimators' inference="auto" decides it before charging)
+            why = interval_refusal(spec["n"], spec["epsilon"], spec["x_bounds"], released=True)
+            if why:
+                kw = refusal_kwargs(why, noise_ratio=model.noise_ratio)
+                extra.update(kw.pop("extra_uncertainty"))
+                return RegressionResults(params, names=names, privacy=self.privacy,
+                                         method=self.method, nobs=self.n, dep_var=y_name,
+                                         df_resid=spec["n"] - 2, extra=extra, **kw)
+            boot = ParametricBootstrap(model, n_boot=n_boot, kind=kind, rng=spec["seed"])
+            kw = bootstrap_kwargs(boot, what="the noisy ncov, nvar, nvar(y), x̄ and line")
+            extra.update(kw.pop("extra_uncertainty"))
             return RegressionResults(params, names=names, privacy=self.privacy,
                                      method=self.method, nobs=self.n, dep_var=y_name,
                                      df_resid=spec["n"] - 2, extra=extra, **kw)
