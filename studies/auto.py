@@ -122,6 +122,10 @@ FRESH2_GRID: dict[str, tuple[float, ...]] = {
 }
 FRESH2_SEED = 777_000_301
 HELD_OUT2_SEED = 777_000_302
+#: the selection-noise seed of the fresh-grid evaluation (``rule3 evaluate ...@777000303``): a
+#: seed no data set was drawn from (the data seed family [FRESH2_SEED, cell] would share its
+#: stream with cell 1's data)
+FRESH2_SELECTION_SEED = 777_000_303
 #: the third rule, frozen before the fresh grid FRESH2_GRID was run: NoisyStats iff
 #: u·(max(sharẽ, 0) + s0) > K and z·(σ̃_x²/0.05)^a < C, where u = ε²·nvar̃(x)/w_x²,
 #: sharẽ = count̃/n, z = count̃/√n and σ̃_x² = nvar̃(x)/(n·w_x²) (the same two releases).
