@@ -18,11 +18,11 @@ from dpreg import ApproxDP, Ledger, PureDP
 from dpreg.auto import (
     BOUNDS_FRACTION,
     NS_BOUNDARY_LIMIT,
-    NS_U_THRESHOLD,
-    SELECTION_FRACTION,
     NS_K,
     NS_S0,
     NS_SPREAD_REFERENCE,
+    NS_U_THRESHOLD,
+    SELECTION_FRACTION,
     choose_multivariate,
     choose_noisy_stats,
     choose_simple,
