@@ -139,8 +139,9 @@ def selection_possible(n: int, epsilon: float, u_threshold: float | None = None)
     C·ref/√n) <= ε²·n·(s0/4 + C·ref/√n), using σ_x² <= 1/4 in units of the x range for data
     inside the bounds.  When that bound is at most K the choice is Theil-Sen for every data set
     and ``auto`` spends no budget on selection (the skip is part of the rule: a noisy nvar̃
-    above n·w_x²/4 could otherwise have crossed K, which the skip rules out).  With a number ``u_threshold`` (the second
-    rule, :func:`choose_simple`): u <= ε²·n/4, so the selection is needed iff ε²·n/4 > U."""
+    above n·w_x²/4 could otherwise have crossed K, which the skip rules out).  With a number
+    ``u_threshold`` (the second rule, :func:`choose_simple`): u <= ε²·n/4, so the selection is
+    needed iff ε²·n/4 > U."""
     eps = float(epsilon)
     if math.isinf(eps):
         return True
