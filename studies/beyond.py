@@ -2,7 +2,9 @@
 from the files those studies committed (docs/auto-data/, docs/uncertainty-data/).
 
 * ``method="auto"`` vs the better of {Theil-Sen-exp 10-match, NoisyStats} on the Figs. 5–6 grids
-  (``docs/auto-data/evaluation.json``, written by ``python -m studies.auto report``);
+  (``docs/auto-data/evaluation.json``, written by ``python -m studies.auto report``) and the
+  shipped rule on the second fresh grid (``docs/auto-data/evaluation3.json``, written by
+  ``python -m studies.auto rule3 evaluate``);
 * the cost of bounds-free mode (``docs/auto-data/bounds_free.json``);
 * coverage and width of the DP-aware intervals (``docs/uncertainty-data/*.csv``).
 
@@ -36,6 +38,33 @@ def find_docs(dest: Path) -> Path | None:
     return None
 
 
+def _auto3(docs: Path) -> list[str]:
+    """The shipped rule and the second rule on the second fresh grid (``evaluation3.json``,
+    written by ``python -m studies.auto rule3 evaluate``)."""
+    path = docs / "auto-data" / "evaluation3.json"
+    if not path.exists():
+        return []
+    ev: dict[str, Any] = json.loads(path.read_text())
+    lines = ["Shipped rule (issue 21, third round: NoisyStats iff u·(share + 0.04) > 126.5 and "
+             "count/√n · σ_x²/0.05 < 2, from the same two releases), frozen before the second "
+             "fresh grid was run, against the second rule (u > 3162 and count/√n < 2) on the same "
+             "runs. \"useless\": cells whose better finalist is no better than the trivial "
+             "zero-budget release (the midpoint of the y bounds); \"CI > 1.10\": cells whose "
+             "bootstrap 95% interval over data sets lies above 1.10.", "",
+             "| grid | rule | cells | data sets × releases | cells ≤ 1.10 | share | worst ratio | "
+             "useless cells | CI > 1.10 |", "|---|---|---|---|---|---|---|---|---|"]
+    names = {"RULE3": "shipped", "RULE2": "second rule"}
+    for grid, e in ev.items():
+        for rule in ("RULE3", "RULE2"):
+            sm = e["rules"][rule]["summary"]
+            lines.append(f"| {grid} | {names[rule]} | {sm['cells']} | {e['datasets']} × "
+                         f"{e['trials']} | {sm['at_most_1.10']} | "
+                         f"{sm['at_most_1.10'] / sm['cells']:.1%} | {sm['max_ratio']:.3f} | "
+                         f"{sm['useless_cells']} | {sm['significantly_over_1.10']} |")
+    return lines + ["", "The second rule on the first fresh grid (now training data) and the "
+                    "first rule (\"previous rule\"):", ""]
+
+
 def _auto(docs: Path) -> str | None:
     path = docs / "auto-data" / "evaluation.json"
     if not path.exists():
@@ -54,7 +83,7 @@ def _auto(docs: Path) -> str | None:
              "on the bounds < 0.06, scored on the same runs. Each finalist's releases at ε and "
              "at `auto`'s share of ε use common random numbers. \"informative\": cells whose better "
              "finalist is within 10 sampling sds (elsewhere every method is 10–400× the sampling "
-             "error). Derivation and per-cell tables: [auto.md](auto.md).", "",
+             "error). Derivation and per-cell tables: [auto.md](auto.md).", "", *_auto3(docs),
              "| grid | rule (U, C) | cells | data sets × releases | max ratio | cells ≤ 1.10 | "
              "median | informative cells: max ratio | ≤ 1.10 |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -66,7 +95,7 @@ def _auto(docs: Path) -> str | None:
                      f"{e['datasets']} × {e['trials']} | {e['max_ratio']:.3f} | {share:.1%} | "
                      f"{e['median_ratio']:.3f} | {inf_max:.3f} ({e.get('informative_cells', '?')}) "
                      f"| {inf_share:.1%} |")
-    for label, keep in (("new rule", lambda k: "previous" not in k),
+    for label, keep in (("second rule", lambda k: "previous" not in k),
                         ("previous rule", lambda k: "previous" in k)):
         fresh = [e for k, e in ev.items() if k.startswith("fresh") and keep(k)]
         if fresh:

@@ -117,3 +117,36 @@ def test_figure_grids_are_the_harness_cells():
     assert len(figure_cells("alabi-fig5")) == 18
     f6 = figure_cells("alabi-fig6")
     assert len(f6) == 18 and {c[0] for c in f6} == {800, 8000, 20000}
+
+
+def test_third_rule_flags_useless_cells_and_skips_where_the_rule_cannot_choose_noisy_stats():
+    from studies.auto import RULE2, RULE3, derive_rule3, evaluate3, rule3_choose, rule3_skip
+
+    raw = _raw("evaluate")
+    # cell 1 (n = 100, ε = 1): ε²·n·(s0/4 + C·0.05/√n) = 1.01 <= K: public skip, Theil-Sen at ε
+    skip = rule3_skip(raw["cells"][:, 0], raw["cells"][:, 2], RULE3)
+    assert skip.tolist() == [True, False, False]
+    assert rule3_skip([100], [1.0], RULE2).tolist() == [True]  # ε²·n/4 = 25 <= U
+    ev = evaluate3(raw, {"RULE2": RULE2, "RULE3": RULE3}, seed=1, boot=50)
+    r3 = ev["rules"]["RULE3"]
+    # cell 2: u = 100·1e2 = 1e4, share 0: u·s0 = 400 > K, z = 0 < C -> NoisyStats, ratio 1;
+    # cell 3: 30% of the rows on the bounds: z·σ̃²/0.05 = 30·0.2 = 6 > C -> Theil-Sen, ratio 1
+    assert r3["chose_ns"][1] > 0.99 and r3["chose_ns"][2] < 0.01
+    assert r3["summary"]["max_ratio"] == pytest.approx(1.0)
+    # errors 0.01..0.05, the trivial release's |0.5 − 0.325| = 0.175: no cell is useless; when
+    # the better finalist is 0.2 off in cell 3 (and 0.15 in cell 2), only cell 3 is
+    assert ev["useless"] == [False, False, False]
+    raw1 = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in raw.items()}
+    for k in ("theil-sen-exp|full", "noisy-stats|full"):
+        raw1[k][1] = P_TRUE + 0.15
+        raw1[k][2] = P_TRUE + 0.2
+    assert evaluate3(raw1, {"RULE3": RULE3}, seed=1, boot=0)["useless"] == [False, False, True]
+    # the choice itself: the clipped-count term scales with σ̃_x²/0.05 (a = 1)
+    u, nv = np.array([1e4]), np.array([5.0])  # σ̃_x² = 5/100 = 0.05
+    assert rule3_choose(u, np.array([19.0]), nv, 100.0, 10.0, RULE3).tolist() == [True]
+    assert rule3_choose(u, np.array([21.0]), nv, 100.0, 10.0, RULE3).tolist() == [False]
+    # a search whose grid contains RULE3 and a rule that never runs NoisyStats picks one
+    # with the minimum cells over 1.10 (here RULE3: ratio 1 everywhere)
+    d = derive_rule3([raw], seeds=(1,), grid=((RULE3["K"], 1e9), (RULE3["s0"],), (RULE3["C"],),
+                                             (RULE3["a"],)))
+    assert d["rule"]["K"] == RULE3["K"] and d["mean_cells_over_1.10"] == 0

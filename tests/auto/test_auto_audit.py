@@ -15,7 +15,7 @@ import pytest
 
 import dpreg.preprocess as pre
 from dpreg.audit import audit, loop_sampler
-from dpreg.auto import NS_U_THRESHOLD, fit_auto
+from dpreg.auto import NS_K, NS_S0, fit_auto
 
 
 def _flip_pair(n: int = 4000) -> tuple[dict, dict, float]:
@@ -25,8 +25,9 @@ def _flip_pair(n: int = 4000) -> tuple[dict, dict, float]:
     x2 = x.copy()
     x2[0] = 0.5  # one record changed: nvar drops by ≈ 0.23
     nv = [float(np.sum((v - v.mean()) ** 2)) for v in (x, x2)]
-    # the threshold on u = ε²·nvar lies between the two data sets' statistics
-    eps = math.sqrt(NS_U_THRESHOLD / (0.5 * (nv[0] + nv[1])))
+    # the threshold on u = ε²·nvar with no row on the bounds (K/s0) lies between the two data
+    # sets' statistics
+    eps = math.sqrt(NS_K / NS_S0 / (0.5 * (nv[0] + nv[1])))
     return {"x": x, "y": y}, {"x": x2, "y": y}, eps
 
 
@@ -59,16 +60,22 @@ def test_auto_pipeline_passes_its_audit_at_small_epsilon():
 
 
 def test_a_noiseless_selection_step_is_caught(monkeypatch):
-    real = pre.noisy_nvar
+    import warnings
+
+    real, real_count = pre.noisy_nvar, pre.noisy_boundary_count
 
     def leaky(x, *, epsilon, x_bounds, **kw):  # planted bug: exact nvar, still "charged" ε
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return real(x, epsilon=float("inf"), x_bounds=x_bounds, **kw)
 
+    def leaky_count(data, *, epsilon, **kw):  # and the exact count (the rule reads both)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return real_count(data, epsilon=float("inf"), **kw)
+
     monkeypatch.setattr(pre, "noisy_nvar", leaky)
+    monkeypatch.setattr(pre, "noisy_boundary_count", leaky_count)
     _, _, eps = _flip_pair()
     res = _audit(eps, private=False)
     assert not res.passed

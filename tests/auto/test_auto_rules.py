@@ -18,9 +18,13 @@ from dpreg import ApproxDP, Ledger, PureDP
 from dpreg.auto import (
     BOUNDS_FRACTION,
     NS_BOUNDARY_LIMIT,
+    NS_K,
+    NS_S0,
+    NS_SPREAD_REFERENCE,
     NS_U_THRESHOLD,
     SELECTION_FRACTION,
     choose_multivariate,
+    choose_noisy_stats,
     choose_simple,
     choose_simple_array,
     fit_auto,
@@ -91,6 +95,66 @@ def test_boundary_statistic_is_the_count_per_root_n():
     # passes the limit, 3% of 10,000 rows does not
     assert boundary_statistic(0.03 * 400, 400) < NS_BOUNDARY_LIMIT
     assert boundary_statistic(0.03 * 10_000, 10_000) > NS_BOUNDARY_LIMIT
+
+
+def test_shipped_rule_and_its_public_skip_bound():
+    n, eps = 1000, 4.0
+    # no clipped row: the u threshold is K/s0; one clipped row per 100 lowers it to K/(s0+0.01)
+    nv_at = (NS_K / NS_S0) / eps ** 2  # nvar/w² where u = K/s0
+    assert choose_noisy_stats([1.01 * nv_at, 0.99 * nv_at], [0.0, 0.0], n=n, epsilon=eps).tolist() \
+        == [True, False]
+    low = NS_K / (NS_S0 + 0.01) / eps ** 2
+    assert choose_noisy_stats(1.01 * low, 0.01 * n, n=n, epsilon=eps)
+    assert not choose_noisy_stats(1.01 * low, 0.0, n=n, epsilon=eps)
+    # the count condition scales with σ̃_x²/ref: 150 of 1000 rows pass at σ̃_x² = 0.004 but
+    # not at σ̃_x² = 0.05 (z = 4.7: 0.38 < 2 vs 4.7 >= 2)
+    assert choose_noisy_stats(0.004 * n, 150.0, n=n, epsilon=100.0)
+    assert not choose_noisy_stats(NS_SPREAD_REFERENCE * n, 150.0, n=n, epsilon=100.0)
+    # NaN or negative statistics choose Theil-Sen; ε = ∞ keeps the count condition
+    assert not choose_noisy_stats(math.nan, 0.0, n=n, epsilon=eps)
+    assert not choose_noisy_stats(-5.0, 0.0, n=n, epsilon=eps)
+    assert choose_noisy_stats(0.05 * n, 0.0, n=n, epsilon=math.inf)
+    assert not choose_noisy_stats(0.05 * n, 0.5 * n, n=n, epsilon=math.inf)
+    # the skip bound is sound: at the largest spread inside the bounds (σ_x² = 1/4) and the
+    # largest count the count condition lets through, u·(share + s0) stays <= K exactly where
+    # selection_possible is False
+    g = np.random.default_rng(0)
+    for nn, e in zip(g.integers(2, 100_000, 300), np.exp(g.uniform(-3, 3, 300))):
+        nn = int(nn)
+        sx2 = g.uniform(1e-4, 0.25)
+        count = NS_BOUNDARY_LIMIT * NS_SPREAD_REFERENCE / sx2 * math.sqrt(nn) * (1 - 1e-9)
+        reach = bool(choose_noisy_stats(sx2 * nn, count, n=nn, epsilon=e))
+        assert not reach or selection_possible(nn, e)
+
+
+def test_study_copy_of_the_rule_equals_the_library_decision():
+    from studies.auto import RULE3, rule3_choose, rule3_skip
+
+    assert RULE3 == {"K": NS_K, "s0": NS_S0, "C": NS_BOUNDARY_LIMIT, "a": 1.0}
+    assert NS_SPREAD_REFERENCE == 0.05
+    g = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(g.integers(10, 50_000))
+        eps = float(np.exp(g.uniform(-2, 2.5)))
+        nv = g.uniform(-0.05, 0.3, 64) * n
+        bc = g.uniform(-0.02, 0.1, 64) * n
+        ours = choose_noisy_stats(nv, bc, n=n, epsilon=eps)
+        theirs = rule3_choose(eps * eps * nv, bc, nv, float(n), eps, RULE3)
+        assert ours.tolist() == theirs.tolist()
+        assert bool(rule3_skip(n, eps, RULE3)) == (not selection_possible(n, eps))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auto_runs_noisy_stats_where_the_second_rule_missed(seed):
+    # issue 21's fresh grid, n = 1500, σ_x² = 0.025, ε = 8.5, σ_e² = 0.04 (2.3% of rows on the
+    # bounds): NoisyStats is the better finalist (Ĉ/σ 0.93 vs Theil-Sen's 1.06, 80 data sets);
+    # the second rule (u > 3162) ran it in 14% of fits (1.15x), the shipped one in 90% (1.03x)
+    from dpreg.bench.generators import alabi_uniform
+
+    x, y = alabi_uniform(1500, sigma_x2=0.025, sigma_e2=0.04, rng=np.random.default_rng(seed))
+    picks = [fit_auto(x, y, epsilon=8.5, x_bounds=[(0, 1)], y_bounds=(0, 1),
+                      random_state=s).extra["auto"]["method"] for s in range(10)]
+    assert picks.count("noisy-stats") >= 7, picks
 
 
 @pytest.mark.parametrize("cell, expected", [
@@ -180,12 +244,15 @@ def test_pipeline_charges_each_step_and_the_total_is_epsilon():
 
 
 def test_selection_is_skipped_when_no_data_could_reach_the_threshold():
-    # ε²·n/4 = 75 <= U: u = ε²·nvar/w² <= ε²·n/4 cannot exceed U for any data in the bounds, so
-    # the choice is Theil-Sen and the whole ε goes to it (a decision on public n and ε)
+    # ε²·n·(s0/4 + C·ref/√n) = 300·(0.01 + 0.1/17.3) = 4.7 <= K: no data in the bounds can reach
+    # the NoisyStats branch, so the choice is Theil-Sen and the whole ε goes to it (a decision
+    # on public n and ε)
     assert not selection_possible(300, 1.0) and selection_possible(300, 8.0)
     assert selection_possible(10, math.inf)
-    n_edge = int(4 * NS_U_THRESHOLD)  # ε = 1: ε²·n/4 = U exactly -> still skipped
-    assert not selection_possible(n_edge, 1.0) and selection_possible(n_edge + 1, 1.0)
+    # the second rule's form (a number U): ε²·n/4 = U exactly -> still skipped
+    n_edge = int(4 * NS_U_THRESHOLD)
+    assert not selection_possible(n_edge, 1.0, NS_U_THRESHOLD)
+    assert selection_possible(n_edge + 1, 1.0, NS_U_THRESHOLD)
     x, y = _line(300)
     L = Ledger(PureDP(1.0))
     r = fit_auto(x, y, epsilon=1.0, x_bounds=[(0, 1)], y_bounds=(0, 1), ledger=L, random_state=0)

@@ -7,13 +7,15 @@ noisy sufficient statistics depends on εn·var(x) and σ_e, which are private. 
 beyond the bounds (:func:`dpreg.preprocess.noisy_boundary_count`).  It computes
 
     u = ε² · nvar̃(x) / w_x²     (w_x = width of the x bounds)
-    z = boundary count̃ / √n     (n public: replace-one)
+    sharẽ = count̃ / n,  z = count̃ / √n,  σ̃_x² = nvar̃(x) / (n·w_x²)     (n public: replace-one)
 
-and runs, on the remaining ε, NoisyStats when ``u > NS_U_THRESHOLD`` and ``z < NS_BOUNDARY_LIMIT``,
-DP Theil-Sen with the exponential-mechanism median and 10 round-robin matchings otherwise.
-Because nvar(x) <= n·w_x²/4 for data inside the bounds, u cannot exceed the threshold when
-ε²·n/4 <= NS_U_THRESHOLD; then the choice is Theil-Sen whatever the data and no budget is spent
-on selection (:func:`selection_possible`, a function of public n and ε).  Why
+and runs, on the remaining ε, NoisyStats when ``u·(max(sharẽ, 0) + NS_S0) > NS_K`` and
+``z·σ̃_x²/NS_SPREAD_REFERENCE < NS_BOUNDARY_LIMIT`` (:func:`choose_noisy_stats`), DP Theil-Sen
+with the exponential-mechanism median and 10 round-robin matchings otherwise.  Because
+σ_x² <= w_x²/4 for data inside the bounds, the NoisyStats branch is out of reach when
+ε²·n·(NS_S0/4 + NS_BOUNDARY_LIMIT·NS_SPREAD_REFERENCE/√n) <= NS_K; then the choice is
+Theil-Sen whatever the data and no budget is spent on selection (:func:`selection_possible`, a
+function of public n and ε).  Why
 these two: NoisyStats' privacy noise relative to its sampling error falls like
 1/(ε·√nvar(x)·σ_e) while Theil-Sen's falls like 1/(ε·√n), so at a fixed ε·nvar(x) a larger ε
 favours NoisyStats (u, not ε·nvar(x), separates dpreg's measurements); and clipping y biases
@@ -44,12 +46,16 @@ from dpreg.auto.fit import charged_budget, check_options, fit_auto
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
     NS_BOUNDARY_LIMIT,
+    NS_K,
+    NS_S0,
+    NS_SPREAD_REFERENCE,
     NS_U_THRESHOLD,
     SELECTION_FRACTION,
     TS_MATCHINGS,
     TUKEY_PASS_PROBABILITY,
     boundary_statistic,
     choose_multivariate,
+    choose_noisy_stats,
     choose_simple,
     choose_simple_array,
     selection_possible,
@@ -64,6 +70,9 @@ __all__ = [
     "BOUNDS_FRACTION",
     "NS_U_THRESHOLD",
     "NS_BOUNDARY_LIMIT",
+    "NS_K",
+    "NS_S0",
+    "NS_SPREAD_REFERENCE",
     "TS_MATCHINGS",
     "TUKEY_PASS_PROBABILITY",
     "split_selection",
@@ -72,6 +81,7 @@ __all__ = [
     "boundary_statistic",
     "choose_simple",
     "choose_simple_array",
+    "choose_noisy_stats",
     "selection_possible",
     "tukey_pass_probability",
     "choose_multivariate",

@@ -14,14 +14,16 @@ from dpreg._validation import check_bounds, check_delta, check_epsilon, check_rn
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
     NS_BOUNDARY_LIMIT,
-    NS_U_THRESHOLD,
+    NS_K,
+    NS_S0,
+    NS_SPREAD_REFERENCE,
     SELECTION_FRACTION,
     TS_MATCHINGS,
     TUKEY_PASS_PROBABILITY,
     _fraction,
     boundary_statistic,
     choose_multivariate,
-    choose_simple,
+    choose_noisy_stats,
     selection_possible,
     selection_statistic,
     split_budget,
@@ -206,9 +208,10 @@ def _validate(X: Any, y: Any, *, epsilon: float, delta: float | None, x_bounds: 
 def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
     """Phase 2, public inputs only: (method or "" while the simple choice is open, TukeyEM's
     m, whether DP bounds are needed, the budget split).  Several x: the choice is free (n, d
-    public) and decides whether bounds are needed.  One x: u = ε²·nvar(x)/w² <= ε²·n/4 for any
-    data in the bounds, so when even that cannot exceed U the choice is Theil-Sen whatever the
-    data and no budget is spent on it."""
+    public) and decides whether bounds are needed.  One x: when no data inside the bounds can
+    reach the NoisyStats branch of :func:`choose_noisy_stats` (:func:`selection_possible`, a
+    bound in n and ε alone) the choice is Theil-Sen whatever the data and no budget is spent on
+    it."""
     eps, info = run.eps, run.info
     fs, fb = info["selection_fraction"], info["bounds_fraction"]
     unknown_bounds = any(b is None for b in run.x_bounds) or run.y_bounds is None
@@ -263,10 +266,14 @@ def _select_simple(run: _Run, sel: PureDP | None, xb: tuple[float, float],
     plan spent nothing on selection."""
     from dpreg.preprocess import noisy_boundary_count, noisy_nvar
 
+    rule = (f"noisy-stats iff u*(max(share,0)+{NS_S0:g}) > {NS_K:g} and "
+            f"z*sx2/{NS_SPREAD_REFERENCE:g} < {NS_BOUNDARY_LIMIT:g} (u = eps^2*nvar(x)/w_x^2, "
+            "share = boundary count/n, z = boundary count/sqrt(n), sx2 = nvar(x)/(n*w_x^2)), "
+            f"else theil-sen-exp ({TS_MATCHINGS} matchings)")
     if sel is None:
-        run.info.update({"rule": f"theil-sen-exp: eps^2*n/4 <= {NS_U_THRESHOLD:g}, so u cannot "
-                         "exceed the threshold for any data (public n and eps; no selection "
-                         "budget spent)", "selection_epsilon": 0.0})
+        run.info.update({"rule": rule + "; eps^2*n*(s0/4 + C*ref/sqrt(n)) <= K, so no data in "
+                         "the bounds can reach noisy-stats: theil-sen-exp (public n and eps; no "
+                         "selection budget spent)", "selection_epsilon": 0.0})
         return "theil-sen-exp"
     eps = run.eps
     e_nv, e_bc = sel.split([1.0, 1.0]) if math.isfinite(sel.epsilon) else (sel, sel)
@@ -278,12 +285,12 @@ def _select_simple(run: _Run, sel: PureDP | None, xb: tuple[float, float],
     stat = selection_statistic(nv.value, epsilon=eps, x_bounds=xb)
     u = eps * stat if math.isfinite(eps) else stat
     z = boundary_statistic(bc.value, run.n)
-    run.info.update({"rule": f"noisy-stats iff eps^2*nvar(x)/w_x^2 > {NS_U_THRESHOLD:g} and "
-                     f"boundary count < {NS_BOUNDARY_LIMIT:g}*sqrt(n), else theil-sen-exp "
-                     f"({TS_MATCHINGS} matchings)", "statistic": stat, "u": u,
+    nv_scaled = nv.value / (xb[1] - xb[0]) ** 2
+    run.info.update({"rule": rule, "statistic": stat, "u": u,
                      "boundary_share": bc.value / run.n, "boundary_z": z,
-                     "selection_epsilon": sel.epsilon})
-    return choose_simple(u, z)
+                     "x_spread": nv_scaled / run.n, "selection_epsilon": sel.epsilon})
+    ns = bool(choose_noisy_stats(nv_scaled, bc.value, n=run.n, epsilon=eps))
+    return "noisy-stats" if ns else "theil-sen-exp"
 
 
 def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,9 @@ __all__ = [
     "BOUNDS_FRACTION",
     "NS_U_THRESHOLD",
     "NS_BOUNDARY_LIMIT",
+    "NS_K",
+    "NS_S0",
+    "NS_SPREAD_REFERENCE",
     "TS_MATCHINGS",
     "TUKEY_PASS_PROBABILITY",
     "TUKEY_AUTO_PASS_PROBABILITY",
@@ -34,6 +37,7 @@ __all__ = [
     "boundary_statistic",
     "choose_simple",
     "choose_simple_array",
+    "choose_noisy_stats",
     "selection_possible",
     "tukey_pass_probability",
     "tukey_auto_n_models",
@@ -44,15 +48,24 @@ __all__ = [
 SELECTION_FRACTION = 0.05
 #: share of ε spent on DP bounds when some bounds are "private"
 BOUNDS_FRACTION = 0.20
-#: NoisyStats only when u = ε²·nvar̃(x)/w_x² exceeds this ...
+#: the shipped rule (:func:`choose_noisy_stats`, issue 21's third rule): NoisyStats iff
+#: u·(max(sharẽ, 0) + NS_S0) > NS_K and z·σ̃_x²/NS_SPREAD_REFERENCE < NS_BOUNDARY_LIMIT, with
+#: u = ε²·nvar̃(x)/w_x², sharẽ = count̃/n, z = count̃/√n and σ̃_x² = nvar̃(x)/(n·w_x²).  Derived by
+#: ``derive_rule3`` of ``studies/auto.py`` on 253 training cells (docs/auto.md §3a), frozen before
+#: the fresh grid was run.  With no row on the bounds the u threshold is NS_K/NS_S0 ≈ 3162.5;
+#: every clipped row lowers it (clipping costs Theil-Sen too where σ_e is large), while the
+#: count condition tightens with the x spread (with x concentrated the clipping rate hardly
+#: changes along x and the clipped mean line keeps its slope).
+NS_K = 126.5
+NS_S0 = 0.04
+NS_SPREAD_REFERENCE = 0.05
+#: the second rule's threshold on u (NoisyStats iff u > U and z < C; superseded by
+#: :func:`choose_noisy_stats`, kept for :func:`choose_simple` and the studies that score it)
 NS_U_THRESHOLD = 3162.3
-#: ... and the noisy number of rows at or beyond the bounds is below this many times √n
-#: (z = count̃/√n, :func:`boundary_statistic`); Theil-Sen-exp otherwise.  Both derived by
-#: ``derive_rule2`` of ``studies/auto.py`` on a 108-cell factorial grid over n, σ_x², ε and σ_e²
-#: (derivation seeds; common random numbers): U = 10^3.5 and C = 2 minimise the worst ratio to
-#: the better finalist, then the number of cells above 1.10 (docs/auto.md §3).  Clipping biases
-#: NoisyStats by a fixed amount while its sampling error falls like 1/√n, so the clipped count
-#: is compared with √n, not n.
+#: C: the limit on the noisy boundary count per √n (z = count̃/√n, :func:`boundary_statistic`),
+#: scaled by σ̃_x²/NS_SPREAD_REFERENCE in the shipped rule.  Clipping biases NoisyStats by a
+#: fixed amount while its sampling error falls like 1/√n, so the clipped count is compared with
+#: √n, not n.
 NS_BOUNDARY_LIMIT = 2.0
 #: round-robin matchings for the Theil-Sen branch (Alabi et al.'s synthetic choice)
 TS_MATCHINGS = 10
@@ -118,17 +131,68 @@ def boundary_statistic(noisy_count: float, n: int) -> float:
     return z if not math.isnan(z) else math.inf
 
 
-def selection_possible(n: int, epsilon: float, u_threshold: float = NS_U_THRESHOLD) -> bool:
-    """Whether the simple-regression rule can choose NoisyStats at all: u = ε²·nvar(x)/w_x² is
-    at most ε²·n/4 for data inside the bounds, so when ε²·n/4 <= U the choice is Theil-Sen for
-    every data set and ``auto`` spends no budget on selection (n and ε are public)."""
+def selection_possible(n: int, epsilon: float, u_threshold: float | None = None) -> bool:
+    """Whether the simple-regression rule can choose NoisyStats at all (n and ε are public).
+
+    The shipped rule (``u_threshold=None``, :func:`choose_noisy_stats`): on its NoisyStats branch
+    sharẽ < C·(ref/σ̃_x²)/√n, so u·(sharẽ + s0) = ε²·n·σ̃_x²·(sharẽ + s0) < ε²·n·(σ̃_x²·s0 +
+    C·ref/√n) <= ε²·n·(s0/4 + C·ref/√n), using σ_x² <= 1/4 in units of the x range for data
+    inside the bounds.  When that bound is at most K the choice is Theil-Sen for every data set
+    and ``auto`` spends no budget on selection (the skip is part of the rule: a noisy nvar̃
+    above n·w_x²/4 could otherwise have crossed K, which the skip rules out).  With a number
+    ``u_threshold`` (the second rule, :func:`choose_simple`): u <= ε²·n/4, so the selection is
+    needed iff ε²·n/4 > U."""
     eps = float(epsilon)
-    return math.isinf(eps) or eps * eps * float(n) / 4.0 > u_threshold
+    if math.isinf(eps):
+        return True
+    if u_threshold is not None:
+        return eps * eps * float(n) / 4.0 > u_threshold
+    bound = eps * eps * float(n) * (NS_S0 / 4.0
+                                    + NS_BOUNDARY_LIMIT * NS_SPREAD_REFERENCE / math.sqrt(float(n)))
+    return bound > NS_K
+
+
+def choose_noisy_stats(nvar_scaled: Any, boundary_count: Any, *, n: int, epsilon: float
+                       ) -> np.ndarray:
+    """The shipped simple-regression rule (vectorised; True: NoisyStats, False: Theil-Sen-exp).
+
+    Inputs are the two selection releases of ``auto`` -- ``nvar_scaled`` = nvar̃(x)/w_x² (the
+    Laplace release of Σ(x − x̄)² of the clipped x, in units of the x range) and
+    ``boundary_count`` = count̃ (the Laplace release of the number of rows at or beyond the
+    bounds) -- and the public n and ε.  With u = ε²·nvar_scaled, sharẽ = count̃/n,
+    z = count̃/√n and σ̃_x² = nvar_scaled/n::
+
+        NoisyStats  iff  u·(max(sharẽ, 0) + NS_S0) > NS_K
+                    and  z·σ̃_x²/NS_SPREAD_REFERENCE < NS_BOUNDARY_LIMIT
+
+    NaN statistics choose Theil-Sen.  A pure function of DP outputs and public values:
+    post-processing, no privacy cost of its own.
+
+    Notes
+    -----
+    Privacy: the two inputs are released by ``auto`` with ``SELECTION_FRACTION``·ε split
+    equally (each ε-DP at 2.5% of ε by default; replace-one sensitivities (1 − 1/n)·w_x² and 1),
+    sequential composition with the method's (1 − SELECTION_FRACTION)·ε; where
+    :func:`selection_possible` is False (a function of public n and ε) nothing is released and
+    Theil-Sen gets the whole ε.
+    """
+    nv = np.asarray(nvar_scaled, dtype=float)
+    bc = np.asarray(boundary_count, dtype=float)
+    nn = float(n)
+    eps = float(epsilon)
+    with np.errstate(invalid="ignore", over="ignore"):
+        u = nv * (eps * eps) if math.isfinite(eps) else np.where(nv > 0, math.inf, -math.inf)
+        share = np.maximum(bc / nn, 0.0)
+        spread = np.maximum(nv / nn, 0.0)
+        z = bc / math.sqrt(nn)
+        return ((u * (share + NS_S0) > NS_K)
+                & (z * (spread / NS_SPREAD_REFERENCE) < NS_BOUNDARY_LIMIT))
 
 
 def choose_simple_array(u: Any, boundary_z: Any, *, u_threshold: float = NS_U_THRESHOLD,
                         boundary_limit: float = NS_BOUNDARY_LIMIT) -> np.ndarray:
-    """Vectorised rule: True where NoisyStats is chosen (``u > u_threshold`` and
+    """The second rule (superseded by :func:`choose_noisy_stats`; kept for the studies that
+    score it), vectorised: True where NoisyStats is chosen (``u > u_threshold`` and
     ``boundary_z < boundary_limit``, z = count̃/√n); NaN statistics choose Theil-Sen."""
     uu = np.asarray(u, dtype=float)
     bb = np.asarray(boundary_z, dtype=float)
@@ -138,7 +202,8 @@ def choose_simple_array(u: Any, boundary_z: Any, *, u_threshold: float = NS_U_TH
 
 def choose_simple(u: float, boundary_z: float, *, u_threshold: float = NS_U_THRESHOLD,
                   boundary_limit: float = NS_BOUNDARY_LIMIT) -> str:
-    """``"noisy-stats"`` when u = ε²·nvar̃(x)/w_x² exceeds ``u_threshold`` and the noisy boundary
+    """The second rule (superseded by :func:`choose_noisy_stats`): ``"noisy-stats"`` when
+    u = ε²·nvar̃(x)/w_x² exceeds ``u_threshold`` and the noisy boundary
     count per √n (:func:`boundary_statistic`) is below ``boundary_limit``, else
     ``"theil-sen-exp"``."""
     ns = bool(choose_simple_array(u, boundary_z, u_threshold=u_threshold,
