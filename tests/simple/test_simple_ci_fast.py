@@ -376,3 +376,64 @@ def test_estimator_labels_the_union_fallback_not_tight(monkeypatch):
     r_small = theil_sen_with_ci(x[:300], y[:300], epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
                                 y_bounds=(-2.0, 3.0), rng=0)
     assert "(tight)" in r_small.ci_method
+
+
+_TIED_X = 0.4321987  # a value the error message must not reveal
+
+
+@pytest.mark.parametrize("algorithm,pairs", [("exact-fast", "all"), ("materialise", "all"),
+                                             ("materialise", 3)])
+@pytest.mark.parametrize("method", ["union", "tight"])
+@pytest.mark.parametrize("return_estimate", [False, True])
+def test_every_pair_tied_at_infinite_epsilon_raises_the_same_error_on_both_paths(
+        algorithm, pairs, method, return_estimate):
+    """Before: with every x equal the materialising path returned (−inf, inf, NaN) and the
+    exact-fast path raised the point estimate's error after charging the ledger.  Now both
+    raise the same library error before the ledger is charged, naming no data value."""
+    from dpreg import Ledger, PureDP
+
+    n = 450
+    x = np.full(n, _TIED_X)
+    y = np.random.default_rng(3).normal(size=n)
+    led = Ledger(PureDP(math.inf))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InvalidInputError, match="every pair has tied x") as err:
+            theil_sen_ci(x, y, epsilon=math.inf, alpha=0.1, output_range=(-2.0, 3.0),
+                         method=method, pairs=pairs, algorithm=algorithm,
+                         return_estimate=return_estimate, ledger=led, rng=0)
+    assert len(led.events()) == 0
+    assert not any(ch.isdigit() for ch in str(err.value))  # no data value (no number at all)
+
+
+@pytest.mark.parametrize("algorithm", ["exact-fast", "materialise"])
+def test_every_pair_tied_at_finite_epsilon_is_the_flagged_range_on_both_paths(algorithm):
+    """At finite ε the same data give the DP interval: all entries are ±∞, so it is the
+    search range, flagged not informative (unchanged; both paths)."""
+    x = np.full(450, _TIED_X)
+    y = np.random.default_rng(3).normal(size=450)
+    ci = theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0), method="tight",
+                      algorithm=algorithm, rng=0)
+    assert (ci.low, ci.high) == (-2.0, 3.0) and not ci.informative
+
+
+def test_line_with_interval_every_pair_tied_at_infinite_epsilon_raises_before_charging():
+    from dpreg import Ledger, PureDP
+    from dpreg.simple import theil_sen_with_ci
+
+    x = np.full(450, _TIED_X)
+    y = np.random.default_rng(3).normal(size=450)
+    led = Ledger(PureDP(math.inf))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InvalidInputError, match="every pair has tied x"):
+            theil_sen_with_ci(x, y, epsilon=math.inf, alpha=0.1, x_bounds=(0.0, 1.0),
+                              y_bounds=(-3.0, 3.0), ledger=led, rng=0)
+    assert len(led.events()) == 0
+    # an ordinary ε = ∞ fit still charges (after its releases)
+    x2, y2 = data(450, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theil_sen_with_ci(x2, y2, epsilon=math.inf, alpha=0.1, x_bounds=(0.0, 1.0),
+                          y_bounds=(-3.0, 3.0), ledger=led, rng=0)
+    assert len(led.events()) == 1

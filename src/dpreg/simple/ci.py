@@ -124,6 +124,11 @@ TIGHT_SCAN_MAX_MULTISET = 100_000
 #: this limit was 10⁷ because the search materialised all M + 1 ranks.)
 TIGHT_MAX_MULTISET = 2 ** 52
 
+#: the error of the non-private interval (ε = ∞) when no pair of the design has distinct x
+_ALL_TIED = ("every pair has tied x: the non-private Theil-Sen interval (epsilon=inf) is "
+             "undefined (no pair has a slope); with a finite epsilon theil_sen_ci releases the "
+             "DP interval, which is then the slope search range (flagged not informative)")
+
 _SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
            "(ComputeExpMechCITargets), with dpreg's corrections (docs/privacy/theil_sen_ci.md)")
 
@@ -425,7 +430,7 @@ def nonprivate_theil_sen_ci(
     design = make_design(n, pairs_arg, check_rng(rng))
     s, tied = pair_slopes(xa, ya, design)
     if tied.all():
-        raise InvalidInputError("every pair has tied x: the Theil-Sen interval is undefined")
+        raise InvalidInputError(_ALL_TIED)
     d = doubled_multiset(s, tied)
     var = _null_var(nv, xa, design)
     return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None)
@@ -475,8 +480,10 @@ class _PairSource:
 
             self.counter = pair_counter(x, y)
             self.k, self.multiset_size, self.describe = n - 1, n * (n - 1), "all pairs"
+            self.n_untied = int(self.counter.n_untied)
         else:
             s, tied = pair_slopes(x, y, self.design)
+            self.n_untied = int(tied.size - np.count_nonzero(tied))
             self.doubled = doubled_multiset(s, tied)
             self.k, self.multiset_size = self.design.k, int(self.doubled.size)
             self.describe = self.design.describe()
@@ -491,6 +498,12 @@ class _PairSource:
                                              q=q))
         return float(exp_quantile(self.doubled, q=q, epsilon=epsilon, lo=lo, hi=hi,
                                   theta=theta, rng=self.rng))
+
+    def check_defined(self) -> None:
+        """ε = ∞ only: the non-private interval needs a pair with distinct x (both paths raise
+        the same error; the message names no data value)."""
+        if self.n_untied == 0:
+            raise InvalidInputError(_ALL_TIED)
 
     def nonprivate(self, sigma: float, alpha: float, var: float, nv: str,
                    stmt: PrivacyStatement, method: str) -> ConfidenceInterval:
@@ -610,9 +623,15 @@ def theil_sen_ci(
     gen = check_rng(rng)
     budget = PureDP(eps)
     parts = budget.split([1, 1, 1] if want_est else [1, 1])
+    if budget.is_infinite:
+        # not private anyway: the data-independent pair design is drawn first so that data
+        # on which the non-private interval is undefined (every pair tied) raise before the
+        # ledger is charged, identically on both paths
+        src = _PairSource(xa, ya, pairs_arg, alg, gen)
+        src.check_defined()
     charge(ledger, budget, "dpreg.simple.theil_sen_ci", Neighbouring.REPLACE_ONE)
-
-    src = _PairSource(xa, ya, pairs_arg, alg, gen)
+    if not budget.is_infinite:
+        src = _PairSource(xa, ya, pairs_arg, alg, gen)
     k, size = src.k, src.multiset_size
     var = kendall_null_variance(n) if src.design is None else _null_var(nv, xa, src.design)
     sigma = math.sqrt(var)
