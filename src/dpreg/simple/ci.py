@@ -21,7 +21,12 @@ DP interval (``theil_sen_ci``) -- **ε-DP (pure), replace-one neighbours, n publ
      F_U(t) = P[rank > t] + Σ_{m<=t} P[rank = m]·min(1, (R/θ)·exp(−ε_run·(t − m)/2)) (and the
      mirror image for the lower end).  The targets closest to M/2 with failure <= α/2 are
      searched inside the Union targets, so the tight interval is never wider than Union's
-     (if no rank qualifies the Union target is kept).
+     (if no rank qualifies the Union target is kept).  F_U is nonincreasing and F_L
+     nondecreasing in t (moving the target one rank out drops a P[rank = m] term or shrinks
+     a cap), so the search is a bisection over ranks that evaluates F at O(log M) ranks in
+     O(1) memory each (:func:`tight_failure_at`: the near part is a normal CDF, the far
+     part a short direct sum or a closed form) -- any n, no array over the M + 1 ranks;
+     small M scan all ranks (:func:`tight_failure_probabilities`), with the same targets.
 
 4. L̃ = DPWide(q_L), Ũ = DPWide(q_U), each at ε_run = (ε/2)/(2k) on the doubled multiset
    (ε/3 each, and ε/3 for a DPWide median, with ``return_estimate=True``); the interval is
@@ -98,18 +103,33 @@ __all__ = [
     "default_ci_theta",
     "CI_THETA_MIN_EPS_N",
     "TIGHT_MAX_MULTISET",
+    "TIGHT_SCAN_MAX_MULTISET",
+    "tight_failure_at",
 ]
 
 #: ``default_ci_theta`` uses width/(ε·n) only once ε·n exceeds this; below it the widening
 #: stays at the old fixed 0.005 × width (= width/200), which measured best when ε·n is small.
 CI_THETA_MIN_EPS_N = 200.0
 
-#: largest doubled multiset M = 2|S| for which ``method="tight"`` searches its targets: the
-#: search evaluates failure probabilities at all M + 1 ranks (about 120 bytes per rank at peak,
-#: measured: 1.2 GB and 3 s at M = 10⁷).  Above it (all pairs: n >= 3163) the Union targets
-#: are used -- valid, and what the tight method falls back to anyway when no rank qualifies;
-#: decided from public M only.
-TIGHT_MAX_MULTISET = 10_000_000
+#: largest doubled multiset M for which ``method="tight"`` scans the failure probabilities at
+#: all M + 1 ranks (:func:`tight_failure_probabilities`, about 120 bytes per rank at peak);
+#: above it the targets are found by bisection over ranks with :func:`tight_failure_at`
+#: (O(1) memory; measured CPU: 1.5-6 ms for all pairs at n = 1,000-200,000 where the far sums
+#: take their closed form, up to ~0.2 s where they are summed directly, λ >= 10⁻³).  Both give
+#: the same targets (tested).
+TIGHT_SCAN_MAX_MULTISET = 100_000
+
+#: hard limit of the tight target search: ranks up to M are resolved exactly in float64
+#: (2m/M) only while M <= 2⁵² (all pairs: n <= 67,108,864).  Above it the Union targets are
+#: used -- valid, and what the tight method falls back to anyway when no rank qualifies --
+#: with a warning and ``details["tight_search"]``; decided from public M only.  (Before,
+#: this limit was 10⁷ because the search materialised all M + 1 ranks.)
+TIGHT_MAX_MULTISET = 2 ** 52
+
+#: the error of the non-private interval (ε = ∞) when no pair of the design has distinct x
+_ALL_TIED = ("every pair has tied x: the non-private Theil-Sen interval (epsilon=inf) is "
+             "undefined (no pair has a slope); with a finite epsilon theil_sen_ci releases the "
+             "DP interval, which is then the slope search range (flagged not informative)")
 
 _SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
            "(ComputeExpMechCITargets), with dpreg's corrections (docs/privacy/theil_sen_ci.md)")
@@ -187,30 +207,171 @@ def tight_failure_probabilities(*, size: int, sigma: float, eps_lower: float, ep
 
 
 def tight_targets(*, size: int, sigma: float, alpha: float, eps_lower: float, eps_upper: float,
-                  half_range: float, theta: float, union: dict[str, float]) -> dict[str, Any]:
-    """Targets of the tight method, searched inside the Union targets (never wider)."""
-    f_lower, f_upper = tight_failure_probabilities(
-        size=size, sigma=sigma, eps_lower=eps_lower, eps_upper=eps_upper,
-        half_range=half_range, theta=theta)
+                  half_range: float, theta: float, union: dict[str, float],
+                  search: str = "auto") -> dict[str, Any]:
+    """Targets of the tight method, searched inside the Union targets (never wider).
+
+    ``search``: ``"scan"`` evaluates the failure probabilities at all M + 1 ranks
+    (:func:`tight_failure_probabilities`; O(M) memory), ``"bisect"`` evaluates them only at
+    the ranks a bisection visits (:func:`tight_failure_at`; O(1) memory, O(log M) time --
+    F_U is nonincreasing and F_L nondecreasing in t), ``"auto"`` (default) scans
+    up to M = ``TIGHT_SCAN_MAX_MULTISET`` and bisects above.  Both return the same ranks
+    (tested exactly); they could differ only where a failure probability lies within float
+    rounding (about 10⁻⁹ relative) of α/2.
+    """
+    how = check_choice(search, "search", ("auto", "scan", "bisect"))
+    if how == "auto":
+        how = "scan" if size <= TIGHT_SCAN_MAX_MULTISET else "bisect"
     half = alpha / 2.0
     mid_lo, mid_hi = math.floor(size / 2), math.ceil(size / 2)
-    out: dict[str, Any] = {"q_lower": union["q_lower"], "q_upper": union["q_upper"],
-                           "t_lower": None, "t_upper": None}
     t_lo_min = max(0, math.ceil(size * union["q_lower"]))
-    cand = np.arange(t_lo_min, mid_lo + 1)
-    ok = cand[f_lower[cand] <= half] if cand.size else cand
-    if ok.size:
-        out["t_lower"] = int(ok[-1])
-        out["q_lower"] = int(ok[-1]) / size
     t_hi_max = min(size, math.floor(size * union["q_upper"]))
-    cand = np.arange(mid_hi, t_hi_max + 1)
-    ok = cand[f_upper[cand] <= half] if cand.size else cand
-    if ok.size:
-        out["t_upper"] = int(ok[0])
-        out["q_upper"] = int(ok[0]) / size
-    out["failure_lower"] = float(f_lower[out["t_lower"]]) if out["t_lower"] is not None else None
-    out["failure_upper"] = float(f_upper[out["t_upper"]]) if out["t_upper"] is not None else None
+    out: dict[str, Any] = {"q_lower": union["q_lower"], "q_upper": union["q_upper"],
+                           "t_lower": None, "t_upper": None, "search": how}
+    if how == "scan":
+        f_lower, f_upper = tight_failure_probabilities(
+            size=size, sigma=sigma, eps_lower=eps_lower, eps_upper=eps_upper,
+            half_range=half_range, theta=theta)
+        cand = np.arange(t_lo_min, mid_lo + 1)
+        ok = cand[f_lower[cand] <= half] if cand.size else cand
+        if ok.size:
+            out["t_lower"] = int(ok[-1])
+        cand = np.arange(mid_hi, t_hi_max + 1)
+        ok = cand[f_upper[cand] <= half] if cand.size else cand
+        if ok.size:
+            out["t_upper"] = int(ok[0])
+        fail_lo = float(f_lower[out["t_lower"]]) if out["t_lower"] is not None else None
+        fail_hi = float(f_upper[out["t_upper"]]) if out["t_upper"] is not None else None
+    else:
+        def f_lo(t: int) -> float:
+            return tight_failure_at(t, side="lower", size=size, sigma=sigma,
+                                    epsilon=eps_lower, half_range=half_range, theta=theta)
+
+        def f_hi(t: int) -> float:
+            return tight_failure_at(t, side="upper", size=size, sigma=sigma,
+                                    epsilon=eps_upper, half_range=half_range, theta=theta)
+
+        # F_L is nondecreasing in t: the largest qualifying t is one below the first failing
+        first_bad = _first_true(lambda t: f_lo(t) > half, t_lo_min, mid_lo)
+        t_lo = mid_lo if first_bad is None else first_bad - 1
+        if t_lo >= t_lo_min:
+            out["t_lower"] = t_lo
+        # F_U is nonincreasing in t: the smallest qualifying t
+        out["t_upper"] = _first_true(lambda t: f_hi(t) <= half, mid_hi, t_hi_max)
+        fail_lo = f_lo(out["t_lower"]) if out["t_lower"] is not None else None
+        fail_hi = f_hi(out["t_upper"]) if out["t_upper"] is not None else None
+    if out["t_lower"] is not None:
+        out["q_lower"] = out["t_lower"] / size
+    if out["t_upper"] is not None:
+        out["q_upper"] = out["t_upper"] / size
+    out["failure_lower"], out["failure_upper"] = fail_lo, fail_hi
     return out
+
+
+def _first_true(pred: Any, lo: int, hi: int) -> int | None:
+    """Smallest t in [lo, hi] with ``pred(t)`` for a predicate that is monotone (False, then
+    True) on the range; None if it is False at ``hi`` (or the range is empty)."""
+    if hi < lo or not pred(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# -- failure probability at one target rank, in O(1) memory ----------------------------------
+#: decay per rank λ above which the far sum of :func:`tight_failure_at` is summed directly
+#: over the ⌈40/λ⌉ nearest cells (at most 40,000 terms; the rest weighs < e⁻⁴⁰); below it
+#: the closed form (error about λ³ relative, < 10⁻⁹) is used
+_DIRECT_SUM_MIN_DECAY = 1e-3
+_DIRECT_SUM_LOG_WEIGHT = 40.0
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _rank_cdf_sf(m: np.ndarray, size: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """(G[m], 1 − G[m]) as in :func:`_rank_cdf` (0 / 1 outside 0..M − 1, G[M] = 1), the
+    upper tail computed as Φ(−a) rather than 1 − Φ(a)."""
+    a = (2.0 * m / size - 1.0) / sigma
+    cdf, sf = special.ndtr(a), special.ndtr(-a)
+    below, top = m < 0, m >= size
+    cdf[below], sf[below] = 0.0, 1.0
+    cdf[top], sf[top] = 1.0, 0.0
+    return cdf, sf
+
+
+def _far_sum_direct(j: int, step: int, size: int, sigma: float, lam: float) -> float:
+    """Σ_{i>=0} P[rank = j + step·i]·e^{−λ·i} over the ⌈40/λ⌉ nearest cells (step = ±1)."""
+    count = math.ceil(_DIRECT_SUM_LOG_WEIGHT / lam) + 1
+    m = j + step * np.arange(count, dtype=np.int64)
+    m = m[(m >= 0) & (m <= size)]
+    if m.size == 0:
+        return 0.0
+    cdf, sf = _rank_cdf_sf(m.astype(np.float64), size, sigma)
+    cdf_prev, sf_prev = _rank_cdf_sf(m.astype(np.float64) - 1.0, size, sigma)
+    # each cell's mass from the tail it sits in (no cancellation against 1)
+    mass = np.where(cdf <= 0.5, cdf - cdf_prev, sf_prev - sf)
+    return float(np.dot(mass, np.exp(-lam * np.abs(m - j))))
+
+
+def _far_sum_closed(a: float, size: int, sigma: float, lam: float) -> float:
+    """Σ_{i>=0} P[rank = j − i]·e^{−λ·i} with a = (2j/M − 1)/σ the upper edge of cell j.
+
+    The lattice cells of the normal rank law weighted by e^{λ·m} (m = the cell's upper edge)
+    equal C·∫ φ(u)·e^{λ·v(u)} du (C = (e^λ − 1)/λ, the cell average of the edge weight) minus
+    the Euler–Maclaurin boundary term μ·(density at the edge), μ = λ/12 + λ²/24 + λ³/80 +
+    O(λ⁴); the integral is e^{κ²/2 − aκ}·Φ(a − κ) relative to the weight at the edge, κ =
+    λMσ/2, evaluated in logs (``erfcx``) so that nothing overflows at any M.
+    """
+    kappa = lam * size * sigma / 2.0
+    y = kappa - a
+    if y > 0:
+        log_int = -a * a / 2.0 + math.log(0.5 * float(special.erfcx(y / _SQRT2)))
+    else:
+        log_int = (y * y - a * a) / 2.0 + float(special.log_ndtr(-y))
+    c = math.expm1(lam) / lam
+    mu = lam / 12.0 + lam * lam / 24.0 + lam ** 3 / 80.0
+    log_dens = -a * a / 2.0 - _LOG_SQRT_2PI + math.log(2.0 / (size * sigma))
+    return c * math.exp(log_int) - mu * math.exp(log_dens)
+
+
+def tight_failure_at(t: int, *, side: str, size: int, sigma: float, epsilon: float,
+                     half_range: float, theta: float) -> float:
+    """F_U(t) (``side="upper"``) or F_L(t) (``"lower"``) of :func:`tight_failure_probabilities`
+    at one target rank t, in O(1) memory (no array over the M + 1 ranks).
+
+    With d the largest rank distance at which the cap min(1, (R/θ)e^{−λ·dist}) (λ = ε/2) is
+    still 1: F_U(t) = P[rank > t − d − 1] + (R/θ)e^{−λ(d+1)}·Σ_{i>=0} P[rank = t − d − 1 −
+    i]e^{−λi}, and mirrored for F_L.  The far sum is summed directly over its ⌈40/λ⌉ nearest
+    cells when λ >= 10⁻³ and otherwise taken from its closed form (:func:`_far_sum_closed`);
+    both agree with the O(M) scan to about 10⁻⁹ relative (tests).  The inputs are public.
+    """
+    side = check_choice(side, "side", ("lower", "upper"))
+    lam = epsilon / 2.0
+    ratio = half_range / theta
+    d0 = math.floor(math.log(ratio) / lam) if ratio >= 1.0 else -1
+    direct = lam >= _DIRECT_SUM_MIN_DECAY
+    if side == "upper":
+        d = max(d0, -1)
+        j = t - d - 1  # the nearest cell of the far sum; the near part is P[rank > j]
+        if j < 0:
+            return 1.0
+        near = float(_rank_cdf_sf(np.array([float(j)]), size, sigma)[1][0])
+        far = (_far_sum_direct(j, -1, size, sigma, lam) if direct
+               else _far_sum_closed((2.0 * j / size - 1.0) / sigma, size, sigma, lam))
+    else:
+        d = max(d0, 0)
+        j = t + d + 1  # the near part is P[rank <= j − 1]
+        if j > size:
+            return 1.0
+        near = float(_rank_cdf_sf(np.array([float(j - 1)]), size, sigma)[0][0])
+        # mirror image: cell j's lower edge is −(upper edge of the mirrored cell M − j + 1)
+        far = (_far_sum_direct(j, 1, size, sigma, lam) if direct
+               else _far_sum_closed(-(2.0 * (j - 1) / size - 1.0) / sigma, size, sigma, lam))
+    return near + math.exp(math.log(ratio) - lam * (d + 1)) * far
 
 
 def default_ci_theta(output_range: tuple[float, float], epsilon: float, n: int) -> float:
@@ -271,7 +432,7 @@ def nonprivate_theil_sen_ci(
     design = make_design(n, pairs_arg, check_rng(rng))
     s, tied = pair_slopes(xa, ya, design)
     if tied.all():
-        raise InvalidInputError("every pair has tied x: the Theil-Sen interval is undefined")
+        raise InvalidInputError(_ALL_TIED)
     d = doubled_multiset(s, tied)
     var = _null_var(nv, xa, design)
     return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None)
@@ -321,8 +482,10 @@ class _PairSource:
 
             self.counter = pair_counter(x, y)
             self.k, self.multiset_size, self.describe = n - 1, n * (n - 1), "all pairs"
+            self.n_untied = int(self.counter.n_untied)
         else:
             s, tied = pair_slopes(x, y, self.design)
+            self.n_untied = int(tied.size - np.count_nonzero(tied))
             self.doubled = doubled_multiset(s, tied)
             self.k, self.multiset_size = self.design.k, int(self.doubled.size)
             self.describe = self.design.describe()
@@ -337,6 +500,12 @@ class _PairSource:
                                              q=q))
         return float(exp_quantile(self.doubled, q=q, epsilon=epsilon, lo=lo, hi=hi,
                                   theta=theta, rng=self.rng))
+
+    def check_defined(self) -> None:
+        """ε = ∞ only: the non-private interval needs a pair with distinct x (both paths raise
+        the same error; the message names no data value)."""
+        if self.n_untied == 0:
+            raise InvalidInputError(_ALL_TIED)
 
     def nonprivate(self, sigma: float, alpha: float, var: float, nv: str,
                    stmt: PrivacyStatement, method: str) -> ConfidenceInterval:
@@ -456,9 +625,15 @@ def theil_sen_ci(
     gen = check_rng(rng)
     budget = PureDP(eps)
     parts = budget.split([1, 1, 1] if want_est else [1, 1])
+    if budget.is_infinite:
+        # not private anyway: the data-independent pair design is drawn first so that data
+        # on which the non-private interval is undefined (every pair tied) raise before the
+        # ledger is charged, identically on both paths
+        src = _PairSource(xa, ya, pairs_arg, alg, gen)
+        src.check_defined()
     charge(ledger, budget, "dpreg.simple.theil_sen_ci", Neighbouring.REPLACE_ONE)
-
-    src = _PairSource(xa, ya, pairs_arg, alg, gen)
+    if not budget.is_infinite:
+        src = _PairSource(xa, ya, pairs_arg, alg, gen)
     k, size = src.k, src.multiset_size
     var = kendall_null_variance(n) if src.design is None else _null_var(nv, xa, src.design)
     sigma = math.sqrt(var)
@@ -488,8 +663,8 @@ def theil_sen_ci(
         details["tight_search"] = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
                                    "Union targets used")
         warnings.warn(f"method='tight': the doubled pair multiset has {size} entries (more "
-                      f"than {TIGHT_MAX_MULTISET}); the tight target search needs memory "
-                      "linear in it, so the (valid, possibly wider) Union targets are used",
+                      f"than {TIGHT_MAX_MULTISET}, beyond which float64 no longer resolves "
+                      "every rank); the (valid, possibly wider) Union targets are used",
                       UserWarning, stacklevel=2)
         meth_targets = "union"
     else:
@@ -497,6 +672,7 @@ def theil_sen_ci(
     if meth_targets == "tight":
         targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
                                 eps_upper=eps_hi, half_range=half_range, theta=th, union=union)
+        details["target_search"] = targets["search"]
     details.update(mechanism_epsilon_lower=eps_lo, mechanism_epsilon_upper=eps_hi,
                    union_q_lower=union["q_lower"], union_q_upper=union["q_upper"],
                    b=union["b"], c_lower=union["c_lower"], c_upper=union["c_upper"],

@@ -86,11 +86,18 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
         raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
     check_theta(theta, median, check_bounds(out_range, "output_range"))
     check_int(dof, "dof", minimum=1)
-    charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
+    finite = math.isfinite(eps)
+    if finite:
+        charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
     line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
                      median=median, pairs=pairs, theta=theta, dof=dof, rng=gen)
     ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
                       method=ci_method, pairs=pairs, rng=gen)
+    if not finite:
+        # ε = ∞ is not private: charged after both (deterministic) releases, so that data on
+        # which the non-private interval is undefined (every pair tied) raise before the
+        # ledger is touched, on every path
+        charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
     base = line.to_regression_results(x_name=x_name, y_name=y_name)
     if base.failed:
         return base
