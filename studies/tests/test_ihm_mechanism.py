@@ -1,4 +1,4 @@
-"""Iterative Hessian mixing (dpreg.multivariate.hessian_mixing): privacy accounting against brute
+"""Iterative Hessian mixing (studies.ihm.mechanism, a study implementation): privacy accounting against brute
 force, budget split, reproducibility, the ε → ∞ limit and the noise scales."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dpreg._random import simulation_generator
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import lambda_min_sensitivity, xty_sensitivity
 from dpreg.multivariate._common import clip_rows
-from dpreg.multivariate.hessian_mixing import (
+from studies.ihm.mechanism import (
     _ALPHAS,
     hessian_mixing,
     ihm_budget,
