@@ -14,6 +14,7 @@ from dpreg._random import simulation_generator
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import lambda_min_sensitivity, xty_sensitivity
 from dpreg.multivariate._common import clip_rows
+from dpreg.privacy.budgets import ApproxDP
 from studies.ihm.mechanism import (
     _ALPHAS,
     hessian_mixing,
@@ -24,7 +25,6 @@ from studies.ihm.mechanism import (
     ihm_split,
     sketch_row_rdp,
 )
-from dpreg.privacy.budgets import ApproxDP
 
 
 def _gauss_renyi(alpha: float, s1: np.ndarray, s2: np.ndarray) -> float:

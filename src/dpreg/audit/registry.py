@@ -36,7 +36,6 @@ import numpy as np
 from dpreg._random import check_rng, noise_key, simulation_generator
 from dpreg._validation import check_int, did_you_mean
 from dpreg.audit.estimate import (
-    AUDIT_DELTA,
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
     AuditResult,
