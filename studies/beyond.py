@@ -200,14 +200,14 @@ def hessian_mixing(dest: Path) -> str | None:
     """For the closing note of docs/results.md: iterative Hessian mixing against AdaSSP and
     BoostedAdaSSP (``docs/hessian-mixing-data/comparison.md``, written by ``python -m
     studies.hessian_mixing``) and its audit line (``audit.json``: the JSON list that
-    ``dpreg audit hessian-mixing --json`` prints)."""
+    ``python -m studies.ihm.audit --json`` prints)."""
     docs = find_docs(dest)
     if docs is None:
         return None
     path = docs / "hessian-mixing-data" / "comparison.md"
     if not path.exists():
         return None
-    lines = ["### Beyond AdaSSP: iterative Hessian mixing (`method=\"hessian-mixing\"`)",
+    lines = ["### Beyond AdaSSP: iterative Hessian mixing (studied, not shipped)",
              "Test MSE / OLS test MSE under the tang-compare bounded protocol (public bounds, "
              "features in the unit ball with an intercept, y in [−1, 1], δ = 10⁻⁶) on the "
              "thirteen offline data sets; each trial is one random 80/20 split shared by the "
@@ -215,14 +215,15 @@ def hessian_mixing(dest: Path) -> str | None:
              "the trials of the per-split MSE ratio with its distribution-free 95% interval "
              "(sign-test inversion); \"significant\": win = both intervals below 1, loss = "
              "either above 1. The rule set for a new algorithm: keep it as a method only if it "
-             "wins on a majority of cells. Command and discussion: [multivariate.md]"
-             "(multivariate.md#iterative-hessian-mixing-methodhessian-mixing).", "",
+             "wins on a majority of cells; it does not, so IHM is a study implementation "
+             "(studies/ihm), not a dpreg method. Command and discussion: [multivariate.md]"
+             "(multivariate.md#iterative-hessian-mixing-studied-not-shipped).", "",
              path.read_text().strip()]
     audit = docs / "hessian-mixing-data" / "audit.json"
     if audit.exists():
         rows = json.loads(audit.read_text())
-        lines += ["", "Privacy audit of the `hessian-mixing` target (`dpreg audit hessian-mixing "
-                  "--json`; α = 10⁻⁶): " +
+        lines += ["", "Privacy audit of the study implementation (`python -m studies.ihm.audit "
+                  "--json`, dpreg's auditor; α = 10⁻⁶): " +
                   "; ".join(f"{r['pair']}: ε_LCB {r['epsilon_lcb']:.4f} vs claimed "
                             f"{r['epsilon']:.4g} (δ = {r['delta']:g}) at N = {r['samples']:,} "
                             f"({'PASS' if r['passed'] else 'FAIL'})" for r in rows) + "."]

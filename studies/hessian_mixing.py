@@ -1,6 +1,6 @@
 """Iterative Hessian mixing (IHM) vs AdaSSP and BoostedAdaSSP on dpreg's offline real data.
 
-IHM (Lev, Shenfeld, Srinivasan, Ligett & Wilson 2026; :mod:`dpreg.multivariate.hessian_mixing`)
+IHM (Lev, Shenfeld, Srinivasan, Ligett & Wilson 2026; :mod:`studies.ihm`, a study implementation)
 reports consistent gains over AdaSSP.  This study measures it under dpreg's bounded protocol --
 the one of the tang-compare reproduction: public bounds, features scaled into the unit ball
 (B = 1) with an intercept column, y scaled to [−1, 1], 80/20 splits, δ = 10⁻⁶ -- on the thirteen
@@ -36,7 +36,8 @@ from scipy import stats
 from dpreg._random import simulation_generator
 from dpreg.bench.datasets import MULTIVARIATE_NAMES
 from dpreg.bench.kinds.multivariate import _dataset, _predict_ols, _split
-from dpreg.linear_model import AdaSSP, BoostedAdaSSP, IterativeHessianMixing
+from dpreg.linear_model import AdaSSP, BoostedAdaSSP
+from studies.ihm import IterativeHessianMixing
 
 __all__ = ["run", "table", "median_ratio_ci", "EPSILONS", "DELTA"]
 

@@ -180,14 +180,6 @@ REGISTRY: Mapping[str, Method] = MappingProxyType({m.name: m for m in (
         cores=("dpreg.multivariate:boosted_adassp",), harness=("multivariate",),
         privacy_notes=("boosted_adassp.md",)),
     Method(
-        name="hessian-mixing",
-        algorithm="iterative Hessian mixing (Lev, Shenfeld, Srinivasan, Ligett & Wilson 2026)",
-        features="any", delta="always", guarantee="(ε, δ)-DP via Rényi DP",
-        relation="add-remove", takes_neighbouring=False, min_rows=2, always_intercept=False,
-        pure=False, estimator="dpreg.linear_model:IterativeHessianMixing",
-        cores=("dpreg.multivariate:hessian_mixing",), harness=("multivariate",),
-        privacy_notes=("hessian_mixing.md",)),
-    Method(
         name="tukey-em", algorithm="TukeyEM (Amin et al. 2023)", features="any",
         delta="always", guarantee="(ε, δ)-DP", relation="replace-one",
         takes_neighbouring=False, min_rows=16, always_intercept=False, pure=False,
@@ -225,9 +217,6 @@ NEEDS_ROWS: Mapping[str, str] = MappingProxyType({
                       "estimate (residuals), so it needs the rows, not one set of sums",
     "tukey-em": "it fits models on disjoint random subsets of the rows and releases a "
                 "Tukey-depth median of them, which needs the rows themselves",
-    "hessian-mixing": "each of its iterations takes a gradient of the clipped residuals at "
-                      "the current estimate, a pass over the rows, so it needs the rows, not "
-                      "one set of sums",
     "auto": "it chooses privately among methods, some of which need every row",
 })
 

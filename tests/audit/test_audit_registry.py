@@ -28,7 +28,7 @@ def test_every_method_and_estimator_has_a_target():
     for m in ("laplace", "gaussian", "exp-quantile", "wide-quantile", "smooth-median", "ptr",
               "noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide",
               "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "theil-sen-ci-union-fast",
-              "theil-sen-ci-tight-fast", "adassp", "boosted-adassp", "hessian-mixing",
+              "theil-sen-ci-tight-fast", "adassp", "boosted-adassp",
               "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
               "gaussian-secure", "fit-by-group", "fit-by-group-adassp", "laplace-seeded",

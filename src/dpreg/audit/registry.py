@@ -36,7 +36,6 @@ import numpy as np
 from dpreg._random import check_rng, noise_key, simulation_generator
 from dpreg._validation import check_int, did_you_mean
 from dpreg.audit.estimate import (
-    AUDIT_DELTA,
     DEFAULT_ALPHA,
     DEFAULT_SAMPLES,
     AuditResult,
@@ -70,7 +69,6 @@ EPS_SIMPLE = 2.0        # one-x methods (ε/2 per prediction)
 EPS_MV, DELTA_MV = 1.0, 1e-6
 EPS_LARGE_MV = 30.0     # AdaSSP above the ε where Wang's constants stop holding (≈21.7)
 EPS_TUKEY, DELTA_TUKEY = 5.0, 1e-5
-IHM_ITER, IHM_SKETCH = 2, 12  # iterative Hessian mixing: small, so a leak would show
 EPS_GROUP_MV = 5.0      # per-group AdaSSP: the ε where the add/remove calibration breaks
 X_BOUNDS = (0.0, 1.0)
 Y_BOUNDS = (0.0, 1.0)
@@ -311,30 +309,6 @@ def _r_boosted(data: dict[str, Any], rng: np.random.Generator, **kw: Any) -> np.
         return None
     # the release: the coefficients and the T noisy Xᵀg vectors (kept in ``extra``)
     return np.concatenate([np.asarray(res.params, float), np.ravel(res.extra["xtg_releases"])])
-
-
-def _r_hessian_mixing(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
-    from dpreg.multivariate import hessian_mixing
-
-    X = np.asarray(data["X"], float)
-    res = hessian_mixing(X, data["y"], epsilon=EPS_MV, delta=DELTA_MV, x_norm_bound=_xnorm(X),
-                         tau=1.0, n_iter=IHM_ITER, sketch_size=IHM_SKETCH, rng=rng)
-    # the release: the coefficients, the T noisy gradients and the T sketched Hessians (upper
-    # triangles) -- everything the mechanism publishes along the way
-    iu = np.triu_indices(X.shape[1])
-    hess = np.asarray(res.extra["hessians"])[:, iu[0], iu[1]]
-    return np.concatenate([np.asarray(res.params, float), np.ravel(res.extra["gradients"]),
-                           np.ravel(hess)])
-
-
-def _ihm_claim() -> Claim:
-    from dpreg.multivariate.hessian_mixing import ihm_budget, ihm_epsilon
-
-    plan = ihm_budget(EPS_MV, DELTA_MV, sketch_rows=IHM_SKETCH, n_iter=IHM_ITER,
-                      x_norm_bound=math.sqrt(3.0))
-    # the Rényi curve read at the audit's δ (the (ε, 10⁻⁶) point is not resolvable by sampling)
-    return Claim.from_budget(ApproxDP(ihm_epsilon(plan, AUDIT_DELTA, x_norm_bound=math.sqrt(3.0)),
-                                      AUDIT_DELTA))
 
 
 def _r_tukey(data: dict[str, Any], rng: np.random.Generator, *, n_models: int
@@ -581,11 +555,6 @@ def _build() -> dict[str, AuditTarget]:
         "boosted-adassp", "core", f"BoostedAdaSSP (add/remove), T = 3, ε = {EPS_MV:g}, "
         f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
         partial(loop_sampler, _r_boosted), ar, loop=True))
-    t.append(AuditTarget(
-        "hessian-mixing", "core", f"iterative Hessian mixing (add/remove), T = {IHM_ITER}, "
-        f"k = {IHM_SKETCH}, ε = {EPS_MV:g}, δ = {DELTA_MV:g} (Rényi curve read at δ = "
-        f"{AUDIT_DELTA:g})", _ihm_claim(), partial(loop_sampler, _r_hessian_mixing), ar,
-        loop=True))
     t.append(AuditTarget(
         "tukey-em", "core", f"TukeyEM, m = 100 models, ε = {EPS_TUKEY:g}, δ = {DELTA_TUKEY:g}",
         Claim.from_budget(ApproxDP(EPS_TUKEY, DELTA_TUKEY)),

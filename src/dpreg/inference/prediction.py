@@ -64,8 +64,6 @@ NO_FIT_STATS: dict[str, str] = {
     "boosted-adassp": "BoostedAdaSSP clips residuals in every round: the released statistics "
                       "do not determine the residual sum of squares",
     "tukey-em": "TukeyEM releases one exponential-mechanism draw: no sum of squares is released",
-    "hessian-mixing": "iterative Hessian mixing clips residuals in its gradient steps: the "
-                      "release does not determine the residual sum of squares",
     "auto": "the chosen method's release has no residual or total sum of squares",
 }
 

@@ -18,8 +18,6 @@ theil-sen-*            Sarathy–Vadhan DP interval for the slope, computed at f
 boosted-adassp         none: residual clipping in every round makes the release a nonlinear
                        function of individual residuals that the released statistics do not
                        determine
-hessian-mixing         none: the release is a few Newton steps with randomly sketched Hessians
-                       and clipped noisy gradients; no valid post-processing interval is known
 tukey-em, dp-gd,       none: no valid interval is known that is post-processing of the
 dp-intercept           release (TukeyEM's output is an exponential-mechanism draw over a depth
                        region; DP-GD's iterates depend on per-example clipping; the
@@ -63,7 +61,6 @@ CI_SUPPORT: dict[str, str] = {
     "tukey-em": "none",
     "dp-gd": "none",
     "dp-intercept": "none",
-    "hessian-mixing": "none",
 }
 
 #: why a method has no interval (shown in ``uncertainty`` and raised by ``conf_int``)
@@ -88,11 +85,6 @@ NO_CI: dict[str, str] = {
               "interval is available"),
     "dp-intercept": ("none: the intercept-only baseline releases a flat line (slope 0 by "
                      "construction); there is no slope interval to give"),
-    "hessian-mixing": ("none: iterative Hessian mixing releases a few Newton steps built from "
-                       "randomly sketched Hessians and clipped noisy gradients; the released "
-                       "coefficients do not determine their sampling distribution, so no valid "
-                       "post-processing interval is available (use AdaSSP(inference=True) or "
-                       "CovarianceOLS for intervals)"),
     "theil-sen": ("none: the Sarathy–Vadhan slope interval consumes budget, so it exists only "
                   "when requested at fit time (ci_alpha=..., which spends half of ε on it) and "
                   "then only at that α"),

@@ -2,11 +2,10 @@
 
 One x (replace-one, n public): :class:`NoisyStats`, :class:`DPTheilSen`,
 :class:`DPGradientDescent` (one feature).  Several x: :class:`AdaSSP`, :class:`BoostedAdaSSP`,
-:class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`,
-:class:`IterativeHessianMixing`.  One estimator per file
+:class:`TukeyEM`, :class:`DPGradientDescent`, :class:`CovarianceOLS`.  One estimator per file
 (``_noisy_stats.py``, ``_theil_sen.py``, ``_simple_gd.py``, ``_gd.py``, ``_adassp.py``,
-``_boosted.py``, ``_tukey.py``, ``_clipped_gd.py``, ``_covariance_ols.py``,
-``_hessian_mixing.py``); the shared plumbing
+``_boosted.py``, ``_tukey.py``, ``_clipped_gd.py``, ``_covariance_ols.py``); the shared
+plumbing
 (validation, public scaling, storing results) is in ``_base.py``.
 
 ``AutoDPRegression`` (private choice among these) lives in :mod:`dpreg.auto`, a layer above this
@@ -23,7 +22,6 @@ from dpreg.linear_model._boosted import BoostedAdaSSP
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
 from dpreg.linear_model._covariance_ols import CovarianceOLS
 from dpreg.linear_model._gd import DPGradientDescent
-from dpreg.linear_model._hessian_mixing import IterativeHessianMixing
 from dpreg.linear_model._noisy_stats import NoisyStats
 from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
 from dpreg.linear_model._theil_sen import DPTheilSen
@@ -40,7 +38,6 @@ __all__ = [
     "BoostedAdaSSP",
     "TukeyEM",
     "CovarianceOLS",
-    "IterativeHessianMixing",
     "AutoDPRegression",
 ]
 

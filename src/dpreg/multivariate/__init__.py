@@ -10,12 +10,10 @@ ledger after validation and before any noise, and returns a
 * :func:`boosted_adassp` -- BoostedAdaSSP (μ-GDP ⇒ (ε, δ)).
 * :func:`tukey_em` -- TukeyEM ((ε, δ), replace-one with n public).
 * :func:`dp_gradient_descent` -- noisy full-batch gradient descent (μ-GDP or ρ-zCDP).
-* :func:`hessian_mixing` -- iterative Hessian mixing (Rényi DP ⇒ (ε, δ), add/remove).
 """
 
 from dpreg.multivariate.boosted import boosted_adassp
 from dpreg.multivariate.dpgd import dp_gradient_descent
-from dpreg.multivariate.hessian_mixing import hessian_mixing, ihm_budget
 from dpreg.multivariate.ssp import (
     adassp,
     adassp_budget,
@@ -35,6 +33,4 @@ __all__ = [
     "tukey_em",
     "approximate_depth",
     "dp_gradient_descent",
-    "hessian_mixing",
-    "ihm_budget",
 ]

@@ -144,7 +144,6 @@ def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[fl
         BoostedAdaSSP,
         ClippedDPGradientDescent,
         CovarianceOLS,
-        IterativeHessianMixing,
         TukeyEM,
     )
 
@@ -166,8 +165,6 @@ def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[fl
                       **common, **params)
     if kind == "boosted-adassp":
         return BoostedAdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "hessian-mixing":
-        return IterativeHessianMixing(bounds_X=bx, bounds_y=by, **common, **params)
     if kind == "dp-gd":
         return ClippedDPGradientDescent(bounds_X=bx, bounds_y=by, **common, **params)
     if kind == "covariance-ols":

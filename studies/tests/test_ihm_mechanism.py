@@ -1,4 +1,4 @@
-"""Iterative Hessian mixing (dpreg.multivariate.hessian_mixing): privacy accounting against brute
+"""Iterative Hessian mixing (studies.ihm.mechanism, a study implementation): privacy accounting against brute
 force, budget split, reproducibility, the ε → ∞ limit and the noise scales."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from dpreg._random import simulation_generator
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import lambda_min_sensitivity, xty_sensitivity
 from dpreg.multivariate._common import clip_rows
-from dpreg.multivariate.hessian_mixing import (
+from dpreg.privacy.budgets import ApproxDP
+from studies.ihm.mechanism import (
     _ALPHAS,
     hessian_mixing,
     ihm_budget,
@@ -24,7 +25,6 @@ from dpreg.multivariate.hessian_mixing import (
     ihm_split,
     sketch_row_rdp,
 )
-from dpreg.privacy.budgets import ApproxDP
 
 
 def _gauss_renyi(alpha: float, s1: np.ndarray, s2: np.ndarray) -> float:

@@ -1,13 +1,13 @@
 """``IterativeHessianMixing`` (Lev et al. 2026) as a scikit-learn estimator: rows scaled into
 the unit ball (B = 1), y scaled to [−1, 1] (a thin layer over
-:func:`dpreg.multivariate.hessian_mixing`)."""
+:func:`studies.ihm.mechanism.hessian_mixing`).  A study estimator, not shipped in the wheel."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dpreg.linear_model._base import _MultivariateBase
-from dpreg.multivariate.hessian_mixing import hessian_mixing
+from studies.ihm.mechanism import hessian_mixing
 
 __all__ = ["IterativeHessianMixing"]
 

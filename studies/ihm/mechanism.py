@@ -1,5 +1,10 @@
 """Iterative Hessian mixing (IHM): DP least squares from Gaussian sketches of the Hessian.
 
+A research implementation kept in the studies (not shipped in the dpreg wheel): measured against
+AdaSSP and BoostedAdaSSP on dpreg's thirteen offline data sets it won no majority of the cells
+(docs/multivariate.md), so it is not a library method.  It builds on dpreg's mechanisms,
+sensitivities and accounting types; dpreg never imports it.
+
 Follows Lev, Shenfeld, Srinivasan, Ligett & Wilson (2026), "Near-Optimal Private Linear
 Regression via Iterative Hessian Mixing" (arXiv:2601.07545), which builds on the Gaussian
 sketch ("mixing") mechanism for DP least squares of Sheffet (2017) and Lev et al. (2025) and on
@@ -73,7 +78,6 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import no_ci_text
 from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.mechanisms.sensitivity import lambda_min_sensitivity, xty_sensitivity
 from dpreg.multivariate._common import (
@@ -86,6 +90,12 @@ from dpreg.multivariate._common import (
 from dpreg.privacy.budgets import GDP, ApproxDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
+
+#: why the release has no interval (the library's uncertainty table does not list study methods)
+NO_CI_TEXT = ("none: iterative Hessian mixing releases a few Newton steps built from randomly "
+              "sketched Hessians and clipped noisy gradients; the released coefficients do not "
+              "determine their sampling distribution, so no valid post-processing interval is "
+              "available")
 
 __all__ = ["hessian_mixing", "ihm_budget", "ihm_split", "ihm_rdp", "ihm_epsilon",
            "ihm_sketch_size", "sketch_row_rdp", "IHMBudget", "IHM_SPLIT"]
@@ -339,7 +349,7 @@ def hessian_mixing(
     )
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="hessian-mixing",
-        uncertainty=no_ci_text("hessian-mixing"), ci_method="none", nobs=None,
+        uncertainty=NO_CI_TEXT, ci_method="none", nobs=None,
         extra={"mixing": gamma_mix, "lambda_lower": lam_lower, "hessians": hessians,
                "gradients": gradients},
     )
