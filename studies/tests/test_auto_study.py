@@ -150,3 +150,26 @@ def test_third_rule_flags_useless_cells_and_skips_where_the_rule_cannot_choose_n
     d = derive_rule3([raw], seeds=(1,), grid=((RULE3["K"], 1e9), (RULE3["s0"],), (RULE3["C"],),
                                              (RULE3["a"],)))
     assert d["rule"]["K"] == RULE3["K"] and d["mean_cells_over_1.10"] == 0
+
+
+def test_selection_noisy_stats_share_follows_the_rule_and_its_skip():
+    from studies.auto import RULE2, RULE3, selection_noisy_stats_share
+
+    gen = np.random.default_rng(0)
+    x = np.linspace(0.0, 1.0, 2000)  # σ_x² ≈ 1/12: u = ε²·nvar ≈ 1.7e7 at ε = 100
+    inside = 0.2 + 0.5 * x
+    kw = dict(x_bounds=(0.0, 1.0), y_bounds=(0.0, 1.0), draws=2000, rng=gen)
+    # no row on the bounds except x's two ends (count 2: z·σ̃²/0.05 ≈ 0.07 < C): NoisyStats
+    assert selection_noisy_stats_share(x, inside, epsilon=100.0, rule=RULE3, **kw) == 1.0
+    assert selection_noisy_stats_share(x, inside, epsilon=100.0, rule=RULE2, **kw) == 1.0
+    # every row on the y bounds: count/√n·σ̃²/0.05 ≈ 75 > C: Theil-Sen
+    clipped = np.where(x < 0.5, 0.0, 1.0)
+    assert selection_noisy_stats_share(x, clipped, epsilon=100.0, rule=RULE3, **kw) == 0.0
+    # public skip (ε²·n·(s0/4 + C·0.05/√n) <= K at n = 2000, ε = 1): no selection, share 0
+    assert selection_noisy_stats_share(x, inside, epsilon=1.0, rule=RULE3, **kw) == 0.0
+    # u far below K/s0 with no row on the bounds: only the noise can choose NoisyStats, and the
+    # share then follows the Laplace tail, 0 < P < 0.5
+    few = np.linspace(0.45, 0.55, 60)
+    p = selection_noisy_stats_share(few, 0.2 + 0.5 * few, epsilon=16.0, rule=RULE3,
+                                    x_bounds=(0.0, 1.0), y_bounds=(0.0, 1.0), draws=20000, rng=gen)
+    assert 0.0 < p < 0.5
