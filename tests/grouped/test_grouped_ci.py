@@ -171,3 +171,32 @@ def test_spark_interval_table_equals_reference(spark):
         assert sp.attrs.pop("backend") == "spark"
         ref.attrs.pop("backend", None)
         pd.testing.assert_frame_equal(sp, ref)
+
+
+@pytest.mark.parametrize("backend", ["local", "reference"])
+def test_infinite_epsilon_reference_table_survives_a_group_with_every_x_tied(backend):
+    """At ε = ∞ (the non-private reference table) a group whose every x is tied has no
+    Theil-Sen interval: that group's row is failed with the reason and the other groups keep
+    theirs (before, the single fit's error aborted the whole table).  At a finite ε the same
+    group gets the DP interval, which is the search range, flagged not informative."""
+    import math
+
+    from dpreg.simple.ci import ALL_TIED_CI
+
+    g = np.random.default_rng(3)
+    parts = []
+    for k in range(3):
+        x = np.full(30, 0.5) if k == 1 else g.uniform(0, 1, 30)
+        parts.append(pd.DataFrame({"k": k, "x": x, "y": 0.2 + 0.5 * x + g.normal(0, 0.1, 30)}))
+    df = pd.concat(parts)
+    out = fit_by_group(df, "k", "x", "y", method="theil-sen-exp", epsilon=math.inf,
+                       bounds=BOUNDS, groups=[0, 1, 2], backend=backend, ci_alpha=0.1)
+    assert out["failed"].tolist() == [False, True, False]
+    assert out.loc[1, "reason"] == ALL_TIED_CI
+    assert np.isnan(out.loc[1, "lower_slope"]) and np.isnan(out.loc[1, "upper_slope"])
+    for k in (0, 2):
+        assert out.loc[k, "lower_slope"] <= out.loc[k, "slope"] <= out.loc[k, "upper_slope"]
+    private = fit_by_group(df, "k", "x", "y", method="theil-sen-exp", epsilon=2.0,
+                           bounds=BOUNDS, groups=[0, 1, 2], backend=backend, ci_alpha=0.1,
+                           random_state=1)
+    assert not private.loc[1, "failed"] and not private.loc[1, "informative_slope"]

@@ -6,11 +6,13 @@ supports every method and option.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -25,6 +27,7 @@ from dpreg.grouped._common import (
     release_options,
     row_privacy_text,
 )
+from dpreg.simple.ci import ALL_TIED_CI
 
 __all__ = ["fit_reference", "fit_group", "group_options", "table_from_rows"]
 
@@ -55,9 +58,19 @@ def fit_group(spec: GroupSpec, options: dict[str, Any], key: Any, x: np.ndarray,
         return row
     # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
     rng = group_generator(spec, key)
-    res = fit_arrays(x.reshape(-1, 1), y, method=spec.method, epsilon=spec.epsilon,
-                     x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds, x_names=[spec.x],
-                     y_name=spec.y, delta=spec.delta, random_state=rng, **options)
+    try:
+        res = fit_arrays(x.reshape(-1, 1), y, method=spec.method, epsilon=spec.epsilon,
+                         x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds, x_names=[spec.x],
+                         y_name=spec.y, delta=spec.delta, random_state=rng, **options)
+    except InvalidInputError as exc:
+        # ε = ∞ only (the non-private reference table; nothing is private there): a group
+        # whose every x is tied has no non-private Theil-Sen interval.  That group's row is
+        # failed with the reason instead of the whole table aborting.  At a finite ε this
+        # error does not occur (the DP interval is then the search range, flagged).
+        if not (math.isinf(spec.epsilon) and str(exc) == ALL_TIED_CI):
+            raise
+        row.update(intercept=np.nan, slope=np.nan, failed=True, reason=ALL_TIED_CI)
+        return row
     check_release_relation(spec, res)
     if res.failed:
         row.update(intercept=np.nan, slope=np.nan, failed=True, reason=res.reason)

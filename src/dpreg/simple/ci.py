@@ -95,6 +95,7 @@ from dpreg.simple.pairs import (
 
 __all__ = [
     "theil_sen_ci",
+    "ALL_TIED_CI",
     "nonprivate_theil_sen_ci",
     "range_clipped_ends",
     "union_targets",
@@ -127,7 +128,7 @@ TIGHT_SCAN_MAX_MULTISET = 100_000
 TIGHT_MAX_MULTISET = 2 ** 52
 
 #: the error of the non-private interval (ε = ∞) when no pair of the design has distinct x
-_ALL_TIED = ("every pair has tied x: the non-private Theil-Sen interval (epsilon=inf) is "
+ALL_TIED_CI = ("every pair has tied x: the non-private Theil-Sen interval (epsilon=inf) is "
              "undefined (no pair has a slope); with a finite epsilon theil_sen_ci releases the "
              "DP interval, which is then the slope search range (flagged not informative)")
 
@@ -432,7 +433,7 @@ def nonprivate_theil_sen_ci(
     design = make_design(n, pairs_arg, check_rng(rng))
     s, tied = pair_slopes(xa, ya, design)
     if tied.all():
-        raise InvalidInputError(_ALL_TIED)
+        raise InvalidInputError(ALL_TIED_CI)
     d = doubled_multiset(s, tied)
     var = _null_var(nv, xa, design)
     return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None)
@@ -505,7 +506,7 @@ class _PairSource:
         """ε = ∞ only: the non-private interval needs a pair with distinct x (both paths raise
         the same error; the message names no data value)."""
         if self.n_untied == 0:
-            raise InvalidInputError(_ALL_TIED)
+            raise InvalidInputError(ALL_TIED_CI)
 
     def nonprivate(self, sigma: float, alpha: float, var: float, nv: str,
                    stmt: PrivacyStatement, method: str) -> ConfidenceInterval:
