@@ -370,11 +370,11 @@ def test_estimator_labels_the_union_fallback_not_tight(monkeypatch):
     monkeypatch.setattr(ci_module, "TIGHT_MAX_MULTISET", n * (n - 1) - 1)
     with pytest.warns(UserWarning, match="Union targets"):
         r = theil_sen_with_ci(x, y, epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
-                              y_bounds=(-2.0, 3.0), rng=0)
+                              y_bounds=(-2.0, 3.0), ci_method="tight", rng=0)
     assert "(tight)" not in r.ci_method and "tight search skipped" in r.ci_method
     assert "union (tight search skipped" in r.uncertainty
     r_small = theil_sen_with_ci(x[:300], y[:300], epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
-                                y_bounds=(-2.0, 3.0), rng=0)
+                                y_bounds=(-2.0, 3.0), ci_method="tight", rng=0)
     assert "(tight)" in r_small.ci_method
 
 
@@ -383,7 +383,7 @@ _TIED_X = 0.4321987  # a value the error message must not reveal
 
 @pytest.mark.parametrize("algorithm,pairs", [("exact-fast", "all"), ("materialise", "all"),
                                              ("materialise", 3)])
-@pytest.mark.parametrize("method", ["union", "tight"])
+@pytest.mark.parametrize("method", ["union", "tight", "calibrated", "auto"])
 @pytest.mark.parametrize("return_estimate", [False, True])
 def test_every_pair_tied_at_infinite_epsilon_raises_the_same_error_on_both_paths(
         algorithm, pairs, method, return_estimate):

@@ -50,7 +50,11 @@ class DPTheilSen(_SimpleRegressor):
         for the slope (:func:`dpreg.simple.theil_sen_ci`); ``results_.conf_int(ci_alpha)``
         returns it (only at that α: the interval consumed budget; no intercept interval).
     ci_method:
-        ``"tight"`` (default) or ``"union"`` (Sarathy & Vadhan §6.4 / Alg. 6.2).
+        ``"auto"`` (default): ``"calibrated"`` where n·ε is above about 200 (coverage close
+        to nominal on real data; :func:`dpreg.simple.ci.calibrated_refusal`), else
+        ``"tight"``; ``"calibrated"`` (refused with ``NoUncertaintyError`` before anything is
+        charged below that), ``"tight"`` or ``"union"`` (Sarathy & Vadhan §6.4 / Alg. 6.2:
+        coverage >= 1 − α by a worst-case bound, conservative).
     slope_range:
         Public slope range for the interval (default ±10·(y width)/(x width)).
     fit_intercept, random_state, ledger:
@@ -60,7 +64,7 @@ class DPTheilSen(_SimpleRegressor):
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, median: str = "exp", pairs: str | int = "all",
                  theta: float | None = None, output_range: Any = None, dof: int = 3,
-                 ci_alpha: float | None = None, ci_method: str = "tight",
+                 ci_alpha: float | None = None, ci_method: str = "auto",
                  slope_range: Any = None, fit_intercept: bool = True,
                  random_state: Any = None, ledger: Any = None) -> None:
         self.epsilon = epsilon

@@ -28,6 +28,17 @@ DP interval (``theil_sen_ci``) -- **ε-DP (pure), replace-one neighbours, n publ
      part a short direct sum or a closed form) -- any n, no array over the M + 1 ranks;
      small M scan all ranks (:func:`tight_failure_probabilities`), with the same targets.
 
+   * ``method="calibrated"``: q = ½ ∓ Q, Q the (1 − α/2) quantile of N(0, (σ/2)²) +
+     Laplace(0, 2/(ε_run·M)) (:func:`calibrated_offset`): the same normal model of the true
+     slope's rank, plus the rank error a DPWide call actually has when the pair slopes near
+     its target are evenly spaced (each interval drawn ∝ length·e^{−(ε_run/2)·rank
+     distance}: a Laplace law in ranks), instead of the worst case over data sets; default θ
+     a tenth of :func:`default_ci_theta`.  Offered only where that model holds on real data
+     (:func:`calibrated_refusal`, public: the rank scale 2/(ε_run·M) <= 0.08, about ε·n >= 200
+     through the estimator); an explicit request outside it raises ``NoUncertaintyError``
+     before anything is charged.  ``method="auto"`` is calibrated where offered, else tight
+     (:func:`resolve_ci_method`).  ε = ∞: Sen's classical interval, b = ½Φ⁻¹(1 − α/2)σ.
+
 4. L̃ = DPWide(q_L), Ũ = DPWide(q_U), each at ε_run = (ε/2)/(2k) on the doubled multiset
    (ε/3 each, and ε/3 for a DPWide median, with ``return_estimate=True``); the interval is
    [L̃ − θ, Ũ + θ] clipped to output_range.  A target at or beyond 0 (1) gives the range end
@@ -40,16 +51,17 @@ maximal null variance keeps this for every x; with the degree bound used for all
 issue 18 (3× Kendall's value) the sampling part alone covered with probability about
 1 − 2Φ(−√3·z) (0.9993 at 95%).
 
-Where the remaining conservativeness comes from (issue 18): the tight targets combine the
+Where the conservativeness of union/tight comes from (issue 18): the tight targets combine the
 sampling and the mechanism error in one failure probability per end (α/2 each; the two
 failure events are disjoint up to crossing, so there is no union-bound slack to recover).
 The mechanism part is the worst case over data sets: the output falls below the rank-m
 region with probability at most (R/θ)·exp(−ε_run·(t − m)/2), attained when the pair slopes
 below the true slope sit in one clump far from it and the ones above in one clump at it.  On
 real data the slopes are spread and the actual rank error is far smaller, so where the
-mechanism term dominates (small ε·n) coverage stays near 1.  Calibrating the mechanism term
-to the data's slope density would need a DP (charged) release of that density; dpreg does
-not do that, so the interval is valid but conservative there (docs/uncertainty.md).
+mechanism term dominates (small ε·n) coverage stays near 1.  The calibrated method replaces
+that worst case by the evenly-spaced model; it gives up the finite-sample bound (its coverage
+is approximate, measured on four real data sets in docs/uncertainty.md) but not privacy: the
+targets remain functions of public inputs and the releases are the same DPWide calls.
 
 Non-private interval (``nonprivate_theil_sen_ci``, Def. 6.1.1): [F_s⁻¹(½ − b), F_s⁻¹(½ + b)]
 with b = ½·Φ⁻¹(1 − α/8)·σ and the exact (data-dependent) σ by default.
@@ -62,7 +74,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import signal, special, stats
+from scipy import optimize, signal, special, stats
 
 from dpreg._validation import (
     check_bounds,
@@ -72,6 +84,7 @@ from dpreg._validation import (
     is_seeded,
 )
 from dpreg.exceptions import InvalidInputError
+from dpreg.inference.results import NoUncertaintyError
 from dpreg.mechanisms import exp_quantile
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.simple._common import (
@@ -96,6 +109,16 @@ from dpreg.simple.pairs import (
 __all__ = [
     "theil_sen_ci",
     "ALL_TIED_CI",
+    "CI_METHODS",
+    "CALIBRATED_MAX_RANK_SCALE",
+    "CALIBRATED_THETA_FACTOR",
+    "calibrated_refusal",
+    "public_design_size",
+    "resolve_ci_method",
+    "calibrated_offset",
+    "calibrated_targets",
+    "normal_laplace_sf",
+    "nonprivate_half_width",
     "nonprivate_theil_sen_ci",
     "range_clipped_ends",
     "union_targets",
@@ -111,6 +134,23 @@ __all__ = [
 #: ``default_ci_theta`` uses width/(ε·n) only once ε·n exceeds this; below it the widening
 #: stays at the old fixed 0.005 × width (= width/200), which measured best when ε·n is small.
 CI_THETA_MIN_EPS_N = 200.0
+
+#: the interval methods of :func:`theil_sen_ci` ("auto": "calibrated" where
+#: :func:`calibrated_refusal` allows it, else "tight")
+CI_METHODS = ("union", "tight", "calibrated", "auto")
+
+#: the calibrated method's default widening θ is this share of :func:`default_ci_theta`
+#: (measured, docs/uncertainty.md "Theil-Sen: the calibrated interval"): the full default
+#: θ, which the guaranteed methods need to bound the mechanism's worst case, is up to twice
+#: the non-private interval's width on real data (star98 at ε = 1) and was what made those
+#: intervals over-cover; a tenth of it leaves the mechanism's shift small against the
+#: sampling spread and still keeps the widened median's central interval >= 2θ long.
+CALIBRATED_THETA_FACTOR = 0.1
+
+#: the largest mechanism rank scale 2/(ε_run·M) (a share of the multiset; ≈ 16/(ε·n) for
+#: the line-plus-interval estimator at total ε, all pairs or matchings) at which the
+#: calibrated interval is offered (:func:`calibrated_refusal`): ε·n >= 200
+CALIBRATED_MAX_RANK_SCALE = 0.08
 
 #: largest doubled multiset M for which ``method="tight"`` scans the failure probabilities at
 #: all M + 1 ranks (:func:`tight_failure_probabilities`, about 120 bytes per rank at peak);
@@ -150,6 +190,105 @@ def union_targets(*, size: int, sigma: float, alpha: float, r_alpha: float, eps_
     c_hi = 2.0 * log_term / (eps_upper * size)
     return {"q_lower": 0.5 - b - c_lo, "q_upper": 0.5 + b + c_hi, "b": b,
             "c_lower": c_lo, "c_upper": c_hi, "alpha1": a1, "alpha2": a2}
+
+
+def normal_laplace_sf(x: float, *, sd: float, scale: float) -> float:
+    """P[Z + L > x] for independent Z ~ N(0, sd²) and L ~ Laplace(0, scale) (sd > 0,
+    scale >= 0): Φ(−x/sd) + ½e^{sd²/(2b²) − x/b}Φ(x/sd − sd/b) − ½e^{sd²/(2b²) + x/b}Φ(−x/sd − sd/b)
+    with b = scale, the exponentials evaluated in log space (``scipy.special.log_ndtr``) so
+    that no term overflows; ``scale = 0`` is the normal tail."""
+    z = x / sd
+    if scale <= 0.0:
+        return float(special.ndtr(-z))
+    r = sd / scale
+    half_r2 = 0.5 * r * r
+    plus = math.exp(half_r2 - x / scale + float(special.log_ndtr(z - r)))
+    minus = math.exp(half_r2 + x / scale + float(special.log_ndtr(-z - r)))
+    return float(min(1.0, max(0.0, float(special.ndtr(-z)) + 0.5 * plus - 0.5 * minus)))
+
+
+def calibrated_offset(*, sigma: float, alpha: float, size: int, epsilon: float) -> float:
+    """Q with P[N(0, (σ/2)²) + Laplace(0, 2/(ε_run·M)) > Q] = α/2 (quantile units; ε_run =
+    ``epsilon``, M = ``size``; ε_run = ∞ gives the classical ½·Φ⁻¹(1 − α/2)·σ).
+
+    The first term is the sampling spread of the true slope's rank in the doubled multiset
+    (F_s(β₁) = (1 − U₀)/2, U₀ ≈ N(0, σ²)); the second is the rank error of one DPWide call
+    when the pair slopes near the target are evenly spaced: interval j is drawn with
+    probability ∝ |I_j|·exp(−(ε_run/2)·|rank distance|), a Laplace law in ranks with scale
+    2/ε_run.  Public inputs only.
+    """
+    sd = 0.5 * sigma
+    scale = 0.0 if math.isinf(epsilon) else 2.0 / (epsilon * size)
+    half = alpha / 2.0
+    if scale == 0.0:
+        return float(stats.norm.isf(half)) * sd
+    hi = float(stats.norm.isf(half / 2.0)) * sd + scale * math.log(1.0 / half)
+    while normal_laplace_sf(hi, sd=sd, scale=scale) > half:
+        hi *= 2.0
+    return float(optimize.brentq(lambda v: normal_laplace_sf(v, sd=sd, scale=scale) - half,
+                                 0.0, hi, xtol=1e-14, rtol=1e-12))
+
+
+def calibrated_targets(*, size: int, sigma: float, alpha: float, eps_lower: float,
+                       eps_upper: float) -> dict[str, float]:
+    """Targets of the calibrated method: q = ½ ∓ :func:`calibrated_offset` (unclamped)."""
+    off_lo = calibrated_offset(sigma=sigma, alpha=alpha, size=size, epsilon=eps_lower)
+    off_hi = calibrated_offset(sigma=sigma, alpha=alpha, size=size, epsilon=eps_upper)
+    return {"q_lower": 0.5 - off_lo, "q_upper": 0.5 + off_hi,
+            "offset_lower": off_lo, "offset_upper": off_hi}
+
+
+def public_design_size(n: int, pairs: str | int) -> tuple[int, int]:
+    """(k, M) of the pair design from public inputs: the largest number of pairs a record
+    belongs to and the doubled multiset's size 2|S| -- all pairs: (n − 1, n(n − 1)); m
+    round-robin matchings: (m, 2m⌊n/2⌋).  Equal to the drawn design's ``k`` and ``2·size``
+    (tested); needed before anything is drawn."""
+    if pairs == "all":
+        return n - 1, n * (n - 1)
+    m = int(pairs)
+    return m, 2 * m * (n // 2)
+
+
+def calibrated_refusal(size: int, eps_lower: float, eps_upper: float) -> str:
+    """Why the calibrated interval is not offered at these PUBLIC inputs ("" when it is).
+
+    Refused when the mechanism's rank scale 2/(ε_run·M) of either end exceeds
+    :data:`CALIBRATED_MAX_RANK_SCALE` (0.08, about ε·n < 200 for the line-plus-interval
+    estimator at total ε): the mechanism's rank error then reaches beyond the quartiles of
+    the pair slopes, where they are not evenly spaced, and the model behind
+    :func:`calibrated_offset` no longer describes it (measured: two of four real data sets
+    over-covered there).  Inputs are n's design size and ε only -- never the data."""
+    scale = max(0.0 if math.isinf(e) else 2.0 / (e * size) for e in (eps_lower, eps_upper))
+    if scale <= CALIBRATED_MAX_RANK_SCALE:
+        return ""
+    need = scale / CALIBRATED_MAX_RANK_SCALE
+    return (f"the calibrated Theil-Sen interval is not offered here: the mechanism's rank "
+            f"error (scale {scale:.3f} of the pair-slope multiset, from n and ε alone) exceeds "
+            f"{CALIBRATED_MAX_RANK_SCALE:g}, where its calibration is not reliable "
+            f"(docs/uncertainty.md, \"Theil-Sen: the calibrated interval\"). Use about "
+            f"{need:.2g}× the ε or the rows, or ci_method='tight' (always offered: coverage "
+            f">= 1 − α by Sarathy & Vadhan's bound, usually near 1 and wider), or "
+            f"ci_method='auto', which falls back to it")
+
+
+def resolve_ci_method(method: str, *, n: int, pairs: str | int, epsilon: float,
+                      return_estimate: bool = False) -> str:
+    """The targets :func:`theil_sen_ci` uses for ``method`` at these public inputs:
+    ``"auto"`` → ``"calibrated"`` where :func:`calibrated_refusal` allows it, else
+    ``"tight"``; ``"calibrated"`` outside the rule raises
+    :class:`~dpreg.inference.NoUncertaintyError` (before anything is charged or drawn);
+    ``"union"``/``"tight"`` unchanged.  ``epsilon`` is the interval's own budget."""
+    meth = check_choice(method, "method", CI_METHODS)
+    if meth in ("union", "tight"):
+        return meth
+    k, size = public_design_size(n, pairs)
+    ends = PureDP(float(epsilon)).split([1, 1, 1] if return_estimate else [1, 1])[:2]
+    refusal = calibrated_refusal(size, *(div_down(p.epsilon, 2 * k) for p in ends))
+    if not refusal:
+        return "calibrated"
+    if meth == "calibrated":
+        raise NoUncertaintyError(refusal)
+    return "tight"
 
 
 def _rank_cdf(size: int, sigma: float) -> np.ndarray:
@@ -415,10 +554,11 @@ def range_clipped_ends(low: float, high: float, output_range: tuple[float, float
 
 def nonprivate_theil_sen_ci(
     x: Any, y: Any, *, alpha: float = 0.05, pairs: str | int = "all",
-    null_variance: str = "exact", rng: Any = None,
+    null_variance: str = "exact", rng: Any = None, approximation: str = "berry-esseen",
 ) -> ConfidenceInterval:
     """Non-private Theil-Sen interval [F_s⁻¹(½ − b), F_s⁻¹(½ + b)], b = ½Φ⁻¹(1 − α/8)σ
-    (Sarathy & Vadhan Def. 6.1.1).  NOT private.
+    (Sarathy & Vadhan Def. 6.1.1; ``approximation="normal"``: b = ½Φ⁻¹(1 − α/2)σ, Sen's
+    classical interval, :func:`nonprivate_half_width`).  NOT private.
 
     ``null_variance``: ``"exact"`` (corrected Cor. B.1.3 on the actual x), ``"bound"`` (the
     data-independent bound) or ``"kendall"`` (complete design without ties).  The estimate is
@@ -430,25 +570,37 @@ def nonprivate_theil_sen_ci(
     pairs_arg = check_pairs_arg(pairs, n)
     nv = check_choice(null_variance, "null_variance", ("exact", "bound", "kendall"))
     _check_kendall(nv, pairs_arg)
+    appr = check_choice(approximation, "approximation", ("berry-esseen", "normal"))
     design = make_design(n, pairs_arg, check_rng(rng))
     s, tied = pair_slopes(xa, ya, design)
     if tied.all():
         raise InvalidInputError(ALL_TIED_CI)
     d = doubled_multiset(s, tied)
     var = _null_var(nv, xa, design)
-    return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None)
+    return _nonprivate_from(d, math.sqrt(var), a, var, nv, design.describe(), None,
+                            approximation=appr)
+
+
+def nonprivate_half_width(alpha: float, sigma: float, approximation: str) -> float:
+    """b of the non-private interval [F_s⁻¹(½ − b), F_s⁻¹(½ + b)] (quantile units):
+    ``"berry-esseen"`` ½·Φ⁻¹(1 − α/8)·σ (Sarathy & Vadhan Def. 6.1.1: room for the normal
+    approximation's error), ``"normal"`` ½·Φ⁻¹(1 − α/2)·σ (Sen 1968's classical interval;
+    the ε = ∞ limit of ``method="calibrated"``)."""
+    tail = alpha / 8.0 if approximation == "berry-esseen" else alpha / 2.0
+    return 0.5 * float(stats.norm.isf(tail)) * sigma
 
 
 def _nonprivate_from(d: np.ndarray, sigma: float, alpha: float, var: float, nv: str,
                      pairs_desc: str, privacy: PrivacyStatement | None,
-                     method: str = "theil-sen") -> ConfidenceInterval:
-    b = 0.5 * float(stats.norm.ppf(1.0 - alpha / 8.0)) * sigma
+                     method: str = "theil-sen",
+                     approximation: str = "berry-esseen") -> ConfidenceInterval:
+    b = nonprivate_half_width(alpha, sigma, approximation)
     low, high = _inverse_cdf(d, 0.5 - b), _inverse_cdf(d, 0.5 + b)
     return ConfidenceInterval(low, high, alpha=alpha, estimate=float(np.median(d)),
                               method=method, privacy=privacy,
                               details={"b": b, "null_variance": var, "null_variance_kind": nv,
                                        "q_lower": 0.5 - b, "q_upper": 0.5 + b,
-                                       "pairs": pairs_desc})
+                                       "pairs": pairs_desc, "approximation": approximation})
 
 
 def _check_kendall(nv: str, pairs_arg: str | int) -> None:
@@ -509,12 +661,13 @@ class _PairSource:
             raise InvalidInputError(ALL_TIED_CI)
 
     def nonprivate(self, sigma: float, alpha: float, var: float, nv: str,
-                   stmt: PrivacyStatement, method: str) -> ConfidenceInterval:
+                   stmt: PrivacyStatement, method: str,
+                   approximation: str = "berry-esseen") -> ConfidenceInterval:
         """ε = ∞: the non-private interval on the same multiset (not private)."""
         if self.design is not None:
             return _nonprivate_from(self.doubled, sigma, alpha, var, nv, self.describe, stmt,
-                                    method=method)
-        b = 0.5 * float(stats.norm.ppf(1.0 - alpha / 8.0)) * sigma
+                                    method=method, approximation=approximation)
+        b = nonprivate_half_width(alpha, sigma, approximation)
         low, high = self._inverse_cdf(0.5 - b), self._inverse_cdf(0.5 + b)
         from dpreg.simple.fast import all_pairs_median
 
@@ -523,7 +676,8 @@ class _PairSource:
                                   method=method, privacy=stmt,
                                   details={"b": b, "null_variance": var,
                                            "null_variance_kind": nv, "q_lower": 0.5 - b,
-                                           "q_upper": 0.5 + b, "pairs": self.describe})
+                                           "q_upper": 0.5 + b, "pairs": self.describe,
+                                           "approximation": approximation})
 
     def _inverse_cdf(self, q: float) -> float:
         """:func:`_inverse_cdf` of the doubled multiset (T entries −∞, each untied value
@@ -577,7 +731,10 @@ def theil_sen_ci(
     output_range:
         Public slope range (lo, hi); the true slope is assumed to lie in [lo + θ, hi − θ].
     method:
-        ``"union"`` (Alg. 6.2) or ``"tight"`` (§6.4; never wider than union).
+        ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
+        >= 1 − α by a worst-case bound, conservative -- ``"calibrated"`` (coverage close to
+        1 − α; refused with ``NoUncertaintyError`` where :func:`calibrated_refusal` says so)
+        or ``"auto"`` (calibrated where offered, else tight).
     pairs:
         ``"all"`` or an integer number of round-robin matchings.
     theta:
@@ -613,12 +770,17 @@ def theil_sen_ci(
     eps = check_epsilon(epsilon)
     a = check_probability(alpha, "alpha")
     lo, hi = check_bounds(output_range, "output_range")
-    meth = check_choice(method, "method", ("union", "tight"))
+    meth = check_choice(method, "method", CI_METHODS)
     n = int(xa.size)
     pairs_arg = check_pairs_arg(pairs, n)
-    th = (default_ci_theta((lo, hi), eps, n) if theta is None
-          else check_theta(theta, "wide", (lo, hi)))
     want_est = check_flag(return_estimate, "return_estimate")
+    # which targets: decided from public inputs only (n, the design's size, ε), before
+    # anything is charged; an explicit "calibrated" outside its rule is refused here
+    used = resolve_ci_method(meth, n=n, pairs=pairs_arg, epsilon=eps,
+                             return_estimate=want_est)
+    th = (default_ci_theta((lo, hi), eps, n) * (CALIBRATED_THETA_FACTOR
+                                                 if used == "calibrated" else 1.0)
+          if theta is None else check_theta(theta, "wide", (lo, hi)))
     ra = check_probability(r_alpha, "r_alpha")
     nv = check_choice(null_variance, "null_variance", ("bound", "kendall"))
     _check_kendall(nv, pairs_arg)
@@ -641,16 +803,17 @@ def theil_sen_ci(
     details: dict[str, Any] = {
         "pairs": src.describe, "k": k, "n_pairs": size // 2, "multiset_size": size,
         "null_variance": var, "null_variance_kind": nv, "theta": th, "output_range": (lo, hi),
-        "method": meth, "epsilon_lower": parts[0].epsilon, "epsilon_upper": parts[1].epsilon,
-        "algorithm": alg,
+        "method": used, "method_requested": meth, "epsilon_lower": parts[0].epsilon,
+        "epsilon_upper": parts[1].epsilon, "algorithm": alg,
     }
     if want_est:
         details["epsilon_estimate"] = parts[2].epsilon
-    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, f"DPWideTSCI ({meth})", _SOURCE,
+    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, f"DPWideTSCI ({used})", _SOURCE,
                             is_seeded(rng), details)
     if budget.is_infinite:
         warn_not_private("theil_sen_ci")
-        out = src.nonprivate(sigma, a, var, nv, stmt, f"theil-sen-ci-{meth}")
+        out = src.nonprivate(sigma, a, var, nv, stmt, f"theil-sen-ci-{used}",
+                             "normal" if used == "calibrated" else "berry-esseen")
         return out if want_est else ConfidenceInterval(
             out.low, out.high, alpha=a, method=out.method, privacy=stmt, details=out.details)
 
@@ -660,7 +823,7 @@ def theil_sen_ci(
     union = union_targets(size=size, sigma=sigma, alpha=a, r_alpha=ra, eps_lower=eps_lo,
                           eps_upper=eps_hi, half_range=half_range, theta=th)
     targets: dict[str, Any] = dict(union)
-    if meth == "tight" and size > TIGHT_MAX_MULTISET:
+    if used == "tight" and size > TIGHT_MAX_MULTISET:
         details["tight_search"] = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
                                    "Union targets used")
         warnings.warn(f"method='tight': the doubled pair multiset has {size} entries (more "
@@ -669,11 +832,16 @@ def theil_sen_ci(
                       UserWarning, stacklevel=2)
         meth_targets = "union"
     else:
-        meth_targets = meth
+        meth_targets = used
     if meth_targets == "tight":
         targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
                                 eps_upper=eps_hi, half_range=half_range, theta=th, union=union)
         details["target_search"] = targets["search"]
+    elif meth_targets == "calibrated":
+        targets = calibrated_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
+                                     eps_upper=eps_hi)
+        details.update(offset_lower=targets["offset_lower"],
+                       offset_upper=targets["offset_upper"])
     details.update(mechanism_epsilon_lower=eps_lo, mechanism_epsilon_upper=eps_hi,
                    union_q_lower=union["q_lower"], union_q_upper=union["q_upper"],
                    b=union["b"], c_lower=union["c_lower"], c_upper=union["c_upper"],
@@ -698,5 +866,5 @@ def theil_sen_ci(
     details["clipped"] = range_clipped_ends(low, high, (lo, hi))
     details["informative"] = not details["clipped"]
     return ConfidenceInterval(low, high, alpha=a, estimate=estimate,
-                              method=f"theil-sen-ci-{meth}", privacy=stmt, details=details)
+                              method=f"theil-sen-ci-{used}", privacy=stmt, details=details)
 

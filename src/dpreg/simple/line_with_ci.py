@@ -24,7 +24,7 @@ from dpreg.inference.results import RegressionResults
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.simple._common import check_pairs_arg, check_simple_xy
 from dpreg.simple._theil_sen import check_theta, theil_sen
-from dpreg.simple.ci import theil_sen_ci
+from dpreg.simple.ci import CI_METHODS, resolve_ci_method, theil_sen_ci
 from dpreg.simple.ranges import default_prediction_range, default_slope_range
 
 __all__ = ["theil_sen_with_ci", "line_ci_split"]
@@ -56,7 +56,7 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
                       x_bounds: tuple[float, float], y_bounds: tuple[float, float],
                       median: str = "exp", pairs: str | int = "all", theta: float | None = None,
                       dof: int = 3, output_range: Any = None, slope_range: Any = None,
-                      ci_method: str = "tight", x_name: str = "x", y_name: str = "y",
+                      ci_method: str = "auto", x_name: str = "x", y_name: str = "y",
                       ledger: Any = None, rng: Any = None) -> RegressionResults:
     """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP (1 − α) interval for the slope (ε/2).
 
@@ -82,8 +82,13 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     check_pairs_arg(pairs, x.size)
     check_bounds(slopes, "slope_range")
     check_bounds(out_range, "output_range")
-    if ci_method not in ("union", "tight"):
-        raise InvalidInputError(f"ci_method must be 'union' or 'tight'; got {ci_method!r}")
+    if ci_method not in CI_METHODS:
+        raise InvalidInputError(f"ci_method must be one of {list(CI_METHODS)}; got "
+                                f"{ci_method!r}")
+    # public: which interval targets (an explicit "calibrated" outside its rule raises
+    # NoUncertaintyError here, before anything is charged)
+    resolve_ci_method(ci_method, n=int(x.size), pairs=check_pairs_arg(pairs, x.size),
+                      epsilon=half[1].epsilon)
     check_theta(theta, median, check_bounds(out_range, "output_range"))
     check_int(dof, "dof", minimum=1)
     finite = math.isfinite(eps)
@@ -113,17 +118,26 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     # the method actually used: above a public multiset size the tight search falls back to
     # the Union targets (ci.details["tight_search"]), and the labels must say so
     used = ("union (tight search skipped: too many pairs)" if "tight_search" in ci.details
-            else ci_method)
-    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {used} method, "
-            f"level {1 - alpha:g}, computed at fit time with ε/2); no interval for the "
-            "intercept")
+            else str(ci.details.get("method", ci_method)))
+    if used == "calibrated":
+        kind = ("calibrated: coverage close to the nominal level, the mechanism's rank error "
+                "modelled for evenly spaced pair slopes near the targets")
+    else:
+        kind = (f"{used}: coverage >= the nominal level by Sarathy & Vadhan's worst-case "
+                "bound, usually near 1 and wider than needed (conservative)")
+        if ci_method == "auto":
+            kind += ("; the calibrated interval is not offered at this n and ε (n·ε below "
+                     "about 200)")
+    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {kind}; level "
+            f"{1 - alpha:g}, computed at fit time with ε/2); no interval for the intercept")
     if not ci.informative:
         text += (f". NOT INFORMATIVE: the {' and '.join(ci.clipped)} end of the slope interval "
                  f"is the end of the slope search range [{slopes[0]:g}, {slopes[1]:g}] -- a "
                  f"public assumption, not a finding from the data (too little ε or too few rows "
                  f"to narrow it; extra['ci_informative'])")
     extra = {**base.extra, "ci_informative": {x_name: ci.informative},
-             "ci_clipped": {x_name: list(ci.clipped)}}
+             "ci_clipped": {x_name: list(ci.clipped)},
+             "ci_calibrated": {x_name: used == "calibrated"}}
     return RegressionResults(
         base.params, privacy=privacy, method=method, intervals={alpha: iv},
         uncertainty=text,
