@@ -109,6 +109,22 @@ def group_ci_study(methods: Sequence[str] = METHODS, epsilons: Sequence[float] =
                     ~((lo <= ok["slope"]) & (ok["slope"] <= hi)) & inf)),
                 "seconds": secs,
             }
+            if method.startswith("theil-sen"):
+                # which groups got the calibrated interval: decided from the group's public n
+                # by the same function the fit uses (ci_method="auto", the interval's ε/2)
+                from dpreg.simple.ci import resolve_ci_method
+
+                cal = np.array([resolve_ci_method("auto", n=int(m), pairs="all",
+                                                  epsilon=eps / 2.0) == "calibrated"
+                                for m in ok["n"]], dtype=bool)
+                cov = (lo <= true) & (true <= hi)
+                row["calibrated_share"] = float(np.mean(cal))
+                row["coverage_true_slope_calibrated"] = (float(np.mean(cov[cal])) if cal.any()
+                                                         else float("nan"))
+                row["coverage_true_slope_tight"] = (float(np.mean(cov[~cal])) if (~cal).any()
+                                                    else float("nan"))
+                row["median_width_calibrated"] = (float(np.median(width[cal])) if cal.any()
+                                                  else float("nan"))
             for xv, col in ((0.25, "p25"), (0.75, "p75")):
                 c = f"lower_pred_{xv}"
                 if c in ok:

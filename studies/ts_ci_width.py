@@ -33,7 +33,7 @@ SLOPE, SIGMA, RANGE = 0.5, 0.1, (-4.5, 5.5)
 
 def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] = (1, 2, 4, 10),
                 *, reps: int = 100, alpha: float = 0.05, seed: int = 0,
-                method: str = "tight") -> pd.DataFrame:
+                method: str = "auto") -> pd.DataFrame:
     from dpreg.simple import (
         nonprivate_theil_sen_ci,
         theil_sen_ci,
@@ -48,7 +48,7 @@ def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] =
             t0 = time.time()
             rec: dict[str, list[float]] = {k: [] for k in (
                 "w_full", "w_half", "w_est", "w_np", "inf_full", "inf_half", "inf_est",
-                "cov_full", "cov_half", "cov_est", "cov_np", "err_est")}
+                "cov_full", "cov_half", "cov_est", "cov_np", "err_est", "w_sen")}
             for child in ss.spawn(reps):
                 s_data, s_full, s_half, s_est = child.spawn(4)
                 g = np.random.default_rng(s_data)
@@ -56,15 +56,20 @@ def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] =
                 y = SLOPE * x + g.normal(0.0, SIGMA, n)
                 ref = nonprivate_theil_sen_ci(x, y, alpha=alpha)
                 rec["w_np"].append(ref.width)
+                rec["w_sen"].append(nonprivate_theil_sen_ci(x, y, alpha=alpha,
+                                                            approximation="normal").width)
                 rec["cov_np"].append(float(ref.low <= SLOPE <= ref.high))
                 for tag, e, s in (("full", eps, s_full), ("half", eps / 2.0, s_half)):
-                    th = theta_guidance(sigma_e=SIGMA, delta_x=1.0,
-                                        R=(RANGE[1] - RANGE[0]) / 2.0, epsilon=e, n=n, p=alpha)
+                    # θ guidance is for the worst-case (union/tight) targets; the calibrated
+                    # ones use their own default
+                    th = None if method in ("auto", "calibrated") else theta_guidance(
+                        sigma_e=SIGMA, delta_x=1.0, R=(RANGE[1] - RANGE[0]) / 2.0, epsilon=e,
+                        n=n, p=alpha)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         ci = theil_sen_ci(x, y, epsilon=e, alpha=alpha, output_range=RANGE,
-                                          method=method, theta=th,
-                                          rng=np.random.default_rng(s))
+                                          method="auto" if method == "calibrated" else method,
+                                          theta=th, rng=np.random.default_rng(s))
                     rec[f"w_{tag}"].append(ci.width)
                     rec[f"inf_{tag}"].append(float(ci.informative))
                     rec[f"cov_{tag}"].append(float(ci.low <= SLOPE <= ci.high))
@@ -80,13 +85,15 @@ def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] =
                 rec["cov_est"].append(float(lo_e <= SLOPE <= hi_e))
                 rec["err_est"].append(abs(float(res.params.iloc[1]) - SLOPE))
             w_np = float(np.median(rec["w_np"]))
+            w_sen = float(np.median(rec["w_sen"]))
             for tag, label in (("full", "ε (interval alone)"), ("half", "ε/2 (line + interval)"),
                                ("est", "estimator (theil_sen_with_ci)")):
                 w = float(np.median(rec[f"w_{tag}"]))
                 err = float(np.median(rec["err_est"])) if tag == "est" else float("nan")
                 rows.append({"n": n, "epsilon": eps, "interval_budget": label,
                              "median_width_dp": w, "median_width_nonprivate": w_np,
-                             "ratio": w / w_np,
+                             "ratio": w / w_np, "median_width_sen": w_sen,
+                             "ratio_sen": w / w_sen,
                              "uninformative_share": 1.0 - float(np.mean(rec[f"inf_{tag}"])),
                              "coverage_dp": float(np.mean(rec[f"cov_{tag}"])),
                              "coverage_nonprivate": float(np.mean(rec["cov_np"])),
@@ -100,7 +107,7 @@ def _main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m studies.ts_ci_width")
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--method", default="tight", choices=("tight", "union"))
+    ap.add_argument("--method", default="auto", choices=("auto", "calibrated", "tight", "union"))
     ap.add_argument("--n", default="100,200,400")
     ap.add_argument("--epsilons", default="1,2,4,10")
     ap.add_argument("--out", default=None)

@@ -200,3 +200,26 @@ def test_infinite_epsilon_reference_table_survives_a_group_with_every_x_tied(bac
                            bounds=BOUNDS, groups=[0, 1, 2], backend=backend, ci_alpha=0.1,
                            random_state=1)
     assert not private.loc[1, "failed"] and not private.loc[1, "informative_slope"]
+
+
+def test_theil_sen_group_flags_a_line_outside_its_interval_and_mixes_methods_by_public_n():
+    """Each group's Theil-Sen interval is calibrated where its public n·ε allows (n = 60, 150,
+    400 at ε = 4: n·ε >= 200) and tight in smaller ones, exactly as the single fit with that n
+    decides; and ``informative_slope`` is False whenever the group's line has its slope outside
+    its interval (two separate ε/2 releases) -- never an unflagged exclusion.  Before: the
+    flag only marked range-clipped ends, and every group got the tight interval."""
+    from dpreg.simple.ci import resolve_ci_method
+
+    seen_excl = 0
+    for seed in range(6):
+        t = fit_by_group(table(seed), "k", "x", "y", method="theil-sen-smooth", epsilon=4.0,
+                         bounds=BOUNDS, groups=list(range(len(SIZES))), random_state=seed,
+                         ci_alpha=0.1)
+        ok = t[~t["failed"]]
+        excl = ~((ok["lower_slope"] <= ok["slope"]) & (ok["slope"] <= ok["upper_slope"]))
+        assert not (excl & ok["informative_slope"].astype(bool)).any()
+        seen_excl += int(excl.sum())
+    assert seen_excl > 0  # the property was exercised
+    for n in (16, 60, 150, 400):
+        want = "calibrated" if n * 4.0 >= 200 else "tight"
+        assert resolve_ci_method("auto", n=n, pairs="all", epsilon=2.0) == want

@@ -180,3 +180,20 @@ def test_mechanism_rank_error_on_evenly_spaced_values_is_laplace_with_scale_two_
     p_half = stats.kstest(err, stats.laplace(scale=20.0).cdf).pvalue
     assert p_right > 1e-3
     assert p_half < 1e-6
+
+
+def test_a_line_outside_its_slope_interval_is_flagged_in_the_result():
+    """The line (ε/2) and the interval (ε/2) are separate releases; over 40 seeded fits the
+    flag ``extra['dp_ci_excludes_estimate']`` (and the NOTE) is set exactly when the released
+    slope lies outside the released interval, and such fits occur."""
+    x, y = _line(120, 8)
+    flagged = 0
+    for seed in range(40):
+        r = theil_sen_with_ci(x, y, epsilon=2.0, alpha=0.2, x_bounds=(0.0, 1.0),
+                              y_bounds=(-1.0, 2.0), median="smooth", rng=seed)
+        lo, hi = r.conf_int(0.2).iloc[1]
+        outside = not lo <= float(r.params.iloc[1]) <= hi
+        assert ("dp_ci_excludes_estimate" in r.extra) == outside
+        assert ("lies outside the slope interval" in r.uncertainty) == outside
+        flagged += outside
+    assert flagged > 0

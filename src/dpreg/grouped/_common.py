@@ -198,7 +198,8 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
     post-processing, nothing more is drawn from the data.
 
     ``informative_slope`` is False when an end of the Theil-Sen slope interval is the end of
-    the public slope search range (``extra['ci_informative']``), and for noisy-stats when the
+    the public slope search range (``extra['ci_informative']``) or the line's slope lies
+    outside it (``extra['dp_ci_excludes_estimate']``: two releases), and for noisy-stats when the
     release flags its interval unreliable (``extra['dp_ci_reliable']``).  A group whose
     interval the public noisy-stats rule refuses (its n·ε too small:
     :func:`dpreg.simple._noisy_stats.interval_refusal`) gets NA interval columns and
@@ -214,7 +215,8 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
                            "upper_slope": float(ci.loc[spec.x, "upper"])}
     extra = result.extra
     if "ci_informative" in extra:
-        row["informative_slope"] = bool(extra["ci_informative"].get(spec.x, True))
+        row["informative_slope"] = (bool(extra["ci_informative"].get(spec.x, True))
+                                    and spec.x not in extra.get("dp_ci_excludes_estimate", ()))
     else:
         row["informative_slope"] = bool(extra.get("dp_ci_reliable", True))
     if _bootstrapped(spec.method):

@@ -138,6 +138,15 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     extra = {**base.extra, "ci_informative": {x_name: ci.informative},
              "ci_clipped": {x_name: list(ci.clipped)},
              "ci_calibrated": {x_name: used == "calibrated"}}
+    # the line and the interval are separate releases (ε/2 each): where the released slope
+    # lies outside the released interval, say so (post-processing of the two releases)
+    slope = float(base.params.iloc[1])
+    if not ci.low <= slope <= ci.high:
+        extra["dp_ci_excludes_estimate"] = [x_name]
+        text += (". NOTE: the line's slope lies outside the slope interval: the two are "
+                 "separate releases (ε/2 each) whose noise disagrees here; the interval is "
+                 "for the true slope, not centred on this estimate "
+                 "(extra['dp_ci_excludes_estimate'])")
     return RegressionResults(
         base.params, privacy=privacy, method=method, intervals={alpha: iv},
         uncertainty=text,
