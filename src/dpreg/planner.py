@@ -83,7 +83,9 @@ class Plan:
     ``failure_probability`` is P(⊥); ``how`` says whether the numbers are analytic or simulated
     (with the seed and number of runs); ``design`` is :data:`PLAN_DESIGN`.  With a target
     (``target_sd``), ``epsilon`` is the ε found for it and ``target`` names the quantity.
-    ``interval`` (noisy-stats; ``None`` for the other methods and for ``inference=False``):
+    ``interval`` (noisy-stats; theil-sen-*: which slope interval ``ci_alpha=`` would give,
+    calibrated or tight, by :func:`dpreg.simple.ci.calibrated_refusal`; ``None`` for the
+    other methods and for ``inference=False``):
     ``"offered"`` when the public interval rule
     (:func:`dpreg.simple._noisy_stats.interval_refusal`, the same function the fit consults)
     gives an interval at these public inputs, else its refusal text (what to change), so a
@@ -239,6 +241,17 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
 
         interval = (interval_refusal(n, eps, xb[0]) or "offered") if n >= 3 else \
             "none: fewer than 3 rows"
+    elif method.startswith("theil-sen-") and n >= 2 and math.isfinite(eps):
+        from dpreg.simple.ci import calibrated_refusal, public_design_size
+        from dpreg.simple.line_with_ci import line_ci_split
+
+        # the slope interval a ci_alpha= request would give (default ci_method="auto"):
+        # the same public rule the fit consults, at the interval's ε/2, ε/4 per end
+        k, size = public_design_size(n, options.get("pairs", "all"))
+        end_eps = line_ci_split(eps)[1].epsilon / 2.0 / (2 * k)
+        why = calibrated_refusal(size, end_eps, end_eps)
+        interval = ("offered with ci_alpha=: calibrated (coverage close to nominal)" if not why
+                    else "with ci_alpha=: tight (coverage >= 1 − α, conservative) -- " + why)
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return Plan(method, eps, dlt, n, dict(zip(names, map(float, sd))),
                 _pred_sd(cov, xb, "intercept" in names), float(fail), how,

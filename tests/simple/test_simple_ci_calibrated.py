@@ -197,3 +197,18 @@ def test_a_line_outside_its_slope_interval_is_flagged_in_the_result():
         assert ("lies outside the slope interval" in r.uncertainty) == outside
         flagged += outside
     assert flagged > 0
+
+
+def test_plan_says_which_slope_interval_ci_alpha_would_give():
+    """``dpreg.plan`` for a Theil-Sen method states, from the public n and ε alone, whether
+    ``ci_alpha=`` would give the calibrated or the tight interval -- the fit's own rule."""
+    from dpreg import plan
+
+    b = {"x": (0.0, 1.0), "y": (-1.0, 2.0)}
+    p_big = plan("theil-sen-exp", 1.0, n=400, bounds=b, formula="y ~ x", n_sim=20)
+    p_small = plan("theil-sen-exp", 1.0, n=100, bounds=b, formula="y ~ x", n_sim=20)
+    assert p_big.interval.startswith("offered with ci_alpha=: calibrated")
+    assert p_small.interval.startswith("with ci_alpha=: tight")
+    assert "not offered here" in p_small.interval
+    assert resolve_ci_method("auto", n=400, pairs="all", epsilon=0.5) == "calibrated"
+    assert resolve_ci_method("auto", n=100, pairs="all", epsilon=0.5) == "tight"
