@@ -25,7 +25,7 @@ KINDS = {"mechanism", "core", "estimator", "pipeline"}
 
 def test_every_method_and_estimator_has_a_target():
     names = set(list_targets())
-    for m in ("laplace", "gaussian", "exp-quantile", "wide-quantile", "smooth-median", "ptr",
+    for m in ("laplace", "gaussian", "exp-quantile", "wide-quantile", "wide-quantile-q20", "smooth-median", "ptr",
               "noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide",
               "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "theil-sen-ci-union-fast",
               "theil-sen-ci-tight-fast", "adassp", "boosted-adassp",

@@ -29,6 +29,7 @@ __all__ = [
     "reachability_pairs",
     "vector_pairs",
     "quantile_pairs",
+    "lower_quantile_pairs",
     "distance_pairs",
     "simple_pairs",
     "design_pairs",
@@ -106,6 +107,18 @@ def quantile_pairs() -> list[NeighbourPair]:
         NeighbourPair("two-clusters", "two clusters; one value crosses",
                       {"z": np.array([0.2] * 5 + [0.8] * 5)},
                       {"z": np.array([0.2] * 4 + [0.8] * 6)}),
+    ]
+
+
+def lower_quantile_pairs() -> list[NeighbourPair]:
+    """Multisets (range [0, 1], 10 values) where one changed value moves the neighbourhood of
+    the 0.2-quantile (target rank N·q = 2): the interior targets of the slope interval."""
+    return [
+        NeighbourPair("q20-cross", "two clusters; one value crosses at the target rank",
+                      {"z": np.array([0.1] * 2 + [0.9] * 8)},
+                      {"z": np.array([0.1] * 3 + [0.9] * 7)}),
+        NeighbourPair("q20-edge", "a tight cluster; one value moved to the lower range edge",
+                      {"z": np.full(10, 0.3)}, {"z": np.concatenate([[0.0], np.full(9, 0.3)])}),
     ]
 
 

@@ -47,6 +47,7 @@ from dpreg.audit.neighbours import (
     design_pairs,
     distance_pairs,
     grouped_pairs,
+    lower_quantile_pairs,
     matching_pair,
     quantile_pairs,
     reachability_pairs,
@@ -207,11 +208,11 @@ def _s_laplace_reachability(data: dict[str, Any], n: int, rng: np.random.Generat
 
 
 def _s_exp_quantile(data: dict[str, Any], n: int, rng: np.random.Generator, *, epsilon: float,
-                    theta: float) -> np.ndarray:
+                    theta: float, q: float = 0.5) -> np.ndarray:
     from dpreg.mechanisms import exp_quantile
 
-    return np.asarray(exp_quantile(data["z"], epsilon=epsilon, lo=0.0, hi=1.0, theta=theta,
-                                   rng=rng, size=n)).reshape(n, 1)
+    return np.asarray(exp_quantile(data["z"], q=q, epsilon=epsilon, lo=0.0, hi=1.0,
+                                   theta=theta, rng=rng, size=n)).reshape(n, 1)
 
 
 def _s_smooth_median(data: dict[str, Any], n: int, rng: np.random.Generator, *,
@@ -481,6 +482,15 @@ def _build() -> dict[str, AuditTarget]:
         "wide-quantile", "mechanism", "θ-widened median on [0, 1], θ = 0.02, ε = 1",
         Claim.from_budget(PureDP(EPS_MECH)),
         partial(_s_exp_quantile, epsilon=EPS_MECH, theta=0.02), quantile_pairs))
+    # the Theil-Sen slope interval's ends are this mechanism at interior targets q != 1/2
+    # (the targets of union/tight/calibrated differ only in q): audit it at q = 0.2, with
+    # pairs where one value crosses the target rank, plus the median pairs
+    t.append(AuditTarget(
+        "wide-quantile-q20", "mechanism",
+        "θ-widened 0.2-quantile on [0, 1] (the slope interval's ends), θ = 0.02, ε = 1",
+        Claim.from_budget(PureDP(EPS_MECH)),
+        partial(_s_exp_quantile, epsilon=EPS_MECH, theta=0.02, q=0.2),
+        lambda: lower_quantile_pairs() + quantile_pairs()))
     t.append(AuditTarget(
         "smooth-median", "mechanism", "smooth-sensitivity median (Student-t, 3 d.o.f.), ε = 1",
         Claim.from_budget(PureDP(EPS_MECH)), partial(_s_smooth_median, epsilon=EPS_MECH),
