@@ -322,6 +322,9 @@ _CLI_SPELLING: tuple[tuple[str, str], ...] = (
     ("ci_alpha=", "--ci "),
     ('se="plugin"', "-o se=plugin"),
     ("CovarianceOLS", "--method covariance-ols"),
+    ("ci_method='tight'", "-o ci_method=tight"),
+    ("ci_method='auto'", "-o ci_method=auto"),
+    ("ci_method='calibrated'", "-o ci_method=calibrated"),
 )
 
 
@@ -358,6 +361,10 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
                                      for k, r in ci_frame.iterrows()}}
         if "ci_informative" in res.extra:  # an end at the search range is not a finding
             out["ci"]["informative"] = dict(res.extra["ci_informative"])
+        if "ci_calibrated" in res.extra:  # Theil-Sen: calibrated or the conservative tight one
+            out["ci"]["calibrated"] = dict(res.extra["ci_calibrated"])
+        if "dp_ci_excludes_estimate" in res.extra:
+            out["ci"]["excludes_estimate"] = list(res.extra["dp_ci_excludes_estimate"])
     return out
 
 

@@ -266,9 +266,9 @@ def calibrated_refusal(size: int, eps_lower: float, eps_upper: float) -> str:
             f"error (scale {scale:.3f} of the pair-slope multiset, from n and ε alone) exceeds "
             f"{CALIBRATED_MAX_RANK_SCALE:g}, where its calibration is not reliable "
             f"(docs/uncertainty.md, \"Theil-Sen: the calibrated interval\"). Use about "
-            f"{need:.2g}× the ε or the rows, or ci_method='tight' (CLI: -o ci_method=tight; "
-            f"always offered: coverage >= 1 − α by Sarathy & Vadhan's bound, usually near 1 "
-            f"and wider), or ci_method='auto' (the default), which falls back to it")
+            f"{need:.2g}× the ε or the rows, or ci_method='tight' (always offered: coverage "
+            f">= 1 − α by Sarathy & Vadhan's bound, usually near 1 and wider), or "
+            f"ci_method='auto' (the default), which falls back to it")
 
 
 def resolve_ci_method(method: str, *, n: int, pairs: str | int, epsilon: float,
