@@ -922,6 +922,16 @@ def fit_groups(
             # released groups without an interval: noisy-stats' public interval rule refused
             # it at the group's (public) n and ε
             "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
+        if method.startswith("theil-sen") and math.isfinite(eps):
+            # which released groups got the conservative tight interval instead of the
+            # calibrated one: the fit's own public rule at each group's n (public)
+            from dpreg.simple.ci import resolve_ci_method
+
+            asked = str(opts.get("ci_method", "auto"))
+            ok = table.loc[~table["failed"].astype(bool), "n"]
+            summary["intervals"]["tight"] = int(sum(
+                resolve_ci_method(asked, n=int(m), pairs=opts.get("pairs", "all"),
+                                  epsilon=eps / 2.0) == "tight" for m in ok if int(m) >= 2))
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:
@@ -938,7 +948,10 @@ def fit_groups(
                           "unreliable, or refused)" + (
                               f"; {iv['refused']} refused (NA) by noisy-stats' public interval "
                               "rule: too few rows for this ε in those groups"
-                              if iv["refused"] else ""), highlight=False)
+                              if iv["refused"] else "") + (
+                              f"; {iv['tight']} groups have the conservative tight Theil-Sen "
+                              "interval (n·ε below about 200: the calibrated one is not "
+                              "offered there)" if iv.get("tight") else ""), highlight=False)
         console.print(summary["privacy"], highlight=False)
         if led is not None:
             console.print(summary["ledger"]["text"], highlight=False)

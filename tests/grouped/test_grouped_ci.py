@@ -160,6 +160,28 @@ def test_cli_fit_groups_ci(tmp_path):
     assert plot.stat().st_size > 0
 
 
+def test_cli_fit_groups_ci_counts_the_tight_theil_sen_groups(tmp_path):
+    """``dpreg fit-groups -m theil-sen-* --ci`` says how many released groups got the
+    conservative tight interval (n·ε < 200 at the group's public n: here n = 2 and 16 at ε = 4; the
+    groups of 60, 150 and 400 rows get the calibrated one)."""
+    data = tmp_path / "d.csv"
+    table().to_csv(data, index=False)
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(str(k) for k in range(len(SIZES))))
+    args = [sys.executable, "-m", "dpreg", "fit-groups", str(data), "--by", "k", "--x", "x",
+            "--y", "y", "-m", "theil-sen-exp", "-e", "4", "-b", "x=0:1", "-b", "y=-1:2",
+            "--groups-file", str(keys), "--out", str(tmp_path / "o.csv"), "--seed", "7",
+            "--ci", "0.1"]
+    proc = subprocess.run([*args, "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    iv = json.loads(proc.stdout)["intervals"]
+    released = pd.read_csv(tmp_path / "o.csv")
+    released = released[~released["failed"].astype(bool)]
+    assert iv["tight"] == int((released["n"] * 4.0 < 200).sum()) == 2
+    text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "2 groups have the conservative tight Theil-Sen interval" in text
+
+
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support")
