@@ -245,3 +245,34 @@ def test_theil_sen_group_flags_a_line_outside_its_interval_and_mixes_methods_by_
     for n in (16, 60, 150, 400):
         want = "calibrated" if n * 4.0 >= 200 else "tight"
         assert resolve_ci_method("auto", n=n, pairs="all", epsilon=2.0) == want
+
+
+@pytest.mark.parametrize("with_ledger", [False, True])
+def test_explicit_calibrated_in_a_table_with_a_small_group_is_refused_before_any_release(
+        with_ledger, monkeypatch):
+    """``ci_method="calibrated"`` asks for the calibrated interval in every group; a group
+    below the public rule (here n = 2 and 16 at ε = 4) makes the whole request fail with
+    ``NoUncertaintyError`` before the table is charged or any group drawn -- with or without a
+    ledger (before: without a ledger the error surfaced in the middle of the table)."""
+    import dpreg.grouped.local as local_mod
+    import dpreg.grouped.reference as reference_mod
+    from dpreg.inference import NoUncertaintyError
+
+    def no_release(*a, **k):
+        raise AssertionError("a group was fitted before the request was refused")
+
+    led = Ledger(PureDP(10.0)) if with_ledger else None
+    with monkeypatch.context() as mp:
+        mp.setattr(reference_mod, "fit_reference", no_release)
+        mp.setattr(local_mod, "fit_local", no_release)
+        with pytest.raises(NoUncertaintyError, match="ci_method='auto'"):
+            fit("theil-sen-exp", ci_method="calibrated", ledger=led)
+    if led is not None:
+        assert led.events() == []
+    # the default mixes per group, and an explicit request on large groups only is served
+    t = fit("theil-sen-exp")
+    assert t["lower_slope"].notna().sum() >= 4
+    big = fit_by_group(table(sizes=[200, 400]), "k", "x", "y", method="theil-sen-exp",
+                       epsilon=4.0, bounds=BOUNDS, groups=[0, 1], random_state=7,
+                       ci_alpha=0.1, ci_method="calibrated")
+    assert big["lower_slope"].notna().all()

@@ -43,6 +43,7 @@ See docs/scale.md.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -111,10 +112,30 @@ def _preflight(spec: GroupSpec, counts: np.ndarray) -> None:
                    y_name=spec.y, delta=spec.delta, random_state=g, **release_options(spec))
 
 
+def _check_calibrated_request(spec: GroupSpec, counts: np.ndarray) -> None:
+    """An explicit ``ci_method="calibrated"`` (Theil-Sen) must be offered in every group that
+    will be fitted: decided from the groups' public sizes by the single fit's own rule
+    (:func:`dpreg.simple.ci.resolve_ci_method`), so that a refusal happens before the table is
+    charged or any group drawn, with or without a ledger (``"auto"`` instead gives the tight
+    interval in the groups below the rule)."""
+    opts = spec.options
+    if opts.get("ci_alpha") is None or opts.get("ci_method") != "calibrated":
+        return
+    from dpreg.simple.ci import resolve_ci_method
+    from dpreg.simple.line_with_ci import line_ci_split
+
+    sizes = [int(c) for c in counts if int(c) >= max(spec.min_rows, 2)]
+    if sizes and math.isfinite(spec.epsilon):
+        resolve_ci_method("calibrated", n=min(sizes), pairs=opts.get("pairs", "all"),
+                          epsilon=line_ci_split(spec.epsilon)[1].epsilon)
+
+
 def charge_table(ledger: Any, spec: GroupSpec, budget: Any, counts: np.ndarray) -> None:
     """Charge the table's budget once, before any group is released (all or nothing): a
     :class:`~dpreg.exceptions.BudgetExceededError` here means nothing is released.  Stated
-    under replace-one neighbours with n public, as every per-group release is."""
+    under replace-one neighbours with n public, as every per-group release is.  An interval
+    request a group cannot be given is refused first (:func:`_check_calibrated_request`)."""
+    _check_calibrated_request(spec, counts)
     if ledger is None:
         return
     from dpreg.privacy import Neighbouring, charge
