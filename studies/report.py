@@ -138,8 +138,12 @@ def _key_tables(spec: Any, summary: pd.DataFrame) -> list[str]:
     elif kind == "ci-coverage":
         ci = summary[summary["family"] == "ci"]
         if len(ci):
-            t = ci.pivot_table(index=["design", "n", "epsilon"], columns="method",
-                               values="coverage", aggfunc="first").reset_index()
+            shown = ci.copy()
+            if "refused" in shown:  # a method not offered at the cell's public (n, ε)
+                shown["coverage"] = shown["coverage"].astype(object).where(
+                    ~(shown["refused"].fillna(0) > 0), "refused")
+            t = shown.pivot_table(index=["design", "n", "epsilon"], columns="method",
+                                  values="coverage", aggfunc="first").reset_index()
             out.append("Coverage of the 95% intervals (400 data sets per cell unless stated):\n\n"
                        + _md_table(t))
             w = ci.pivot_table(index=["design", "n", "epsilon"], columns="method",

@@ -379,7 +379,9 @@ def _sv(summary: pd.DataFrame, lookup: Lookup) -> list[dict[str, str]]:
                       "confirmed" if float(z.max()) <= 4 else "not confirmed"))
     ci = summary[summary["family"] == "ci"]
     if len(ci):
-        dp = ci[ci["method"].str.startswith("dp-")]
+        # the paper's claim is about its two methods; dpreg's calibrated interval has no such
+        # guarantee and is reported beside them, not judged by it
+        dp = ci[ci["method"].isin(["dp-union", "dp-tight"])]
         worst = dp.loc[dp["coverage"].idxmin()]
         slack = (dp["coverage"] - 0.95 + 3 * dp["coverage_se"]).min()
         out.append(_c("sv-coverage", f"{SV} Thm 6.3.1, 6.4.1",

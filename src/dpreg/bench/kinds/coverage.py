@@ -5,11 +5,15 @@ Kind ``ci-coverage``.  Two families of cells:
 
 * ``ci`` cells (design × n × ε): ``datasets`` independent data sets from
   :func:`dpreg.bench.generators.sv_data`; on each, one release of every interval method
-  (``union`` and ``tight`` :func:`dpreg.simple.theil_sen_ci`) plus the non-private references
-  (Theil-Sen interval of Def. 6.1.1 with the exact null variance, and the OLS t interval).
-  Coverage is over data and mechanism together, as in their Thm 6.3.1.  θ follows
-  :func:`dpreg.simple.theta_guidance` with the generator's σ_e and Δ_x as the public guesses
-  (a simulation knows them) unless the spec gives a number.
+  (``union`` and ``tight`` :func:`dpreg.simple.theil_sen_ci`, and dpreg's own ``calibrated``
+  method, which is not in the paper) plus the non-private references (Theil-Sen interval of
+  Def. 6.1.1 with the exact null variance, and the OLS t interval).  Coverage is over data and
+  mechanism together, as in their Thm 6.3.1.  Where a method is not offered at a cell's public
+  (n, ε) -- ``calibrated`` below :func:`dpreg.simple.ci.calibrated_refusal`'s rule -- every data
+  set gets a row with ``refused=True`` and no interval, and the cell's coverage is NaN.  θ of
+  the paper's two methods follows :func:`dpreg.simple.theta_guidance` with the generator's σ_e
+  and Δ_x as the public guesses (a simulation knows them) unless the spec gives a number;
+  ``calibrated`` uses its own default θ, as a user gets it.
 * ``var`` cells (design × n): Monte Carlo variance of U₀ = (1/|S|)·Σ sign(s_ij − β₁) over
   ``reps`` data sets, against the corrected closed form (:func:`dpreg.simple.pairs.
   null_variance_exact`, which is exact for the design), the two-point asymptotic 4/(3n) and, for
@@ -50,8 +54,8 @@ def _theta(cfg: dict[str, Any], n: int, eps: float) -> float:
 class CICoverage(Kind):
     name = "ci-coverage"
     columns = ("dataset", "family", "design", "n", "epsilon", "method", "theta", "truth",
-               "lower", "upper", "width", "covered", "seconds", "reps", "mc_var", "mc_var_se",
-               "mc_var_untied_norm", "untied_pairs", "exact_var", "bound_var",
+               "lower", "upper", "width", "covered", "refused", "seconds", "reps", "mc_var",
+               "mc_var_se", "mc_var_untied_norm", "untied_pairs", "exact_var", "bound_var",
                "two_point_asymptotic", "kendall")
 
     @classmethod
@@ -88,7 +92,9 @@ class CICoverage(Kind):
                  ) -> list[dict[str, Any]]:
         if cell["panel"] == "var":
             return self._variance(spec, cell, seq)
+        from dpreg.inference import NoUncertaintyError
         from dpreg.simple import nonprivate_theil_sen_ci, ols_ci, theil_sen_ci
+        from dpreg.simple.ci import CALIBRATED_THETA_FACTOR, default_ci_theta
 
         cov = spec["coverage"]
         n, eps, design = cell["n"], cell["epsilon"], cell["design"]
@@ -107,13 +113,24 @@ class CICoverage(Kind):
             base = {"dataset": d, "family": "ci", "design": design, "n": n, "epsilon": eps,
                     "truth": slope}
             for meth, mseq in zip(methods, mseqs):
+                # the calibrated method is defined with its own θ (a tenth of the library's
+                # default); the paper's two methods get the spec's θ
+                th_m = (default_ci_theta((lo, hi), eps, n) * CALIBRATED_THETA_FACTOR
+                        if meth == "calibrated" else th)
                 t0 = time.perf_counter()
-                ci = theil_sen_ci(x, y, epsilon=eps, alpha=alpha, output_range=(lo, hi),
-                                  method=meth, pairs=pairs, theta=th,
-                                  rng=simulation_generator(mseq))
-                rows.append({**base, "method": f"dp-{meth}", "theta": th,
+                try:
+                    ci = theil_sen_ci(x, y, epsilon=eps, alpha=alpha, output_range=(lo, hi),
+                                      method=meth, pairs=pairs, theta=th_m,
+                                      rng=simulation_generator(mseq))
+                except NoUncertaintyError:  # decided from the public (n, ε): the whole cell
+                    rows.append({**base, "method": f"dp-{meth}", "theta": th_m,
+                                 "lower": math.nan, "upper": math.nan, "width": math.nan,
+                                 "covered": math.nan, "refused": True,
+                                 "seconds": time.perf_counter() - t0})
+                    continue
+                rows.append({**base, "method": f"dp-{meth}", "theta": th_m,
                              "lower": ci.low, "upper": ci.high, "width": ci.high - ci.low,
-                             "covered": bool(ci.low <= slope <= ci.high),
+                             "covered": bool(ci.low <= slope <= ci.high), "refused": False,
                              "seconds": time.perf_counter() - t0})
             t0 = time.perf_counter()
             ref = nonprivate_theil_sen_ci(x, y, alpha=alpha, pairs="all")
@@ -178,13 +195,18 @@ class CICoverage(Kind):
         ci = rows[rows["family"] == "ci"]
         for (design, n, eps, method), grp in ci.groupby(["design", "n", "epsilon", "method"],
                                                          sort=True):
-            cov = float(grp["covered"].astype(bool).mean())
-            k = len(grp)
+            refused = (grp["refused"].eq(True) if "refused" in grp
+                       else pd.Series(False, index=grp.index))
+            got = grp[~refused]
+            k = len(got)
+            cov = float(got["covered"].astype(bool).mean()) if k else math.nan
             out.append({"family": "ci", "design": design, "n": int(n), "epsilon": float(eps),
-                        "method": method, "datasets": k, "coverage": cov,
-                        "coverage_se": math.sqrt(max(cov * (1 - cov), 1e-12) / k),
-                        "median_width": float(grp["width"].median()),
-                        "mean_width": float(grp["width"].mean()),
+                        "method": method, "datasets": len(grp), "refused": int(refused.sum()),
+                        "coverage": cov,
+                        "coverage_se": (math.sqrt(max(cov * (1 - cov), 1e-12) / k) if k
+                                        else math.nan),
+                        "median_width": float(got["width"].median()) if k else math.nan,
+                        "mean_width": float(got["width"].mean()) if k else math.nan,
                         "theta": float(grp["theta"].iloc[0]) if grp["theta"].notna().any()
                         else math.nan,
                         "seconds": float(grp["seconds"].sum())})
