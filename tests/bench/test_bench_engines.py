@@ -182,3 +182,28 @@ def test_k_out_of_range_is_rejected():
     x, y = data(6, 0)
     with pytest.raises(ValueError, match="k must be between"):
         E.kmatch_multisets(x, y, 7, 1, 0)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("theta", [0.0, 0.1])
+def test_em_median_rows_are_the_library_rows_mechanism(ties, theta):
+    """The harness's per-trial medians (tie-free rows doubled by repeat, each row sampled by
+    exp_quantile_sorted) are exactly exp_quantile_rows on the doubled multisets that
+    doubled_rows builds, from the same seed."""
+    from dpreg.mechanisms.exponential import exp_quantile_rows
+    from dpreg.simple._common import div_down
+
+    g = np.random.default_rng(4)
+    for _ in range(15):
+        n = int(g.integers(4, 80))
+        x = np.round(g.normal(0, 1, n), 0) if ties else g.normal(0, 1, n)
+        y = 0.5 * x + g.normal(0, 0.3, n)
+        ms = E.kmatch_multisets(x, y, int(g.integers(1, 3)), int(g.integers(1, 6)), g)[0]
+        assert ms.tie_free != ties or n < 6
+        seed = int(g.integers(1 << 30))
+        a = E.em_median_rows(ms, epsilon_target=0.8, lo=-3, hi=3, theta=theta,
+                             rng=np.random.default_rng(seed))
+        b = exp_quantile_rows(E.doubled_rows(ms, lo=-3, hi=3)[:, 1:-1],
+                              epsilon=div_down(0.8, 2 * ms.k), lo=-3, hi=3, theta=theta,
+                              rng=np.random.default_rng(seed))
+        assert np.array_equal(a, b)
