@@ -926,12 +926,14 @@ def fit_groups(
             # which released groups got the conservative tight interval instead of the
             # calibrated one: the fit's own public rule at each group's n (public)
             from dpreg.simple.ci import resolve_ci_method
+            from dpreg.simple.line_with_ci import line_ci_split
 
             asked = str(opts.get("ci_method", "auto"))
             ok = table.loc[~table["failed"].astype(bool), "n"]
+            eps_ci = line_ci_split(eps)[1].epsilon
             summary["intervals"]["tight"] = int(sum(
                 resolve_ci_method(asked, n=int(m), pairs=opts.get("pairs", "all"),
-                                  epsilon=eps / 2.0) == "tight" for m in ok if int(m) >= 2))
+                                  epsilon=eps_ci) == "tight" for m in ok if int(m) >= 2))
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:

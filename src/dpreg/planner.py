@@ -242,14 +242,13 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
         interval = (interval_refusal(n, eps, xb[0]) or "offered") if n >= 3 else \
             "none: fewer than 3 rows"
     elif method.startswith("theil-sen-") and n >= 2 and math.isfinite(eps):
-        from dpreg.simple.ci import calibrated_refusal, public_design_size
+        from dpreg.simple.ci import calibrated_refusal_for
         from dpreg.simple.line_with_ci import line_ci_split
 
         # the slope interval a ci_alpha= request would give (default ci_method="auto"):
-        # the same public rule the fit consults, at the interval's ε/2, ε/4 per end
-        k, size = public_design_size(n, options.get("pairs", "all"))
-        end_eps = line_ci_split(eps)[1].epsilon / 2.0 / (2 * k)
-        why = calibrated_refusal(size, end_eps, end_eps)
+        # the same public rule the fit consults, at the interval's ε/2
+        why = calibrated_refusal_for(n=n, pairs=options.get("pairs", "all"),
+                                     epsilon=line_ci_split(eps)[1].epsilon)
         interval = ("offered with ci_alpha=: calibrated (coverage close to nominal)" if not why
                     else "with ci_alpha=: tight (coverage >= 1 − α, conservative) -- " + why)
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))

@@ -188,8 +188,8 @@ def test_k_out_of_range_is_rejected():
 @pytest.mark.parametrize("theta", [0.0, 0.1])
 def test_em_median_rows_are_the_library_rows_mechanism(ties, theta):
     """The harness's per-trial medians (tie-free rows doubled by repeat, each row sampled by
-    exp_quantile_sorted) are exactly exp_quantile_rows on the doubled multisets that
-    doubled_rows builds, from the same seed."""
+    exp_quantile_sorted) are exactly exp_quantile_rows on the doubled multisets built by the
+    general index arithmetic, from the same seed."""
     from dpreg.mechanisms.exponential import exp_quantile_rows
     from dpreg.simple._common import div_down
 
@@ -203,7 +203,11 @@ def test_em_median_rows_are_the_library_rows_mechanism(ties, theta):
         seed = int(g.integers(1 << 30))
         a = E.em_median_rows(ms, epsilon_target=0.8, lo=-3, hi=3, theta=theta,
                              rng=np.random.default_rng(seed))
-        b = exp_quantile_rows(E.doubled_rows(ms, lo=-3, hi=3)[:, 1:-1],
-                              epsilon=div_down(0.8, 2 * ms.k), lo=-3, hi=3, theta=theta,
-                              rng=np.random.default_rng(seed))
+        # the doubled multisets by the general index arithmetic (the tie-free shortcut of
+        # doubled_rows must build the same rows)
+        p = np.repeat(np.arange(2 * ms.size + 2)[None, :], ms.rows, axis=0)
+        ref = E._doubled_at(ms, p, -3, 3)
+        assert np.array_equal(E.doubled_rows(ms, lo=-3, hi=3), ref)
+        b = exp_quantile_rows(ref[:, 1:-1], epsilon=div_down(0.8, 2 * ms.k), lo=-3, hi=3,
+                              theta=theta, rng=np.random.default_rng(seed))
         assert np.array_equal(a, b)

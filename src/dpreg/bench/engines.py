@@ -199,10 +199,7 @@ def em_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float, hi:
     if draws_per_row > 1 and ms.rows != 1:
         raise InvalidInputError("draws_per_row > 1 needs a single row (a fixed design)")
     eps_m = div_down(epsilon_target, 2 * ms.k)
-    if ms.tie_free:  # every value twice, already sorted: what doubled_rows builds, faster
-        doubled = np.repeat(np.clip(ms.values, lo, hi), 2, axis=1)
-    else:
-        doubled = doubled_rows(ms, lo=lo, hi=hi)[:, 1:-1]
+    doubled = doubled_rows(ms, lo=lo, hi=hi)[:, 1:-1]
     if draws_per_row == 1:
         # the rows are sorted and clipped: exp_quantile_sorted gives exp_quantile_rows' draws
         # bit for bit (row after row from one generator) without sorting them again
@@ -244,6 +241,11 @@ def doubled_median_rows(ms: SortedMultisets, *, lo: float = -np.inf, hi: float =
 def doubled_rows(ms: SortedMultisets, *, lo: float, hi: float) -> np.ndarray:
     """Every row's doubled multiset clipped to [lo, hi], sorted and bookended: (rows, 2S + 2)
     arrays [lo, ..., hi] (the input of :func:`dpreg.mechanisms.smooth.smooth_median_rows`)."""
+    if ms.tie_free and ms.size:  # every value twice, in order: no index arithmetic needed
+        out = np.empty((ms.rows, 2 * ms.size + 2))
+        out[:, 0], out[:, -1] = lo, hi
+        out[:, 1:-1] = np.repeat(np.clip(ms.values, lo, hi), 2, axis=1)
+        return out
     p = np.arange(2 * ms.size + 2)[None, :]
     return _doubled_at(ms, np.repeat(p, ms.rows, axis=0), lo, hi)
 

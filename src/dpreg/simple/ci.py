@@ -113,6 +113,7 @@ __all__ = [
     "CALIBRATED_MAX_RANK_SCALE",
     "CALIBRATED_THETA_FACTOR",
     "calibrated_refusal",
+    "calibrated_refusal_for",
     "public_design_size",
     "resolve_ci_method",
     "calibrated_offset",
@@ -271,6 +272,18 @@ def calibrated_refusal(size: int, eps_lower: float, eps_upper: float) -> str:
             f"ci_method='auto' (the default), which falls back to it")
 
 
+def calibrated_refusal_for(*, n: int, pairs: str | int, epsilon: float,
+                           return_estimate: bool = False) -> str:
+    """:func:`calibrated_refusal` at an interval budget ``epsilon`` (split between the two
+    ends, and a third part for the estimate with ``return_estimate``, exactly as
+    :func:`theil_sen_ci` splits it; each end's ε_run = its part/(2k)): "" where the
+    calibrated interval is offered.  Public inputs only; the fit, the planner and the CLI's
+    per-group count all consult this one rule."""
+    k, size = public_design_size(n, pairs)
+    ends = PureDP(float(epsilon)).split([1, 1, 1] if return_estimate else [1, 1])[:2]
+    return calibrated_refusal(size, *(div_down(p.epsilon, 2 * k) for p in ends))
+
+
 def resolve_ci_method(method: str, *, n: int, pairs: str | int, epsilon: float,
                       return_estimate: bool = False) -> str:
     """The targets :func:`theil_sen_ci` uses for ``method`` at these public inputs:
@@ -281,9 +294,8 @@ def resolve_ci_method(method: str, *, n: int, pairs: str | int, epsilon: float,
     meth = check_choice(method, "method", CI_METHODS)
     if meth in ("union", "tight"):
         return meth
-    k, size = public_design_size(n, pairs)
-    ends = PureDP(float(epsilon)).split([1, 1, 1] if return_estimate else [1, 1])[:2]
-    refusal = calibrated_refusal(size, *(div_down(p.epsilon, 2 * k) for p in ends))
+    refusal = calibrated_refusal_for(n=n, pairs=pairs, epsilon=epsilon,
+                                     return_estimate=return_estimate)
     if not refusal:
         return "calibrated"
     if meth == "calibrated":

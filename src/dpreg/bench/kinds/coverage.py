@@ -94,7 +94,6 @@ class CICoverage(Kind):
             return self._variance(spec, cell, seq)
         from dpreg.inference import NoUncertaintyError
         from dpreg.simple import nonprivate_theil_sen_ci, ols_ci, theil_sen_ci
-        from dpreg.simple.ci import CALIBRATED_THETA_FACTOR, default_ci_theta
 
         cov = spec["coverage"]
         n, eps, design = cell["n"], cell["epsilon"], cell["design"]
@@ -113,22 +112,21 @@ class CICoverage(Kind):
             base = {"dataset": d, "family": "ci", "design": design, "n": n, "epsilon": eps,
                     "truth": slope}
             for meth, mseq in zip(methods, mseqs):
-                # the calibrated method is defined with its own θ (a tenth of the library's
-                # default); the paper's two methods get the spec's θ
-                th_m = (default_ci_theta((lo, hi), eps, n) * CALIBRATED_THETA_FACTOR
-                        if meth == "calibrated" else th)
+                # the calibrated method runs with its own default θ (θ=None: the library
+                # picks it); the paper's two methods get the spec's θ
+                th_m = None if meth == "calibrated" else th
                 t0 = time.perf_counter()
                 try:
                     ci = theil_sen_ci(x, y, epsilon=eps, alpha=alpha, output_range=(lo, hi),
                                       method=meth, pairs=pairs, theta=th_m,
                                       rng=simulation_generator(mseq))
                 except NoUncertaintyError:  # decided from the public (n, ε): the whole cell
-                    rows.append({**base, "method": f"dp-{meth}", "theta": th_m,
+                    rows.append({**base, "method": f"dp-{meth}", "theta": math.nan,
                                  "lower": math.nan, "upper": math.nan, "width": math.nan,
                                  "covered": math.nan, "refused": True,
                                  "seconds": time.perf_counter() - t0})
                     continue
-                rows.append({**base, "method": f"dp-{meth}", "theta": th_m,
+                rows.append({**base, "method": f"dp-{meth}", "theta": ci.details["theta"],
                              "lower": ci.low, "upper": ci.high, "width": ci.high - ci.low,
                              "covered": bool(ci.low <= slope <= ci.high), "refused": False,
                              "seconds": time.perf_counter() - t0})
