@@ -7,7 +7,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from _densities import log_density_ratio, reference_code_widened
+from _densities import (
+    brute_quantile_law,
+    cell_width,
+    continuous_quantile_law,
+    gap_weight,
+    law_bins,
+    law_cells,
+    law_log_ratio,
+    log_density_ratio,
+    reference_code_widened,
+)
 from _stats import ALPHA, chi2_pvalue, ks_pvalue
 from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, PrivacyLeakWarning, PureDP
 from dpreg.mechanisms import (
@@ -23,6 +33,7 @@ from dpreg.mechanisms import (
     smooth_median,
     student_t_scale,
 )
+from dpreg.mechanisms.exponential import exp_quantile_rows, quantile_em_law
 from dpreg.privacy.budgets import gdp_delta, gdp_mu
 
 N = 20_000
@@ -152,6 +163,103 @@ class TestExpQuantileDistribution:
         np.testing.assert_allclose(mass, p, atol=2e-4)
 
 
+# Tied and all-equal inputs (issue 32): the mechanism's output is a double, and a value shared
+# by several inputs is an output with its own (top) score -- its mass is its rounding cell's.
+# (name, z, q, theta, epsilon, atoms carry 15-85% of the mass at this epsilon)
+TIED = [
+    ("all-equal", [0.5] * 7, 0.5, 0.0, 25.0, True),
+    ("tied-median", [0.2, 0.5, 0.5, 0.5, 0.5, 0.9], 0.5, 0.0, 37.0, True),
+    ("all-clipped-at-lo", [-1.0] * 5, 0.5, 0.0, 39.0, True),
+    ("tied-quantile", [0.1] + [0.3] * 6 + [0.9], 0.3, 0.0, 72.0, True),
+    ("tied-widened", [0.3] * 6 + [0.31, 1.2], 0.5, 0.02, 3.0, False),
+    ("tied-moderate-eps", [0.2, 0.5, 0.5, 0.5, 0.9, 0.9], 0.5, 0.0, 3.0, False),
+]
+
+
+@pytest.mark.parametrize("name,z,q,theta,eps,atoms", TIED, ids=[t[0] for t in TIED])
+class TestExpQuantileTies:
+    """Draws against the brute-force statement of the mechanism on tied inputs (chi-square
+    on the cells 'equal to a value' / 'strictly between two values'), with power against the
+    wrong ε and against the continuous mechanism sampled before issue 32 (which never puts
+    mass on a value, so a tied median could never be released)."""
+
+    lo, hi = -0.5, 1.5
+
+    def law(self, z, q, theta, eps):
+        return brute_quantile_law(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi, theta=theta)
+
+    def test_single_draws_follow_the_brute_force_law(self, name, z, q, theta, eps, atoms):
+        g = np.random.default_rng(7)
+        draws = np.array([exp_quantile(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi,
+                                       theta=theta, rng=g) for _ in range(4000)])
+        law = self.law(z, q, theta, eps)
+        counts = law_bins(draws, law[0])
+        assert chi2_pvalue(counts, law_cells(law)) > ALPHA
+        for wrong in (0.7, 1.3):
+            assert chi2_pvalue(counts, law_cells(self.law(z, q, theta, eps * wrong))) < ALPHA
+        if atoms:
+            assert 0.15 < law[1].sum() < 0.85
+            old = continuous_quantile_law(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi,
+                                          theta=theta)
+            # the draws hit values that law gives no mass at all: rejected outright
+            assert counts[law_cells(old) == 0].sum() > 100
+
+    def test_batch_draws_and_rows_follow_the_brute_force_law(self, name, z, q, theta, eps,
+                                                             atoms):
+        law = self.law(z, q, theta, eps)
+        batch = exp_quantile(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi, theta=theta, rng=5,
+                             size=N)
+        assert chi2_pvalue(law_bins(batch, law[0]), law_cells(law)) > ALPHA
+        rows = exp_quantile_rows(np.tile(np.asarray(z, dtype=float), (3000, 1)), q=q,
+                                 epsilon=eps, lo=self.lo, hi=self.hi, theta=theta, rng=9)
+        assert chi2_pvalue(law_bins(rows, law[0]), law_cells(law)) > ALPHA
+
+    def test_library_law_is_the_brute_force_law(self, name, z, q, theta, eps, atoms):
+        pts, pp, pg = quantile_em_law(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi,
+                                      theta=theta)
+        bp, bpp, bpg = self.law(z, q, theta, eps)
+        np.testing.assert_array_equal(pts, bp)
+        np.testing.assert_allclose(pp, bpp, rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(pg, bpg, rtol=1e-9, atol=1e-300)
+        # the interval form sums the same law (a value goes with the interval it starts)
+        breaks, p = quantile_em_probabilities(z, q=q, epsilon=eps, lo=self.lo, hi=self.hi,
+                                              theta=theta)
+        assert p.sum() == pytest.approx(1.0)
+        j = np.searchsorted(breaks, pts, side="right") - 1
+        for k in range(len(pts) - 1):
+            assert p[j[k]] == pytest.approx(pp[k] + pg[k], rel=1e-9, abs=1e-300)
+
+
+def test_gap_weight_is_the_sum_of_the_cells_of_the_doubles_inside():
+    """Brute force over the doubles: a gap's weight is Σ ω(d) over the doubles strictly inside
+    it (also across a binade boundary, where the spacing halves)."""
+    for a in (0.3, 1.0 - 4 * np.finfo(float).eps, -0.25):
+        b = a
+        for _ in range(9):
+            b = math.nextafter(b, math.inf)
+        d, total = math.nextafter(a, math.inf), 0.0
+        while d < b:
+            total += cell_width(d, -1.0, 2.0)
+            d = math.nextafter(d, math.inf)
+        assert gap_weight(a, b) == total
+    x = 0.7
+    assert gap_weight(x, math.nextafter(x, math.inf)) == 0.0  # adjacent doubles: nothing inside
+
+
+@pytest.mark.parametrize("q", [0.5, 0.3])
+def test_large_epsilon_releases_a_tied_quantile_exactly(q):
+    """ε → ∞: the release is the q-quantile when it is a tied value (the mass of every other
+    double vanishes), and any ε = ∞ answer it converges to is the exact quantile."""
+    z = np.array([0.1, 0.3, 0.3, 0.3, 0.3, 0.3, 0.7, 0.9])
+    draws = exp_quantile(z, q=q, epsilon=1e9, lo=-1.0, hi=2.0, rng=3, size=200)
+    assert np.all(draws == 0.3)
+    with pytest.warns(PrivacyLeakWarning):
+        assert exp_quantile(z, q=q, epsilon=math.inf, lo=-1.0, hi=2.0) == 0.3
+    # all equal, and all clipped to one end of the range
+    assert np.all(exp_quantile([0.4] * 9, epsilon=1e9, lo=-1, hi=2, rng=4, size=50) == 0.4)
+    assert np.all(exp_quantile([5.0] * 9, epsilon=1e9, lo=-1, hi=2, rng=4, size=50) == 2.0)
+
+
 class TestWidenedPrivacy:
     pair = ([0.1, 0.2, 0.8, 0.9], [0.1, 0.15, 0.2, 0.9])
 
@@ -166,6 +274,32 @@ class TestWidenedPrivacy:
         d1 = quantile_em_probabilities(self.pair[0], epsilon=1.0, lo=-0.5, hi=1.5, theta=0.01)
         d2 = quantile_em_probabilities(self.pair[1], epsilon=1.0, lo=-0.5, hi=1.5, theta=0.01)
         assert log_density_ratio(d1, d2) <= 1.0 + 1e-9
+
+    @pytest.mark.parametrize("theta", [0.0, 0.01, 0.2])
+    @pytest.mark.parametrize("q", [0.5, 0.25, 0.9])
+    def test_random_neighbours_at_every_double(self, theta, q):
+        """The exact laws over the doubles on neighbouring tied inputs: at every value (tied
+        values are outputs of their own) and inside every gap the probabilities differ by at
+        most e^ε; power (median): the same audit of the mechanism run at 2ε exceeds ε."""
+        g = np.random.default_rng(98)
+        worst = worst_bug = 0.0
+        for _ in range(150):
+            n = int(g.integers(1, 9))
+            z = np.round(g.uniform(-0.2, 1.2, size=n), 1)  # rounding creates ties
+            z[g.integers(n, size=n // 2)] = z[0]  # and more of them
+            z2 = z.copy()
+            z2[g.integers(n)] = np.round(g.uniform(-0.7, 1.7), 1)  # may leave the range
+            for eps, bug in ((1.0, False), (2.0, True)):
+                d1 = quantile_em_law(z, q=q, epsilon=eps, lo=-0.5, hi=1.5, theta=theta)
+                d2 = quantile_em_law(z2, q=q, epsilon=eps, lo=-0.5, hi=1.5, theta=theta)
+                r = law_log_ratio(d1, d2, -0.5, 1.5)
+                if bug:
+                    worst_bug = max(worst_bug, r)
+                else:
+                    worst = max(worst, r)
+        assert worst <= 1.0 + 1e-9
+        if q == 0.5:  # (far quantiles of these small inputs rarely reach the bound)
+            assert worst_bug > 1.2
 
     @pytest.mark.parametrize("theta", [0.0, 0.01, 0.2])
     @pytest.mark.parametrize("q", [0.5, 0.25, 0.9])

@@ -173,3 +173,58 @@ def test_exp_quantile_rows_compiled_path_gives_numpys_draws(monkeypatch):
     a = exp_quantile_rows(z, epsilon=1.0, lo=0.0, hi=1.0, rng=np.random.default_rng(2))
     b = exp_quantile_rows(moved, epsilon=1.0, lo=0.0, hi=1.0, rng=np.random.default_rng(2))
     assert a[0] == b[0] and a[1] != b[1]
+
+
+def test_compiled_pass_gives_numpys_draws_on_large_tied_multisets(monkeypatch):
+    """The compiled pass skips pieces by bounds without a logarithm and starts near the
+    target rank: on multisets of Theil-Sen size (up to 20,000 entries, heavy ties, values at
+    the range's ends, ends at 0, wide and narrow ranges) and every ε from the all-pairs
+    mechanism's (1e-4) to the ε → ∞ regime (1e9), its draw is numpy's Gumbel-max draw bit for
+    bit -- and a wrong skip (a bound without its margin) would pick another piece."""
+    import dpreg.mechanisms.exponential as E
+
+    if E._gumbel_keys_nb() is None:
+        pytest.skip("numba not installed: there is no compiled path to compare")
+    g = np.random.default_rng(32)
+    ranges = [(-1.0, 2.0), (0.0, 1.0), (-1.0, 0.0), (-1e6, 1e6), (-1e-3, 1e-3)]
+    for trial in range(120):
+        lo, hi = ranges[trial % len(ranges)]
+        m = int(g.choice([2, 50, 3000, 20_000]))
+        spread = (hi - lo) * float(g.choice([0.01, 0.3, 1.5]))
+        z = 0.5 * (lo + hi) + spread * g.normal(size=m)
+        z = np.round(z / spread, int(g.integers(0, 4))) * spread  # ties at every scale
+        z[g.random(m) < 0.1] = lo  # entries clipped to the ends (and ±inf)
+        z[g.random(m) < 0.05] = np.inf
+        s = np.sort(np.clip(z, lo, hi))
+        kw = dict(q=float(g.choice([0.5, 0.5, 0.1, 0.97, float(g.random())])),
+                  epsilon=float(g.choice([1e-4, 0.01, 1.0, 100.0, 1e9])), lo=lo, hi=hi,
+                  theta=float(g.choice([0.0, 0.0, 0.01 * (hi - lo)])))
+        a = E.exp_quantile_sorted(s, rng=np.random.default_rng(trial), **kw)
+        with monkeypatch.context() as mp:
+            mp.setattr(E, "_gumbel_keys_nb", lambda: None)
+            b = E.exp_quantile_sorted(s, rng=np.random.default_rng(trial), **kw)
+        assert a == b, (trial, m, kw)
+
+
+def test_few_log_weights_are_the_vector_weights_bit_for_bit():
+    """The compiled path rescores its few candidate pieces with scalar arithmetic and one
+    numpy.log; at every piece of tied, clipped, widened multisets (ends at 0 included) those
+    are the floats the numpy path computes for all pieces -- the bit-for-bit agreement of
+    the two paths rests on it."""
+    from dpreg.mechanisms.exponential import _few_log_weights, _value_log_weights
+
+    g = np.random.default_rng(5)
+    for trial in range(200):
+        lo, hi = [(-1.0, 2.0), (0.0, 1.0), (-1.0, 0.0), (-3e5, 1e-3)][trial % 4]
+        m = int(g.integers(0, 60))
+        z = np.round(g.uniform(lo - 0.3 * (hi - lo), hi + 0.3 * (hi - lo), m),
+                     int(g.integers(0, 3)))
+        b = np.sort(np.clip(z, lo, hi))
+        if trial % 3 == 0 and m:
+            b = np.sort(np.clip(b + float(g.choice([-1, 1])) * 0.01, lo, hi))
+        c, nq = -float(g.choice([1e-3, 0.5, 1e4])), m * float(g.random())
+        idx = np.arange(m + 2)
+        want = _value_log_weights(b, lo, hi, c, nq, idx)
+        got = _few_log_weights(b, lo, hi, c, nq, idx.tolist())
+        for w, h in zip(want, got):
+            assert np.array_equal(w, h), (trial, w, h)

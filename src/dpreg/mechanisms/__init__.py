@@ -4,7 +4,8 @@
   per row of a batch (:class:`RowRandomness`: one group or many).
 * :func:`gaussian` -- Gaussian mechanism calibrated to ρ-zCDP, μ-GDP or (ε, δ) (analytic or
   classical).
-* :func:`exp_quantile` -- ε-DP quantile/median by the exponential mechanism (θ > 0: widened).
+* :func:`exp_quantile` -- ε-DP quantile/median by the exponential mechanism over the doubles
+  of the output range (θ > 0: widened); :func:`quantile_em_law` its exact law.
 * :func:`smooth_median` -- ε-DP median with smooth-sensitivity Student-t noise.
 * :mod:`~dpreg.mechanisms.sensitivity` -- sensitivity formulas per neighbouring relation.
 * :func:`ptr_test` -- propose-test-release check.
@@ -16,6 +17,7 @@ from dpreg.mechanisms.exponential import (
     exact_quantile,
     exp_quantile,
     quantile_em_intervals,
+    quantile_em_law,
     quantile_em_probabilities,
     sample_piecewise_constant,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "exp_quantile",
     "exact_quantile",
     "quantile_em_intervals",
+    "quantile_em_law",
     "quantile_em_probabilities",
     "sample_piecewise_constant",
     "smooth_median",

@@ -40,7 +40,7 @@ def dp_quantile(z: Any, *, q: float, epsilon: float, coarse_range: Any = DEFAULT
     increasing function u = asinh(z/scale); the rung exponential mechanism
     (:func:`dpreg.mechanisms.exp_quantile`, θ = 0) picks the q-quantile of u over
     [asinh(lo/scale), asinh(hi/scale)], and the answer is mapped back by scale·sinh(u).  A
-    monotone map leaves every count c(r) = #{z < r} unchanged, so the utility and its
+    monotone map leaves the counts #{z < r} and #{z <= r} unchanged, so the utility and its
     sensitivity (1) are those of the plain mechanism; only the base measure changes, from
     uniform on a range of width 2·10⁶ to roughly logarithmic, which keeps the output near the data
     whatever their scale.
