@@ -29,8 +29,12 @@ from dpreg.simple.ci import (
     union_targets,
 )
 from dpreg.simple.fast import AllPairsEM, dp_median_all_pairs, pair_counter
-from dpreg.simple.fast._grid import floor_grid
-from dpreg.simple.fast._reference import exact_doubled, exact_em_intervals
+from dpreg.simple.fast._reference import (
+    exact_doubled,
+    exact_em_intervals,
+    exact_em_law,
+    exact_shifted,
+)
 from dpreg.simple.pairs import (
     all_pairs,
     doubled_pair_values,
@@ -44,28 +48,28 @@ from simple.test_simple_fast_ts import _bins, _counts, data
 @pytest.mark.parametrize("q", [0.2, 0.7311, 0.05])
 @pytest.mark.parametrize("theta", [0.0, 0.05])
 @pytest.mark.parametrize("ties", [False, True])
-def test_quantile_target_density_equals_the_reference_on_every_interval(q, theta, ties):
-    """c_θ(φ) at target q is the reference's interval index and the log-score is the
-    reference's −(ε/2)⌊|j − N·q|⌋ on every interval of positive length."""
+def test_quantile_target_counts_equal_the_reference_at_every_double(q, theta, ties):
+    """(L(d), U(d)) at target q are the reference's at every double where its law changes and
+    inside each gap, and the loss is the materialising code's ⌊max(0, L − N·q, N·q − U)⌋."""
+    import bisect
+    from fractions import Fraction
+
     n = 80
     x, y = data(n, seed=5, ties=ties)
     lo, hi, eps = -0.5, 1.5, 2.0 / (2 * (n - 1))
-    breaks, scores = exact_em_intervals(exact_doubled(x, y), epsilon=eps, lo=lo, hi=hi,
-                                        theta=theta, q=q)
+    d = exact_doubled(x, y)
+    w = exact_shifted(d, lo=lo, hi=hi, theta=theta, q=q)
+    points, _, _ = exact_em_law(d, epsilon=eps, lo=lo, hi=hi, theta=theta, q=q)
     em = AllPairsEM(pair_counter(x, y), epsilon=eps, lo=lo, hi=hi, theta=theta, q=q,
                     rng=np.random.default_rng(0))
-    checked = 0
-    for j in range(len(breaks) - 1):
-        if not breaks[j + 1] > breaks[j]:
-            continue
-        phi = floor_grid((breaks[j] + breaks[j + 1]) / 2)
-        if not breaks[j] < phi < breaks[j + 1]:
-            continue
-        c = em.c_theta(phi)
-        assert c == j
-        assert -(eps / 2) * em._gap(c) == pytest.approx(scores[j], abs=1e-12)
-        checked += 1
-    assert checked >= 50
+    nq = len(w) * q
+    probe = points.tolist() + [a + (b - a) / 2 for a, b in zip(points[:-1], points[1:])]
+    for v in probe[:: max(1, len(probe) // 400)]:
+        fv = Fraction(float(v))
+        want = bisect.bisect_left(w, fv), bisect.bisect_right(w, fv)
+        assert em.counts(float(v)) == want
+        assert em.loss(*want) == math.floor(max(want[0] - nq, nq - want[1], 0.0))
+    assert len(probe) >= 50
 
 
 def test_reference_scores_are_the_materialising_mechanism_scores():
@@ -82,18 +86,17 @@ def test_reference_scores_are_the_materialising_mechanism_scores():
 
 @pytest.mark.parametrize("theta", [0.0, 0.05])
 def test_quantile_samples_follow_the_exact_reference_with_power(theta):
-    """χ² against the exact interval probabilities at q = 0.3 and two-sample KS against the
-    materialising exp_quantile; the same tests reject the sampler at a wrong target (q=0.33)."""
+    """χ² against the exact law at q = 0.3 and two-sample KS against the materialising
+    exp_quantile; the same tests reject the sampler at a wrong target (q=0.33)."""
     n, m, q = 150, 6000, 0.3
     x, y = data(n, seed=11, ties=True)
     lo, hi = -0.5, 1.5
     eps = 3.0 / (2 * (n - 1))
-    breaks, scores = exact_em_intervals(exact_doubled(x, y), epsilon=eps, lo=lo, hi=hi,
-                                        theta=theta, q=q)
-    edges, probs = _bins(breaks, scores)
+    edges, probs = _bins(exact_em_law(exact_doubled(x, y), epsilon=eps, lo=lo, hi=hi,
+                                      theta=theta, q=q))
     fast = dp_median_all_pairs(x, y, epsilon=eps, lo=lo, hi=hi, theta=theta, q=q, rng=1,
                                size=m)
-    assert np.all((fast > lo) & (fast <= hi))
+    assert np.all((fast >= lo) & (fast <= hi))
     assert chi2_pvalue(_counts(fast, edges), probs) > ALPHA
     v = doubled_pair_values(x, y, all_pairs(n), estimand="slope", x_eval=None)
     ref = exp_quantile(v, q=q, epsilon=eps, lo=lo, hi=hi, theta=theta, rng=2, size=m)

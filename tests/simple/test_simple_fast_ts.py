@@ -1,9 +1,9 @@
 """The O(n log n) exact all-pairs Theil-Sen machinery (dpreg.simple.fast) against the
 materialising reference in exact arithmetic (dpreg.simple.fast._reference: all pairs, their
-exact rational values): exact rank counts, the exact target density on every interval of the
-reference's piecewise-constant distribution, samples (χ² against the exact interval
-probabilities, with a power check; two-sample KS against the float materialising sampler) and
-the wiring into theil_sen / replicate_predictions.  Degenerate data (ties, collinear and
+exact rational values): exact rank counts, the exact target counts at every double where the
+reference's law over the doubles changes, samples (χ² against the exact law, with a power
+check; two-sample KS against the float materialising sampler) and the wiring into theil_sen /
+replicate_predictions.  Degenerate data (ties, collinear and
 constant columns, duplicated points; running time) are in test_simple_fast_degenerate.py."""
 
 import bisect
@@ -28,9 +28,13 @@ from dpreg.simple.fast import (
     pair_counter,
     pair_order_statistic,
 )
-from dpreg.simple.fast._grid import floor_grid
 from dpreg.simple.fast._kernels import cross_run_inversions, cross_run_inversions_numpy
-from dpreg.simple.fast._reference import exact_doubled, exact_em_intervals, exact_release_cdf
+from dpreg.simple.fast._reference import (
+    exact_doubled,
+    exact_em_law,
+    exact_shifted,
+    law_release_cdf,
+)
 from dpreg.simple.pairs import all_pairs, doubled_pair_values
 from dpreg.simple.replicates import replicate_predictions
 
@@ -178,47 +182,42 @@ def _em(x, y, est, x_eval, eps, lo, hi, theta, seed=0):
 @pytest.mark.parametrize("est,x_eval", TARGETS)
 @pytest.mark.parametrize("theta", [0.0, 0.05])
 @pytest.mark.parametrize("n,ties", [(60, True), (300, False), (200, True)])
-def test_target_density_equals_the_reference_on_every_interval(est, x_eval, theta, n, ties):
-    """The fast sampler's target rung c_θ(φ) equals the exact reference's interval index on
-    every interval of positive length of the materialised (clipped, shifted) multiset: the two
-    piecewise-constant densities, hence all interval probabilities, are exactly equal."""
+def test_target_counts_equal_the_reference_at_every_double(est, x_eval, theta, n, ties):
+    """The fast sampler's counts (L(d), U(d)) -- hence its target probability ∝ ω(d)·e^{−ε/2 ·
+    loss} -- equal the exact reference's at the doubles where the reference's law changes and
+    at a double inside each of its gaps: the two laws over the doubles are equal."""
     x, y = data(n, seed=n, ties=ties)
     lo, hi = -0.5, 1.5
     d = exact(x, y, est, x_eval)
     eps = 2.0 / (2 * (n - 1))
-    breaks, scores = exact_em_intervals(d, epsilon=eps, lo=lo, hi=hi, theta=theta)
+    w = exact_shifted(d, lo=lo, hi=hi, theta=theta)
+    points, _, _ = exact_em_law(d, epsilon=eps, lo=lo, hi=hi, theta=theta)
     em = _em(x, y, est, x_eval, eps, lo, hi, theta)
-    P = len(d) // 2
-    pos = [j for j in range(len(breaks) - 1) if breaks[j + 1] > breaks[j]]
-    pick = pos if len(pos) <= 400 else np.random.default_rng(0).choice(pos, 400, replace=False)
-    checked = 0
-    for j in pick:
-        phi = floor_grid((breaks[j] + breaks[j + 1]) / 2)  # a point of the sampler's grid
-        if not breaks[j] < phi < breaks[j + 1]:
-            continue
-        c = em.c_theta(phi)
-        assert c == j, (j, c)
-        assert -(eps / 2) * abs(c - P) == pytest.approx(scores[j], abs=1e-12)
-        checked += 1
-    assert checked >= min(len(pick), 50)
+    probe = points.tolist() + [a + (b - a) / 2 for a, b in zip(points[:-1], points[1:])]
+    pick = probe if len(probe) <= 500 else list(np.random.default_rng(0).choice(probe, 500,
+                                                                                 replace=False))
+    for v in pick:
+        fv = Fraction(float(v))
+        want = bisect.bisect_left(w, fv), bisect.bisect_right(w, fv)
+        assert em.counts(float(v)) == want, v
+        assert em.loss(*want) == math.floor(max(want[0] - len(w) / 2, len(w) / 2 - want[1], 0))
 
 
-def _bins(breaks, scores, nbins=25):
-    """Cells (a, b] with double edges of about equal probability under the exact reference
-    (the release is the continuous draw rounded up to a double, so P(release <= b) is the
-    reference CDF at b)."""
-    lo, hi = float(breaks[0]), float(breaks[-1])
+def _bins(law, nbins=25):
+    """Cells (a, b] with double edges of about equal probability under the exact law (the
+    first edge just below lo)."""
+    lo, hi = float(law[0][0]), float(law[0][-1])
+    pts = law[0]
     grid = np.unique(np.concatenate((np.linspace(lo, hi, 4001),
-                                     [float(b) for b in breaks[:: max(1, len(breaks) // 4000)]])))
-    cdf = exact_release_cdf(breaks, scores, grid)
-    cdf[0], cdf[-1] = 0.0, 1.0
+                                     pts[:: max(1, len(pts) // 4000)])))
+    cdf = law_release_cdf(law, grid)
     idx = np.unique(np.searchsorted(cdf, np.linspace(0, 1, nbins + 1)[1:-1]))
-    edges = np.unique(np.concatenate(([lo], grid[idx], [hi])))
-    return edges, np.diff(exact_release_cdf(breaks, scores, edges))
+    edges = np.unique(np.concatenate(([math.nextafter(lo, -math.inf)], grid[idx], [hi])))
+    return edges, np.diff(law_release_cdf(law, edges))
 
 
 def _counts(draws, edges):
-    """Draws per cell (a, b] (releases are doubles; the lowest cell excludes lo)."""
+    """Draws per cell (a, b] (releases are doubles)."""
     return np.diff(np.searchsorted(np.sort(draws), edges, side="right"))
 
 
@@ -230,12 +229,11 @@ def test_samples_follow_the_exact_reference_distribution_with_power(est, x_eval,
     lo, hi = -0.5, 1.5
     eps = 3.0 / (2 * (n - 1))
     v = doubled(x, y, est, x_eval)
-    breaks, scores = exact_em_intervals(exact(x, y, est, x_eval), epsilon=eps, lo=lo, hi=hi,
-                                        theta=theta)
-    edges, probs = _bins(breaks, scores)
+    law = exact_em_law(exact(x, y, est, x_eval), epsilon=eps, lo=lo, hi=hi, theta=theta)
+    edges, probs = _bins(law)
     fast = dp_median_all_pairs(x, y, epsilon=eps, lo=lo, hi=hi, estimand=est, x_eval=x_eval,
                                theta=theta, rng=1, size=m)
-    assert np.all((fast > lo) & (fast <= hi))
+    assert np.all((fast >= lo) & (fast <= hi))
     assert chi2_pvalue(_counts(fast, edges), probs) > ALPHA
     ref = exp_quantile(v, epsilon=eps, lo=lo, hi=hi, theta=theta, rng=2, size=m)
     assert stats.ks_2samp(fast, ref).pvalue > ALPHA  # two-sample, against the materialising
@@ -253,8 +251,8 @@ def test_single_draws_are_rejection_sampled_from_a_valid_envelope():
     n = 40
     x, y = data(n, seed=8)
     eps = 2.0 / (2 * (n - 1))
-    breaks, scores = exact_em_intervals(exact(x, y, "slope", None), epsilon=eps, lo=-0.5, hi=1.5)
-    edges, probs = _bins(breaks, scores, nbins=12)
+    law = exact_em_law(exact(x, y, "slope", None), epsilon=eps, lo=-0.5, hi=1.5)
+    edges, probs = _bins(law, nbins=12)
     draws = np.array([dp_median_all_pairs(x, y, epsilon=eps, lo=-0.5, hi=1.5, rng=s)
                       for s in range(300)])
     assert chi2_pvalue(_counts(draws, edges), probs) > ALPHA
@@ -263,15 +261,14 @@ def test_single_draws_are_rejection_sampled_from_a_valid_envelope():
 @pytest.mark.parametrize("theta", [0.0, 0.05])
 @pytest.mark.parametrize("ties", [False, True])
 def test_cached_envelope_bounds_equal_fresh_lookups(theta, ties):
-    """The sampler caches each block end's c_θ bound and re-reads it only when a threshold
-    learned since brackets its keys (issue 19 speed-up); after refining and sampling (many
-    thresholds learned, blocks split), every cached bound equals a fresh lookup in the exact
-    knowledge -- so the envelope, the proposals and the seeded draws are those of the
-    uncached sampler.  With θ > 0 a cache that is never re-read would be wrong: some bounds
-    change after they are first cached."""
-    from dpreg.simple.fast import pair_counter
-    from dpreg.simple.fast._sampler import AllPairsEM
-
+    """The sampler caches each block end's count bounds and re-reads them only when a
+    threshold learned since brackets their keys (issue 19 speed-up); after refining and
+    sampling (many thresholds learned, blocks split), every cached bound equals a fresh lookup
+    in the exact knowledge -- so the envelope, the proposals and the seeded draws are those of
+    the uncached sampler.  Some bounds change after they are first cached (θ = 0: a cut off
+    the target rank records a one-sided bound that later exact counts tighten; θ > 0: the
+    shifted thresholds fall inside other blocks), so a cache that is never re-read would be
+    wrong."""
     x, y = data(300, seed=4, ties=ties)
     em = AllPairsEM(pair_counter(x, y), epsilon=1.0 / 299, lo=-2.0, hi=3.0, theta=theta,
                     rng=np.random.default_rng(1))
@@ -280,31 +277,63 @@ def test_cached_envelope_bounds_equal_fresh_lookups(theta, ties):
         em.sample(size)
         if snapshot is None:  # the bounds as cached after the first draw
             snapshot = {id(p): (p.low, p.high) for p in em._pts}
-    pts = em._pts
 
-    def fresh(p0, p1):
-        lk, rk = em._keys(p0, True), em._keys(p1, False)
-        if not theta:
-            return em._lower_key(lk[0]), em._upper_key(rk[0])
-        return (em._combine(em._lower_key(lk[0]), em._lower_key(lk[1])),
-                em._combine(em._upper_key(rk[0]), em._upper_key(rk[1])))
+    def fresh(p, left):
+        d = p.dr if left else p.dl
+        look = em._k_low if left else em._k_up
+        lt, ut = em.thresholds(d)
+        return (0 if not lt else em._combine(tuple(look(t) for t in lt)),
+                em.N if not ut else em._combine(tuple(look(t) for t in ut)))
 
     stale = 0
+    pts = em._pts
     for p0, p1 in zip(pts[:-1], pts[1:]):
-        assert em._bounds(p0, p1) == fresh(p0, p1)
-        old = snapshot.get(id(p0), (None, None))[0], snapshot.get(id(p1), (None, None))[1]
-        stale += None not in old and old != fresh(p0, p1)
+        assert em._bounds(p0, p1) == fresh(p0, True) + fresh(p1, False)
+        old_l = snapshot.get(id(p0), (None, None))[0]
+        old_h = snapshot.get(id(p1), (None, None))[1]
+        if old_l is not None:
+            stale += old_l != fresh(p0, True)
+        if old_h is not None:
+            stale += old_h != fresh(p1, False)
     assert len(em._learned) > 10
-    # widened: thresholds r ± θ are learned inside other blocks, so cached bounds do go stale
-    # and must be re-read (θ = 0: every boundary's count is known, bounds never change)
-    assert stale > 0 if theta else stale == 0
+    assert stale > 0
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("q", [0.5, 0.2])
+def test_cut_bounds_and_one_sided_losses_are_exact(ties, q):
+    """θ = 0: a cut off the target rank records one count at a double as a bound (a, c) of K
+    (K(φ) <= c for φ <= a, >= c for φ > a), and a proposal whose side of the target is known
+    counts only U or only L.  Against the exact reference: every recorded bound lies between
+    K(a) and K(a⁺), and the loss the sampler computes at every probed double is the
+    reference's (a bound on the wrong side, or a count skipped where it mattered, fails)."""
+    n = 200
+    x, y = data(n, seed=6, ties=ties)
+    lo, hi, eps = -0.5, 1.5, 2.0 / (2 * (n - 1))
+    w = exact_shifted(exact(x, y, "slope", None), lo=lo, hi=hi, q=q)
+    em = AllPairsEM(pair_counter(x, y), epsilon=eps, lo=lo, hi=hi, q=q,
+                    rng=np.random.default_rng(2))
+    em.sample(30)
+    assert len(em._bk) >= 5
+
+    def K(phi):
+        return bisect.bisect_right(w, Fraction(phi))
+
+    for a, c in em._bk:
+        assert K(a) <= c <= K(math.nextafter(a, math.inf)), (a, c)
+    nq = len(w) * q
+    probe = np.random.default_rng(3).choice(np.array([float(v) for v in w]), 150)
+    for v in list(probe) + [math.nextafter(float(v), -math.inf) for v in probe[:50]]:
+        if lo < v < hi:
+            want_l, want_u = bisect.bisect_left(w, Fraction(v)), K(v)
+            assert em.exact_loss(float(v)) == math.floor(max(want_l - nq, nq - want_u, 0.0))
 
 
 def test_all_tied_and_infinite_epsilon():
     x = np.zeros(10)
     y = np.arange(10.0)
     out = dp_median_all_pairs(x, y, epsilon=0.1, lo=-1, hi=1, rng=0, size=2000)
-    # every entry is ±inf: c = P on the whole open range, so the output is uniform
+    # every entry is ±inf: L = U = P strictly inside the range, so the output is uniform
     assert stats.kstest(out, stats.uniform(-1, 2).cdf).pvalue > ALPHA
     x, y = data(50)
     val = dp_median_all_pairs(x, y, epsilon=math.inf, lo=-5, hi=5, rng=0)

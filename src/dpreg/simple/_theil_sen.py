@@ -13,8 +13,11 @@ Guarantee: **ε-DP (pure) under replace-one neighbours with n public.**
 4. DP median:
 
    * ``"exp"``: exponential-mechanism median (rank utility) at ε_t/(2k) on the doubled
-     multiset -- exactly the distribution of Alabi et al.'s ε_t/k on the undoubled estimates
-     when no x are tied (rank distances double);
+     multiset, over the doubles of the output range (:mod:`dpreg.mechanisms.exponential`: a
+     pairwise value shared by many pairs is an output of its own, so the release concentrates
+     on a tied median as ε grows) -- between the pair values exactly the distribution of
+     Alabi et al.'s ε_t/k on the undoubled estimates when no x are tied (rank distances
+     double);
    * ``"wide"``: the θ-widened version (Sarathy & Vadhan's shift construction; the reference
      code's even-M construction is not ε-DP and is not used);
    * ``"smooth"``: median + smooth-sensitivity-scaled Student-t noise at ε_t with 2k values
@@ -235,9 +238,11 @@ def theil_sen(
         exp/wide median is computed.  ``"exact-fast"`` never builds the n(n−1)/2 estimates
         (O(n log n) time, O(n) memory, :mod:`dpreg.simple.fast`; running time bounded in n
         also on degenerate data) and samples the same mechanism exactly, with each pairwise
-        value computed exactly rather than by the float formula: on ordinary data the laws
-        agree up to rounding of the pair values; where many pair values coincide (collinear
-        or constant y) they can differ (docs/simple.md).  ``"auto"`` uses it for pairs="all",
+        value computed exactly and rounded once rather than by the float formula (its ε = ∞
+        answer is the median of the same rounded values): the laws
+        agree up to rounding of the pair values; where many pair values coincide within a few
+        units in the last place (collinear data) the doubles carrying them can differ
+        (docs/simple.md).  ``"auto"`` uses it for pairs="all",
         median exp/wide and n >= 400 (:data:`AUTO_FAST_MIN_N`, the measured crossover).
         Seeded streams differ between the two.
 
@@ -246,7 +251,10 @@ def theil_sen(
     Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
     changes at most 2k entries of each doubled multiset (k-Lipschitz pair transformation);
     the rank utility has sensitivity 1 per entry.  If all x are equal every pair is tied and
-    the release is pure noise (no error is raised: the check would itself leak).
+    the release is pure noise (no error is raised: the check would itself leak).  Tied pair
+    values (exactly collinear data, rounded data) are released exactly once ε is large
+    enough: as ε → ∞ the exp release tends to the ε = ∞ estimate whenever the two middle
+    values of the doubled multiset coincide (docs/privacy/theil_sen.md).
     Sources: Alabi et al. 2022 (§6.2, Lemma 5, Alg. 3, 5, 6); Sarathy & Vadhan 2025 (Alg. 3.1,
     3.2).
     """

@@ -4,30 +4,33 @@ The materialising implementation builds all n(n−1)/2 pairwise estimates (slope
 predictions at ``x_eval``), doubles them with the ±∞ tie convention and runs the
 exponential-mechanism median on the 2·n_pairs entries: O(n²) memory and O(n² log n) time.
 This package samples the same mechanism on the same multiset -- with each pairwise value
-computed *exactly* (rational arithmetic on the float inputs) instead of by the floating-point
-formula -- from rank counts alone:
+computed *exactly* (rational arithmetic on the float inputs) and rounded once to the nearest
+double, instead of by the floating-point formula -- from rank counts alone:
 
 * :class:`PairCounter` -- ``count(t) = #{untied pairs with exact value < t}`` in O(n log n)
   (inversion counting of exact keys; predictions reduce to slopes by a projective
   transform), for any threshold t that is a short sum of doubles;
 * :func:`dp_median_all_pairs` -- the exponential-mechanism (θ = 0) or widened (θ > 0)
-  median of the doubled, clipped multiset, sampled exactly by rejection from a provable
-  piecewise-constant envelope whose blocks are found by rank bisection; the uniform draw is
-  resolved on a 106-bit grid and the release is the draw rounded up to a double;
+  median over the doubles of the output range (:mod:`dpreg.mechanisms.exponential`) of the
+  doubled, clipped multiset, sampled exactly by rejection from a provable piecewise-constant
+  envelope whose blocks are found by rank bisection; a proposal is a cell of a 106-bit grid
+  drawn ∝ its length, i.e. a double drawn ∝ its rounding-cell length;
 * :func:`all_pairs_median` / :func:`pair_order_statistic` -- the exact non-private
-  all-pairs median (Theil-Sen) and any order statistic (slope selection), rounded to doubles.
+  all-pairs median (Theil-Sen) and any order statistic (slope selection) of the same rounded
+  values, so the mechanism's ε → ∞ limit on a tied median is exactly this median.
 
 Exact values rather than the float formula's: the rounding of ``((x_b − x₀)·y_a + (x₀ −
-x_a)·y_b)/(x_b − x_a)`` depends on the low-order bits of both points, so for degenerate data
-(y an exact linear function of x, constant y, duplicated points) whether a pair falls below a
-threshold cannot be decided without evaluating every pair -- the exact-fast path used to
-take O(n²) per count there and never finished.  Exact values are decided for all pairs at once
-and keep the sub-ulp spread of nearly collinear data that the mechanism needs.  They differ
-from the float formula's by rounding only, so on ordinary data the two paths' laws agree up to
-rounding of the pair values; where many pair values coincide the two can differ (docs/
-simple.md, "Degenerate data").  The running time is bounded by a function of n: O(n log n)
-per rank count, and the number of counts is bounded by the grid's resolution (the sampler cuts
-every block down to single grid cells after a bounded number of steps).
+x_a)·y_b)/(x_b − x_a)`` depends on the low-order bits of both points, so for degenerate data (y
+an exact linear function of x, constant y, duplicated points) whether a pair falls below a
+threshold cannot be decided without evaluating every pair -- the exact-fast path used to take
+O(n²) per count there and never finished. Exact values are decided for all pairs at once and
+rounded once (correctly) to the nearest double. They differ from the float formula's by
+rounding only, so on ordinary data the two paths' laws agree up to rounding of the pair values;
+where many pair values coincide (within a few units in the last place) the two can differ in
+which doubles carry the tied values' mass (docs/simple.md, "Degenerate data"). The running time
+is bounded by a function of n: O(n log n) per rank count, and the number of counts is bounded
+by the resolution of doubles (the sampler cuts every block down to one double after a bounded
+number of steps).
 
 Privacy: identical to :func:`dpreg.simple.theil_sen` (the same mechanism, sampled exactly):
 ε-DP (pure) under replace-one neighbours with n public; the pair value is a fixed function of
@@ -90,10 +93,10 @@ def dp_median_all_pairs(
     materialising them.
 
     An exact sample of ``exp_quantile(doubled, q=q, epsilon=epsilon, lo=lo, hi=hi,
-    theta=theta)``
-    on the doubled multiset of all pairs with their *exact* values
-    (:func:`dpreg.simple.fast._reference.exact_doubled`; the uniform draw resolved on a
-    106-bit grid and rounded up to a double).  ``epsilon`` is the mechanism's ε on that
+    theta=theta)`` (the mechanism over the doubles of [lo, hi]) on the doubled multiset of all
+    pairs with their *exact* values rounded to the nearest double
+    (:func:`dpreg.simple.fast._reference.exact_em_law`; the widening shifts exact).
+    ``epsilon`` is the mechanism's ε on that
     multiset (DP Theil-Sen uses ε_t/(2(n − 1))); ``size`` draws i.i.d. values.  ``counter``
     reuses a prepared :class:`PairCounter` for the same data.  ``q`` (public, in [0, 1]) is
     the target quantile (default ½; the Theil-Sen interval's ends use others).  Time: O(n log n) per rank

@@ -1,5 +1,6 @@
-"""The 106-bit grid on which :mod:`dpreg.simple.fast` resolves the uniform draw of the
-exponential mechanism (exact rational arithmetic with :class:`fractions.Fraction`).
+"""The 106-bit grid on which :mod:`dpreg.simple.fast` draws the output double of the
+exponential mechanism in proportion to its rounding cell (exact rational arithmetic with
+:class:`fractions.Fraction`).
 
 The grid G is the set of binary floating-point numbers with a 106-bit significand (twice a
 double's 53) and the exponent range of doubles: in each binade [2^e, 2^(e+1)) with e >= −969
@@ -8,7 +9,8 @@ smallest doubles).  Every double is a grid point and every grid point below 2^10
 exact sum of two doubles (so it can be a threshold of :class:`~dpreg.simple.fast.PairCounter`).
 
 A grid *cell* is (prev(φ), φ] for a grid point φ; the sampler proposes cells with probability
-proportional to their length and evaluates the density at the cell's right end φ.
+proportional to their length and releases the double whose rounding cell (bounded by grid
+points) contains the cell, so a double is proposed in proportion to its rounding cell.
 """
 
 from __future__ import annotations

@@ -347,7 +347,8 @@ class PairCounter:
 
         rank = exact_ranks(hi, lo, tol, sub, sub_ref, exact)  # type: ignore[arg-type]
         total = cross_run_inversions(rank, w, runs, backend=self._backend)
-        if inclusive:  # pairs with equal keys (value exactly R) in different runs
+        if inclusive and rank.size > 1 and np.bincount(rank).max() > 1:
+            # pairs with equal keys (value exactly R) in different runs (none: distinct ranks)
             total += _tied_keys(rank, w, np.repeat(np.arange(runs.size - 1), np.diff(runs)))
         if idx is not None:
             total += self._count_special(R, np.flatnonzero(~ok), inclusive)
@@ -386,6 +387,9 @@ class PairCounter:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             for tk in T:
                 ok &= _prod_ok(_exp1(float(tk)), eX)
+                if abs(math.frexp(float(tk))[0]) == 0.5:  # a power of two: the product is exact
+                    parts.append(-tk * X)  # (e.g. the half-ulp term of a midpoint threshold)
+                    continue
                 p, e = two_prod(np.full(size, -tk), X)
                 parts.extend((p, e))
             zh, zl, err = accurate_sum(parts)
