@@ -28,12 +28,22 @@ Errors: a missing file, an unreadable format, a missing column or a value that i
 non-numeric or non-finite is an :class:`~dpreg.exceptions.InvalidInputError` naming the file
 and the column, never a value or a row count (reader messages, which can quote cells, are not
 passed on).
+
+One rule every file entry point shares (the library's and the CLI's readers call them):
+
+* **A CSV must start with a header line** (:func:`csv_header`): without one, the first record
+  would become the column names, and column names are shown (unknown-column errors and their
+  did-you-mean suggestions, codebook templates).  A first line with a name that is empty or
+  reads as a number, a missing-value marker or true/false (:func:`looks_like_a_value`) is
+  refused before anything else is done with the file, by a message that quotes nothing of it.
+  Parquet column names come from the schema, never from a data row: the rule is for CSV only.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +53,8 @@ import numpy as np
 from dpreg.exceptions import InvalidInputError
 
 __all__ = ["DataSource", "ArraySource", "FileSource", "SparkSource", "open_source",
-           "is_external", "is_spark_frame", "CHUNK_ROWS"]
+           "is_external", "is_spark_frame", "CHUNK_ROWS", "csv_header", "check_csv_headers",
+           "looks_like_a_value", "header_looks_like_data"]
 
 #: rows per chunk: ~5 MB for 10 float64 columns -- small against any table worth streaming,
 #: large enough that the Gram product of a chunk keeps BLAS (and its threads) efficient
@@ -171,6 +182,99 @@ class ArraySource(DataSource):
         return np.asarray(total, dtype=float)
 
 
+# ----------------------------------------------------------------------- CSV header lines
+#: how readers spell a missing value or a boolean in a cell (pandas' and Arrow's defaults, and
+#: the "." / "-" of statistics packages), lower case: a column name spelt like one is a cell
+_VALUE_WORDS = frozenset({
+    "na", "n/a", "nan", "-nan", "+nan", "null", "none", "nil", "#n/a", "#n/a n/a", "#na",
+    "<na>", "nat", "-1.#ind", "-1.#qnan", "1.#ind", "1.#qnan", ".", "-", "true", "false"})
+#: characters that group digits in a written number (1,234 1_234 1'234 1 234)
+_GROUPING = frozenset(",_'\u2019")
+
+
+def looks_like_a_value(name: str) -> bool:
+    """True when a CSV column name reads as a cell of a data row: empty, a number in any
+    common spelling (``1e5``, ``-0.3``, ``nan``, ``inf``, ``1,234.5``, ``1.234.567``,
+    ``12%``, ``$5``, ``(1,200)``, non-ASCII digits, after NFKC normalisation and stripping
+    whitespace and quotes), a missing-value marker (``NA``, ``NULL``, ``#N/A``, ...) or
+    ``true``/``false``.  Names such as ``x1``, ``y2019`` or ``1st`` are not values."""
+    text = unicodedata.normalize("NFKC", str(name)).strip().strip("\"'").strip()
+    if not text or text.lower() in _VALUE_WORDS:
+        return True
+    t = text.replace("\u2212", "-")  # the minus sign
+    if len(t) > 2 and t[0] == "(" and t[-1] == ")":  # an accountant's negative number
+        t = t[1:-1]
+    t = "".join(ch for ch in t if not (ch.isspace() or ch in _GROUPING
+                                       or unicodedata.category(ch) == "Sc"))
+    t = t.removesuffix("%").removesuffix("\u2030")
+    if t.count(".") > 1:  # 1.234.567: dots that group digits
+        t = t.replace(".", "")
+    try:
+        float(t)  # also non-ASCII decimal digits, nan/inf in any case
+    except ValueError:
+        return False
+    return True
+
+
+def header_looks_like_data(names: Sequence[str]) -> bool:
+    """True when a CSV's first line looks like a data row rather than a header: some name is
+    empty or reads as a value (:func:`looks_like_a_value`)."""
+    return not names or any(looks_like_a_value(n) for n in names)
+
+
+def _headerless(where: str) -> InvalidInputError:
+    # the same words whatever the line holds: neither a name nor which kind of value it is
+    return InvalidInputError(
+        f"{where} seems to have no header line: its first line has a field that is empty or "
+        "looks like a value (a number, a missing-value marker or true/false), as the fields "
+        "of a data row do, and without a header line the first record would be taken for the "
+        "column names. Add a first line with the column names (none empty and none a number: "
+        "e.g. y2019 rather than 2019; pandas writes one with to_csv(path, index=False))")
+
+
+def csv_header(path: str | os.PathLike[str], where: str | None = None) -> list[str]:
+    """The column names of a CSV file: its first record, read by pandas (so compressed files
+    such as ``.csv.gz`` too; a UTF-8 byte-order mark, quotes and blank leading lines as the
+    readers take them), and nothing after it.  Refused with an
+    :class:`~dpreg.exceptions.InvalidInputError` that quotes nothing of the file: an
+    unreadable or empty file, and a first line that looks like a data row
+    (:func:`header_looks_like_data`) -- a CSV without a header line.  Every CSV entry point
+    calls this before it shows or uses a column name.  (Parquet names come from the schema,
+    not from a data row, so Parquet files are not checked.)"""
+    import pandas as pd
+
+    p = Path(path)
+    where = where or f"data file {p}"
+    try:
+        first = pd.read_csv(p, header=None, nrows=1, dtype=str, keep_default_na=False,
+                            na_filter=False, encoding="utf-8")
+    except pd.errors.EmptyDataError:
+        raise InvalidInputError(f"{where} is empty: it has no header line") from None
+    except Exception as exc:  # the reader's message can quote bytes of the private file
+        raise InvalidInputError(f"could not read the header line of {where} as CSV "
+                                f"({type(exc).__name__}); check that it is UTF-8 text") from None
+    names = [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+    if header_looks_like_data(names):
+        raise _headerless(where)
+    return names
+
+
+def _dataset_files(path: Path) -> list[Path]:
+    """The files of a data directory that ``pyarrow.dataset`` reads (not those whose name or
+    folder starts with ``.`` or ``_``, e.g. ``_SUCCESS``); a file: itself."""
+    if not path.is_dir():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not any(
+        part.startswith((".", "_")) for part in p.relative_to(path).parts))
+
+
+def check_csv_headers(path: str | os.PathLike[str]) -> None:
+    """:func:`csv_header` of a CSV file, or of every file of a directory of them."""
+    base = Path(path)
+    for p in _dataset_files(base):
+        csv_header(p, f"data file {p}" if p == base else f"part file {p} of data file {base}")
+
+
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
@@ -192,7 +296,9 @@ def file_format(path: Path) -> str:
 
 
 class FileSource(DataSource):
-    """A Parquet or CSV file (or a directory of them) streamed with ``pyarrow.dataset``."""
+    """A Parquet or CSV file (or a directory of them) streamed with ``pyarrow.dataset``.  A
+    CSV file (each file of a CSV directory) must start with a header line
+    (:func:`check_csv_headers`, run before anything else)."""
 
     kind = "file"
 
@@ -203,6 +309,8 @@ class FileSource(DataSource):
         if not self.path.exists():
             raise InvalidInputError(f"data file {self.path} does not exist")
         self.format = file_format(self.path)
+        if self.format == "csv":  # before any name of the file is used or shown
+            check_csv_headers(self.path)
         try:
             import pyarrow.dataset as ds
         except ImportError:

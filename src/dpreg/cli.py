@@ -150,10 +150,12 @@ def _ledger_line(led: Any) -> dict[str, Any]:
 def _read_csv(path: Path) -> Any:
     import pandas as pd
 
+    from dpreg._source import csv_header
     from dpreg.exceptions import InvalidInputError
 
     if not path.exists():
         raise InvalidInputError(f"DATA file {path} does not exist")
+    csv_header(path)  # a header line, not a data row taken for the column names
     try:
         return pd.read_csv(path)
     except Exception as exc:
@@ -165,17 +167,20 @@ def _read_csv(path: Path) -> Any:
 
 
 def _read_csv_header(path: Path) -> list[str]:
-    """The column names of a CSV file (its header row only)."""
+    """The column names of a CSV file (its header row only, as pandas names the columns of
+    :func:`_read_csv`); a file whose first line looks like a data row is refused."""
     import pandas as pd
 
+    from dpreg._source import csv_header
     from dpreg.exceptions import InvalidInputError
 
     if not path.exists():
         raise InvalidInputError(f"DATA file {path} does not exist")
+    csv_header(path)
     try:
         return [str(c) for c in pd.read_csv(path, nrows=0).columns]
-    except Exception as exc:
-        raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
+    except Exception as exc:  # the parser's message can quote bytes of the file
+        raise InvalidInputError(f"could not read {path} as CSV ({type(exc).__name__})") from None
 
 
 def _check_columns(header: list[str], given: dict[str, list[str]]) -> None:
@@ -1116,27 +1121,25 @@ def plan_cmd(
 # ------------------------------------------------------------------ codebook
 @codebook_app.command("init")
 def codebook_init(
-    data: Annotated[Path, typer.Argument(help="CSV file: only its header line is read.")],
+    data: Annotated[Path, typer.Argument(help="CSV file (only its header line is read) or a "
+                                         "Parquet file (only its schema is read).")],
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Write the template here (default: standard output).")] = None,
 ) -> None:
-    """Write a codebook template: the CSV's column names with EMPTY bounds to fill in from
+    """Write a codebook template: the data's column names with EMPTY bounds to fill in from
     public knowledge (no value of the data is read)."""
     try:
-        import csv
-
         from dpreg.codebook import codebook_template
         from dpreg.exceptions import InvalidInputError
 
-        try:
-            with data.open("rb") as fh:  # the first line only: no data row is decoded
-                first = fh.readline(1 << 20).decode("utf-8-sig").rstrip("\r\n")
-            header = next(csv.reader([first]), None)
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise InvalidInputError(f"could not read the header line of {data} "
-                                    f"({type(exc).__name__})") from None
-        if not header:
-            raise InvalidInputError(f"{data} has no header line")
+        if not data.exists():
+            raise InvalidInputError(f"DATA file {data} does not exist")
+        if _is_parquet(data):  # the schema's names
+            header = _header(data)
+        else:  # the first record only, refused when it looks like a data row
+            from dpreg._source import csv_header
+
+            header = csv_header(data)
         text = codebook_template(header)
         if out is None:
             sys.stdout.write(text)
