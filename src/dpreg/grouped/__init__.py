@@ -187,7 +187,9 @@ def fit_by_group(
         pandas DataFrame (any backend), a pyspark DataFrame (``backend="spark"``), or a path to
         a Parquet/CSV file (or a directory of them): with ``backend="spark"`` the executors
         read it (``spark.read``, nothing passes through the driver); with the local backends
-        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.
+        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.  A CSV must start
+        with a header line, and x and y must hold numbers in every part file (the rules of
+        :mod:`dpreg._source`, checked before anything is read or charged).
     by, x, y:
         Group key column, regressor and response.
     method, epsilon, delta, bounds, **options:
@@ -264,6 +266,9 @@ def fit_by_group(
 
     if not is_spark_frame(df) and isinstance(df, (str, os.PathLike)):
         source = FileSource(df)
+        # x and y hold numbers in every part file (the rule of the releases from a file), for
+        # every backend alike; names and types only, no value read
+        source.check_columns(list(dict.fromkeys([x, y])))
         if backend == "spark":  # the executors read the file
             from dpreg.grouped.spark import spark_session
 
