@@ -35,6 +35,7 @@ __all__ = [
     "check_xy",
     "fmt",
     "describe_data",
+    "exact_float_key",
 ]
 
 RNGLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
@@ -200,6 +201,35 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
         raise _fail(name, f"a pair (lo, hi) with |lo|, |hi| <= {_BOUND_MAX:g} and "
                     f"hi - lo >= {_WIDTH_MIN:g}", bounds)
     return lo, hi
+
+
+def exact_float_key(text: str) -> float:
+    """The double a decimal number text (a key written with a point or an exponent: ``2.5``,
+    ``1e3``) denotes, when it denotes exactly one: a ``ValueError`` saying why otherwise.
+
+    Group keys are matched by exact value (:mod:`dpreg.grouped._keys`), so a key text must be
+    read as the number it says.  The rule: the key the double becomes (an int when integral,
+    as keys are canonicalised), written back (``str`` of the int, ``repr`` of the float: the
+    shortest text of that double), must be the same number as the text.  ``0.1`` and ``1e3``
+    are read; ``9007199254740993.0`` (its double is 2**53), ``1e23`` (99999999999999991611392),
+    ``0.10000000000000001`` (0.1), ``1e-400`` (0) and ``1e309`` (inf) are refused.  Integer
+    texts are no concern of this rule: they are read as exact Python ints.  Shared by
+    ``--groups-file`` lines and a codebook's ``[groups] keys``."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        exact = Decimal(text.strip())
+        value = float(text)
+    except (InvalidOperation, ValueError):
+        raise ValueError("it is not a number") from None
+    if not exact.is_finite() or not math.isfinite(value):
+        raise ValueError("it is beyond the floating-point range (it would be read as "
+                         "infinity)" if exact.is_finite() else "it is not a finite number")
+    written = str(int(value)) if value.is_integer() else repr(value)
+    if Decimal(written) != exact:
+        raise ValueError("no floating-point number equals it exactly (it would be read as a "
+                         "different number)")
+    return value
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:

@@ -42,7 +42,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from dpreg._validation import check_bounds, check_known_keys, did_you_mean
+from dpreg._validation import check_bounds, check_known_keys, did_you_mean, exact_float_key
 from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = [
@@ -144,7 +144,10 @@ class Codebook:
                                     f"({exc.strerror or type(exc).__name__})") from None
         except tomllib.TOMLDecodeError as exc:
             raise InvalidInputError(f"codebook {p}: not valid TOML ({exc})") from None
-        return cls.from_dict(data, source=str(p))
+        cb = cls.from_dict(data, source=str(p))
+        if cb.group_keys is not None:
+            _exact_keys(p.read_text(encoding="utf-8"), str(p))
+        return cb
 
     # ----------------------------------------------------------------- use
     def bounds(self) -> dict[str, tuple[float, float]]:
@@ -228,6 +231,26 @@ def _text(value: Any, where: str, key: str) -> str:
     if not isinstance(value, str):
         raise _error(where, key, "a text", value)
     return value
+
+
+class _FloatText(str):
+    """A TOML float as its text (``tomllib``'s ``parse_float``), told apart from TOML strings."""
+
+
+def _exact_keys(text: str, where: str) -> None:
+    """The ``[groups] keys`` written as floats must be exactly the doubles the TOML reader
+    makes of them (:func:`dpreg._validation.exact_float_key`, the rule of ``--groups-file``):
+    ``9007199254740993.0`` would become the key 2**53, a group the codebook never listed."""
+    keys = tomllib.loads(text, parse_float=_FloatText).get("groups", {}).get("keys", [])
+    for i, key in enumerate(keys):
+        if isinstance(key, _FloatText):
+            try:
+                exact_float_key(str(key))
+            except ValueError as why:
+                raise InvalidInputError(
+                    f"codebook {where}: field 'groups.keys' entry {i} ({key}) cannot be a "
+                    f"key: {why}; write each key exactly as the number it is (an integer "
+                    "without a decimal point is read exactly)") from None
 
 
 def _level(value: Any, where: str, key: str) -> Any:
