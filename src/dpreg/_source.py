@@ -457,8 +457,8 @@ class FileSource(DataSource):
         the key, x and y columns this way; the other columns are never read).  Numbers are
         numbers whatever each part file stores: a column whose parts all hold numbers of
         different types, or decimals, is read as float64; a column that holds numbers in
-        some parts and something else in others (or two non-numeric types) is refused, naming
-        the column and the types (a CSV column that mixes numbers and text is text)."""
+        some parts and something else in others (text, dates/times, categories: two of
+        these) is refused, naming the column and the types."""
         import pyarrow.types as pt
 
         cols = DataSource.check_columns(self, columns)
@@ -466,7 +466,7 @@ class FileSource(DataSource):
         for c in cols:
             parts = [(t, part) for t, part in self.part_types(c) if not pt.is_null(t)]
             kinds = {numeric_problem(t) for t, _ in parts}
-            if len(kinds) > 1 or (kinds != {None} and len(parts) > 1):
+            if len(kinds) > 1:  # numbers in some parts, text (or dates, ...) in others
                 shown = ", ".join(f"{t} in {part}" for t, part in parts[:3])
                 raise InvalidInputError(
                     f"column {c!r} of {self.where} has different types in its part files "
