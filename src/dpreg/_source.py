@@ -234,7 +234,8 @@ def _headerless(where: str) -> InvalidInputError:
         "looks like a value (a number, a missing-value marker or true/false), as the fields "
         "of a data row do, and without a header line the first record would be taken for the "
         "column names. Add a first line with the column names (none empty and none a number: "
-        "e.g. y2019 rather than 2019; pandas writes one with to_csv(path, index=False))")
+        "e.g. y2019 rather than 2019; pandas' to_csv(path, index=False) leaves out the unnamed "
+        "index column)")
 
 
 def csv_header(path: str | os.PathLike[str], where: str | None = None) -> list[str]:
