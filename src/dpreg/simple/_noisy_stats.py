@@ -60,6 +60,19 @@ __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercep
            "interval_nvar_noise_share", "interval_refusal"]
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
+
+#: why a plain DPSuffStats release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: this release lacks the residual spread and x̄ the DP interval needs; "
+               "refit with inference=True (ε is then split five ways and the interval is a "
+               "parametric bootstrap of the release, no extra budget). The OLS standard "
+               "error of the same data would ignore the privacy noise")
+NO_FIT_STATISTICS = ("the release has no nvar(y); fit with inference=True (the default "
+                     "inference='auto' releases it whenever n >= 3)")
+#: the same for DPIntercept
+DP_INTERCEPT_NO_INTERVAL = ("none: the intercept-only baseline releases a flat line (slope 0 "
+                            "by construction); there is no slope interval to give")
+DP_INTERCEPT_NO_FIT_STATISTICS = ("the intercept-only baseline releases a flat line: no sum "
+                                  "of squares is released")
 _SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
 
 
@@ -251,7 +264,8 @@ def noisy_stats_from_statistics(
     if reason:
         stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
         return SimpleRegressionResult("noisy-stats", stmt, failed=True, reason=reason, n=n,
-                                      extra=extra)
+                                      extra=extra, no_interval=NO_INTERVAL,
+                                      no_fit_statistics=NO_FIT_STATISTICS)
     slope, intercept = float(draw["slope"][0]), float(draw["intercept"][0])
     d3 = float(draw["sensitivity_intercept"][0])
     details["sensitivity_intercept"] = d3
@@ -283,7 +297,8 @@ def noisy_stats_from_statistics(
     stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
     return SimpleRegressionResult("noisy-stats", stmt, released_slope=slope,
                                   released_intercept=intercept, released_predictions=preds,
-                                  n=n, extra=extra, inference=inference_spec)
+                                  n=n, extra=extra, inference=inference_spec,
+                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
 
 
 @dataclass(frozen=True)
@@ -541,4 +556,6 @@ def dp_intercept_from_statistics(
     return SimpleRegressionResult("dp-intercept", stmt, released_slope=0.0,
                                   released_intercept=level,
                                   released_predictions={v: level for v in xe}, n=n,
-                                  extra={"x_eval": list(xe)})
+                                  extra={"x_eval": list(xe)},
+                                  no_interval=DP_INTERCEPT_NO_INTERVAL,
+                                  no_fit_statistics=DP_INTERCEPT_NO_FIT_STATISTICS)
