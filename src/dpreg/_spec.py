@@ -454,6 +454,26 @@ class MethodSpec:
             raise InvalidInputError(f"delta is required for method {self.name!r}")
         return ApproxDP(eps, check_delta(delta, allow_zero=False))
 
+    # -- the release pipeline ----------------------------------------------------------------
+    # plan (public: validation, budget split, sensitivities) -> statistics (deterministic, on
+    # the clipped data) -> release (the only step that reads private values and draws noise)
+    # -> results (post-processing).  Methods that implement these four let every caller --
+    # the single fit, per-group backends, replicates -- run the same public steps.
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """The public plan of one release (:class:`ReleasePlan`)."""
+        raise InvalidInputError(f"method {self.name!r} has no public release plan")
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """The deterministic statistics step on the clipped data (no noise)."""
+        raise InvalidInputError(f"method {self.name!r} has no statistics step")
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """The release from the statistics: the only step that draws noise."""
+        raise InvalidInputError(f"method {self.name!r} has no release step")
+
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],

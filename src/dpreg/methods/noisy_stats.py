@@ -22,6 +22,8 @@ from dpreg._spec import (
     IntervalSupport,
     MethodSpec,
     Option,
+    Release,
+    ReleasePlan,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple import _noisy_stats as core
@@ -124,6 +126,35 @@ class NoisyStatsSpec(MethodSpec):
         offered="parametric bootstrap with inference=True (ε split five ways); else none",
         missing=core.NO_INTERVAL, fit_statistics=core.NO_FIT_STATISTICS,
         request="inference", per_group="slope and predictions", per_group_min_rows=3)
+
+    # -- the release pipeline ----------------------------------------------------------------
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.simple._noisy_stats.plan_noisy_stats` (``inference="auto"``: on
+        exactly when the public interval rule offers an interval at n)."""
+        infer = options.get("inference", "auto")
+        if infer == "auto":
+            infer = n is not None and n >= 3 and not core.interval_refusal(
+                n, epsilon, x_bounds[0])
+        return core.plan_noisy_stats(epsilon=epsilon, x_bounds=x_bounds[0], y_bounds=y_bounds,
+                                     n=n, release_stats=True, inference=bool(infer))
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """(n, x̄, ȳ, nvar, ncov) of the clipped data and, with ``inference``, nvar(y)."""
+        xb, yb = plan.options["x_bounds"], plan.options["y_bounds"]
+        x = np.asarray(X, dtype=np.float64).reshape(-1)
+        stats = core.noisy_stats_statistics(x, np.asarray(y, dtype=np.float64), xb, yb)
+        nvar_y = None
+        if plan.options["inference"]:
+            yc = np.clip(y, *yb)
+            nvar_y = float(np.dot(yc - yc.mean(), yc - yc.mean()))
+        return stats, nvar_y
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        line, nvar_y = stats
+        return core.release_line(line, nvar_y, plan, rng, seeded=seeded)
 
     def group_interval_text(self, *, level: str, epsilon: float) -> str:
         tot = sum(core.INFERENCE_SPLIT)
