@@ -161,7 +161,7 @@ def _audit_names() -> list[str]:
 
 
 def _method_names() -> list[str]:
-    from dpreg._registry import names
+    from dpreg.methods import names
 
     return list(names())
 

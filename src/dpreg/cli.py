@@ -561,12 +561,12 @@ def _warn_delta_per_n(delta: float | None, nobs: int | None) -> None:
 
 
 def _method_entry(method: str) -> Any:
-    """The registry entry of ``--method`` (a misspelt name: usage error, exit 2, with a
-    did-you-mean) -- checked before any data is read."""
-    from dpreg import _registry
+    """The spec of ``--method`` (a misspelt name: usage error, exit 2, with a did-you-mean) --
+    checked before any data is read."""
+    from dpreg import methods
 
     try:
-        return _registry.get(method)
+        return methods.get(method)
     except DPRegError as exc:
         _fail(exc)
         raise  # pragma: no cover - _fail exits
@@ -585,34 +585,14 @@ def _warn_ignored(entry: Any, delta: float | None, one_regressor: bool) -> None:
 
 
 def _check_ci_supported(entry: Any, ci: float | None) -> None:
-    """``--ci`` with a method that never has an interval (``dpreg methods``' table in
-    :data:`dpreg.inference.uncertainty.CI_SUPPORT` says "none"): a usage error (exit 2) before
-    any data is read or budget charged, with the reason."""
+    """``--ci`` with a method that never has an interval (its spec's ``interval.request`` is
+    ``"none"``): a usage error (exit 2) before any data is read or budget charged, with the
+    reason."""
     if ci is None:
         return
-    from dpreg.inference.uncertainty import CI_SUPPORT, no_ci_text
-
-    if CI_SUPPORT.get(entry.name) == "none":
-        why = _cli_text(no_ci_text(entry.name).removeprefix("none: "))
+    if entry.interval.request == "none":
+        why = _cli_text(entry.interval.missing.removeprefix("none: "))
         _usage(f"--ci is not supported by --method {entry.name}: {why}")
-
-
-def _warn_ignored_options(entry: Any, opts: dict[str, Any]) -> None:
-    """``warning:`` lines for ``-o`` keys the method accepts but will not use in this call
-    (the run continues; the key and the method are named, never a value)."""
-    median = entry.estimator_options.get("median")
-    ci_on = opts.get("ci_alpha") is not None
-    if median is not None:  # theil-sen-*
-        if "dof" in opts and median != "smooth":
-            _cli_warning(f"-o dof is ignored: --method {entry.name} has no Student-t noise "
-                         "(dof is used by theil-sen-smooth only)")
-        for key in ("ci_method", "slope_range"):
-            if key in opts and not ci_on:
-                _cli_warning(f"-o {key} is ignored: --method {entry.name} uses it only for the "
-                             "slope interval, which --ci ALPHA requests")
-    if "n_boot" in opts and opts.get("inference") is False:
-        _cli_warning(f"-o n_boot is ignored: --method {entry.name} with -o inference=false "
-                     "draws no bootstrap")
 
 
 def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
@@ -711,7 +691,6 @@ def fit(
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
-        _warn_ignored_options(entry, opts)
         if allow_unreliable:
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
@@ -761,7 +740,7 @@ def methods(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List the method names accepted by --method (the method registry)."""
-    from dpreg._registry import methods as registered
+    from dpreg.methods import specs as registered
 
     needs = {"always": "yes", "never": "no", "multi-x": "with 2+ regressors"}
     if as_json:
@@ -854,7 +833,6 @@ def fit_groups(
     entry = _method_entry(method)
     _check_ci_supported(entry, opts.get("ci_alpha"))
     _warn_ignored(entry, dlt, True)
-    _warn_ignored_options(entry, opts)
     try:
         import pandas as pd
 
@@ -927,18 +905,13 @@ def fit_groups(
             # released groups without an interval: noisy-stats' public interval rule refused
             # it at the group's (public) n and ε
             "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
-        if method.startswith("theil-sen") and math.isfinite(eps):
-            # which released groups got the conservative tight interval instead of the
-            # calibrated one: the fit's own public rule at each group's n (public)
-            from dpreg.simple.ci import resolve_ci_method
-            from dpreg.simple.line_with_ci import line_ci_split
-
-            asked = str(opts.get("ci_method", "auto"))
-            ok = table.loc[~table["failed"].astype(bool), "n"]
-            eps_ci = line_ci_split(eps)[1].epsilon
-            summary["intervals"]["tight"] = int(sum(
-                resolve_ci_method(asked, n=int(m), pairs=opts.get("pairs", "all"),
-                                  epsilon=eps_ci) == "tight" for m in ok if int(m) >= 2))
+        ok = [int(m) for m in table.loc[~table["failed"].astype(bool), "n"] if int(m) >= 2]
+        tight = entry.tight_intervals(epsilon=eps, sizes=ok, options=opts) \
+            if math.isfinite(eps) else None
+        if tight is not None:
+            # which released groups got the method's conservative fallback interval (Theil-Sen:
+            # tight instead of calibrated): the fit's own public rule at each group's n
+            summary["intervals"]["tight"] = int(sum(bool(t) for t in tight))
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:

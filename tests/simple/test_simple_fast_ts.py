@@ -19,6 +19,7 @@ from scipy import stats
 from _stats import ALPHA, chi2_pvalue
 from dpreg import InvalidInputError
 from dpreg.mechanisms import exp_quantile
+from dpreg.replicates import replicate_predictions
 from dpreg.simple import theil_sen
 from dpreg.simple.fast import (
     HAVE_NUMBA,
@@ -32,7 +33,6 @@ from dpreg.simple.fast._grid import floor_grid
 from dpreg.simple.fast._kernels import cross_run_inversions, cross_run_inversions_numpy
 from dpreg.simple.fast._reference import exact_doubled, exact_em_intervals, exact_release_cdf
 from dpreg.simple.pairs import all_pairs, doubled_pair_values
-from dpreg.simple.replicates import replicate_predictions
 
 BACKENDS = ["numpy"] + (["numba"] if HAVE_NUMBA else [])
 

@@ -15,7 +15,7 @@ from dpreg._json import jsonable
 from dpreg._release_file import Fields, finite_or_tag
 from dpreg._validation import fmt
 from dpreg.covariance._view import ReleaseView
-from dpreg.covariance.calibration import INTERCEPT, MECHANISM, _sigma
+from dpreg.covariance.calibration import INTERCEPT, MECHANISM, analyze_gauss_sigma
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
@@ -189,7 +189,7 @@ def validate_release_dict(data: Any, *, non_finite_literals: bool = False
         raise f.error("metadata.sensitivity", f"{want_sens!r} ({d} columns plus intercept, "
                       f"{rel.value})", sens)
     try:
-        _, want_sigma = _sigma(d, eps, delta, rel, cal)
+        _, want_sigma = analyze_gauss_sigma(d, eps, delta, rel, cal)
     except InvalidInputError as exc:
         raise InvalidInputError(f"release file: field 'metadata.calibration': {exc}") from None
     if sigma < want_sigma * (1.0 - 1e-9):

@@ -37,7 +37,7 @@ from dpreg.covariance.calibration import (
     SOURCE,
     _noise_var_factors,
     _quantile,
-    _sigma,
+    analyze_gauss_sigma,
     repair_psd,
     resolve_bounds,
     upscale,
@@ -381,7 +381,7 @@ def release_sscp(
     if tol >= 1:
         raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
     d = len(cols)
-    sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
+    sens, sigma = analyze_gauss_sigma(d, eps, dlt, rel, cal)  # validates the classical range too
     gen = check_rng(rng)
     # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
     # on its executors); values are validated here, before anything is charged or drawn

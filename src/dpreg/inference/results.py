@@ -119,6 +119,9 @@ class RegressionResults:
         (other constructions: ``bootstrap.conf_int(alpha, kind="percentile")``), or ``None``.
     nobs:
         Number of observations if public (``None`` when n itself is private).
+    no_fit_statistics:
+        Why the release has no R² or residual variance (the method's own words; raised by
+        :attr:`rsquared` and friends when ``extra`` has none).
     failed, reason:
         ⊥ flag and explanation.
     extra:
@@ -132,7 +135,7 @@ class RegressionResults:
 
     #: what :meth:`replace` may change: metadata around the release, not the release itself
     _REPLACEABLE = ("privacy", "method", "dep_var", "bounds", "extra", "nobs", "uncertainty",
-                    "ci_method")
+                    "ci_method", "no_fit_statistics")
 
     def __init__(
         self,
@@ -154,6 +157,7 @@ class RegressionResults:
         bounds: Mapping[str, tuple[float, float]] | None = None,
         ci_method: str | None = None,
         bootstrap: Any = None,
+        no_fit_statistics: str | None = None,
     ) -> None:
         if names is None:
             names = list(params.index) if isinstance(params, pd.Series) else (
@@ -168,6 +172,7 @@ class RegressionResults:
         self._interval_fn = interval_fn
         self._fn_cache: dict[float, pd.DataFrame] = {}
         self.uncertainty = uncertainty
+        self.no_fit_statistics = no_fit_statistics
         self._ci_method = ci_method
         self.bootstrap = bootstrap
         self.privacy = privacy
@@ -319,10 +324,9 @@ class RegressionResults:
         self._guard()
         value = self.extra.get(key)
         if value is None:
-            from dpreg.inference.prediction import no_fit_stats_text
-
-            raise NoUncertaintyError(f"{self.method} has no {what}: "
-                                     f"{no_fit_stats_text(self.method)}")
+            why = self.no_fit_statistics or \
+                f"{self.method} releases no residual or total sum of squares"
+            raise NoUncertaintyError(f"{self.method} has no {what}: {why}")
         return float(value)
 
     @property

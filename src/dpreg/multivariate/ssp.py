@@ -64,7 +64,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.engine import ParametricBootstrap, check_kind
 from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text, refusal_kwargs
+from dpreg.inference.uncertainty import bootstrap_kwargs, refusal_kwargs
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -202,6 +202,14 @@ def yty_sensitivity(label_bound: float, neighbouring: str | Neighbouring) -> flo
     c = check_positive(label_bound, "label_bound")
     check_neighbouring(neighbouring)
     return c * c
+
+#: why a plain AdaSSP release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: this release lacks yᵀy, so the error variance is unknown; refit with "
+               "inference=True (a fourth Gaussian release of yᵀy from the same budget) for a "
+               "parametric-bootstrap interval")
+NO_FIT_STATISTICS = ("the release has no yᵀy; fit with inference=True (the default "
+                     "inference='auto' releases it whenever the model has an intercept or n "
+                     "is public)")
 
 SOURCE = ("Wang 2018 (AdaSSP, Alg. 2; Wang's constants as in google-research "
           "dp_regression/baselines.py, or the exact GDP calibration)")
@@ -467,7 +475,8 @@ def adassp(
         },
     )
     if not dp_kw:
-        dp_kw = {"uncertainty": no_ci_text("adassp"), "ci_method": "none"}
+        dp_kw = {"uncertainty": NO_INTERVAL, "ci_method": "none",
+                 "no_fit_statistics": NO_FIT_STATISTICS}
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="adassp",
         nobs=n if rel is Neighbouring.REPLACE_ONE else None,

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
 from dpreg.bench.kinds._base import Kind, register, require
@@ -51,7 +51,9 @@ __all__ = ["Multivariate", "ESTIMATORS", "PROTOCOLS", "tang_rows"]
 
 #: the OLS baseline, the DP methods of the multivariate harness (the method registry) and
 #: AdaSSP with bounds read off the data (a non-private illustration)
-ESTIMATORS = ("ols", *_registry.names(harness="multivariate"), "adassp-databounds")
+ESTIMATORS = ("ols", *methods.names(harness="multivariate"), "adassp-databounds")
+#: the non-DP illustration of Amin et al. (AdaSSP with bounds read off the data)
+DATA_BOUNDS = "adassp-databounds"
 #: the data protocols of the harness (module doc)
 PROTOCOLS = ("bounded", "tang")
 
@@ -67,42 +69,14 @@ def tang_rows(X: np.ndarray) -> np.ndarray:
 def _fit_tang(m: dict[str, Any], *, eps: float, delta: float, X: np.ndarray, y: np.ndarray,
               seed: np.random.SeedSequence) -> np.ndarray | None:
     """One fit under Tang et al.'s protocol (``X`` already row-clipped): the coefficient
-    vector (no intercept), or None for ⊥ / a method that cannot run."""
-    from dpreg.multivariate.boosted import boosted_adassp
-    from dpreg.multivariate.dpgd import dp_gradient_descent
-    from dpreg.multivariate.ssp import adassp
-    from dpreg.multivariate.tukey import tukey_em
-
-    kind = m["estimator"]
+    vector (no intercept), or None for ⊥ / a method that cannot run (its spec's
+    ``fit_unit_ball``: the core with row-norm and label bound 1)."""
+    spec = methods.get(m["estimator"], allowed=methods.names(harness="multivariate"))
     params: dict[str, Any] = dict(m.get("params", {}))
     dl = float(m.get("delta", delta))
-    rs = simulation_generator(seed)
-    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "rng": rs}
-    if kind == "adassp":
-        params.setdefault("inference", False)
-        res = adassp(X, y, x_norm_bound=1.0, y_bound=1.0, **common, **params)
-    elif kind == "boosted-adassp":
-        params.setdefault("tau", 1.0)
-        res = boosted_adassp(X, y, x_norm_bound=1.0, **common, **params)
-    elif kind == "dp-gd":
-        params.setdefault("clip_norm", 1.0)
-        res = dp_gradient_descent(X, y, **common, **params)
-    elif kind == "tukey-em":
-        m_models = params.pop("n_models", "auto")
-        n, d = X.shape
-        if m_models == "rule":
-            m_models = tukey_rule(n, d - 1)
-        if m_models == "auto":
-            from dpreg.auto.rules import tukey_auto_n_models
-
-            if tukey_auto_n_models(n, d, epsilon=eps, delta=dl) < 8:
-                return None
-        elif int(m_models) < 8:
-            return None
-        res = tukey_em(X, y, n_models=m_models, **common, **params)
-    else:
-        raise InvalidInputError(f"estimator {kind!r} has no meaning under the 'tang' protocol")
-    if res.failed:
+    res = spec.fit_unit_ball(X, y, epsilon=eps, delta=dl, rng=simulation_generator(seed),
+                             params=params)
+    if res is None or res.failed:
         return None
     return res.params.to_numpy(float)
 
@@ -139,57 +113,29 @@ def _split(n: int, frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[float, float]],
                by: tuple[float, float], n: int, d: int, X: np.ndarray, y: np.ndarray,
                seed: np.random.SeedSequence) -> Any:
-    from dpreg.linear_model import (
-        AdaSSP,
-        BoostedAdaSSP,
-        ClippedDPGradientDescent,
-        CovarianceOLS,
-        TukeyEM,
-    )
-
+    """The estimator of one fit under the bounded protocol: the method's spec with the papers'
+    own options (``paper_options``, e.g. AdaSSP without the interval's yᵀy) under the spec
+    file's ``params``; ``None`` when the method cannot run on this design (TukeyEM with fewer
+    than 8 models)."""
     kind = m["estimator"]
-    params: dict[str, Any] = dict(m.get("params", {}))
     dl = float(m.get("delta", delta))
     rs = simulation_generator(seed)
-    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "random_state": rs}
-    if kind.startswith("adassp"):
-        # the papers' release (Wang 2018): no yᵀy for an interval unless a spec asks for it
-        params.setdefault("inference", False)
-    if kind == "adassp":
-        return AdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "adassp-databounds":
+    if kind == DATA_BOUNDS:  # not DP: bounds read off the training data (module doc)
         data_bx = [(float(lo), float(hi)) for lo, hi in zip(X.min(axis=0), X.max(axis=0))]
         data_bx = [(lo, hi if hi > lo else lo + 1.0) for lo, hi in data_bx]
         lo_y, hi_y = float(y.min()), float(y.max())
-        return AdaSSP(bounds_X=data_bx, bounds_y=(lo_y, hi_y if hi_y > lo_y else lo_y + 1.0),
-                      **common, **params)
-    if kind == "boosted-adassp":
-        return BoostedAdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "dp-gd":
-        return ClippedDPGradientDescent(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "covariance-ols":
-        params.setdefault("se", "plugin")
-        return CovarianceOLS(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "tukey-em":
-        m_models = params.pop("n_models", "rule")
-        if m_models == "auto":  # the estimator's default: public pass model (no budget)
-            from dpreg.auto.rules import tukey_auto_n_models
-
-            if tukey_auto_n_models(n, d + 1, epsilon=eps, delta=dl) < 8:
-                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
-            return TukeyEM(n_models="auto", **common, **params)
-        if m_models == "rule":
-            m_models = tukey_rule(n, d)
-            if m_models < 8:
-                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
-        return TukeyEM(n_models=int(m_models), **common, **params)
-    raise InvalidInputError(f"unknown estimator {kind!r}")
-
-
-def tukey_rule(n: int, d: int) -> int:
-    """Public choice of the number of TukeyEM models: min(1000, ⌊n/(2(d+1))⌋) (each model
-    fitted on about 2(d+1) rows); below 8 models TukeyEM is not applicable."""
-    return min(1000, n // (2 * (d + 1)))
+        bx, by = data_bx, (lo_y, hi_y if hi_y > lo_y else lo_y + 1.0)
+        kind = "adassp"
+    spec = methods.get(kind, allowed=methods.names(harness="multivariate"))
+    params: dict[str, Any] = {**spec.paper_options, **m.get("params", {})}
+    if "n_models" in params:  # TukeyEM: public model count from n and the d + 1 columns
+        count = spec.paper_model_count(params.pop("n_models"), n, d + 1, epsilon=eps, delta=dl)
+        if count is None:
+            return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
+        params["n_models"] = count
+    xb, yb = (bx, by) if spec.needs_bounds else (None, None)
+    return spec.make_estimator(epsilon=eps, delta=dl, x_bounds=xb, y_bounds=yb,  # type: ignore[arg-type]
+                               fit_intercept=True, ledger=None, random_state=rs, options=params)
 
 
 def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, *, intercept: bool = True
@@ -260,8 +206,8 @@ class Multivariate(Kind):
         rows = []
         methods = spec["methods"]
         for j, (m, mseq) in enumerate(zip(methods, seq.spawn(len(methods)))):
-            private = m["estimator"] not in ("ols", "adassp-databounds")
-            if tang and m["estimator"] == "adassp-databounds":
+            private = m["estimator"] not in ("ols", DATA_BOUNDS)
+            if tang and m["estimator"] == DATA_BOUNDS:
                 continue
             for t, tseq in enumerate(mseq.spawn(trials if m["estimator"] != "ols" else 1)):
                 t0 = time.perf_counter()
