@@ -79,18 +79,27 @@ def adassp_cov(eps: float, dlt: float, n: int, xb: list[tuple[float, float]],
     bnd, cbd = sc.row_norm_bound, 1.0
     # the estimator's own split (the interval release, on by default, takes 10% of it)
     infer = options.get("inference", "auto") not in (False, "false")
-    parts = adassp_budget(eps, dlt, calibration=str(options.get("calibration", "gdp")),
-                          inference=infer).parts
-    sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), parts[0])
-    sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), parts[1])
-    sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), parts[2])
+    rule = str(options.get("lambda_rule", "wang"))
+    plan = adassp_budget(eps, dlt, calibration=str(options.get("calibration", "gdp")),
+                         inference=infer, lambda_rule=rule)
+    part = dict(zip(plan.releases, plan.parts))
+    sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), part["XtX"])
+    sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), part["Xty"])
     # design: z = (1, u) with u uniform on [-1, 1]^d: E[zzᵀ] = diag(1, 1/3, ...)
     diag = np.full(p, 1.0 / 3.0)
     if intercept:
         diag[0] = 1.0
     A = n * np.diag(diag)
-    lam_lower = max(0.0, float(A.diagonal().min()) - sd_lam * math.sqrt(math.log(6.0 / dlt)))
-    lam = max(0.0, sd_xx * math.sqrt(p * math.log(2.0 * p * p / fail)) - lam_lower)
+    if "lambda_min" in part:
+        sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), part["lambda_min"])
+        lam_lower = max(0.0, float(A.diagonal().min())
+                        - sd_lam * math.sqrt(math.log(6.0 / dlt)))
+        lam = max(0.0, sd_xx * math.sqrt(p * math.log(2.0 * p * p / fail)) - lam_lower)
+    else:  # the eigenvalue floor: a ridge only where the design's eigenvalues are below it
+        from dpreg.multivariate.ssp import EIGEN_FLOOR_SCALE
+
+        f = float(options.get("floor_scale", EIGEN_FLOOR_SCALE))
+        lam = max(0.0, f * sd_xx * math.sqrt(p) - float(A.diagonal().min()))
     cov = _first_order_cov(A + lam * np.eye(p), np.zeros(p), sd_xx, sd_xy)
     T = _transform(sc)
     return T @ cov @ T.T
