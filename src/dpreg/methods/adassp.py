@@ -61,6 +61,13 @@ class AdaSSPSpec(MethodSpec):
                          used_if=_with_inference, when="with inference=False (no interval)"),
         "calibration": Option(Choice("gdp", "wang"), "gdp",
                               "exact μ-GDP calibration or Wang's constants"),
+        "lambda_rule": Option(Choice("wang", "eigen-floor"), "wang",
+                              "Wang's ridge from a released λ_min, or the eigenvalue floor of the "
+                              "noisy XᵀX (no λ_min release)"),
+        "floor_scale": Option(Real(0.0, None, closed="neither"), ssp.EIGEN_FLOOR_SCALE,
+                              "eigen-floor: the floor in units of σ_XX·√(d+1)",
+                              used_if=lambda o, c: o.get("lambda_rule") == "eigen-floor",
+                              when="with lambda_rule='wang' (it sets the eigenvalue floor)"),
     })
     interval = IntervalSupport(
         offered="parametric bootstrap with inference=True (adds a noisy yᵀy from the same "
@@ -87,7 +94,8 @@ class AdaSSPSpec(MethodSpec):
                                     "e.g. 1e-6 or smaller than 1/n)")
         return adassp_budget(check_epsilon(epsilon), check_delta(delta, allow_zero=False),
                              calibration=str(options.get("calibration", "gdp")),
-                             inference=bool(options.get("inference", "auto"))).charged
+                             inference=bool(options.get("inference", "auto")),
+                             lambda_rule=str(options.get("lambda_rule", "wang"))).charged
 
     def max_epsilon(self, *, delta: float | None, options: Mapping[str, Any]) -> float:
         if options.get("calibration") == "wang":
@@ -119,18 +127,25 @@ class AdaSSPSpec(MethodSpec):
         bnd, cbd = sc.row_norm_bound, 1.0
         # the estimator's own split (the interval release, on by default, takes 10% of it)
         infer = options.get("inference", "auto") not in (False, "false")
-        parts = adassp_budget(epsilon, delta, calibration=str(options.get("calibration", "gdp")),
-                              inference=infer).parts
-        sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), parts[0])
-        sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), parts[1])
-        sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), parts[2])
+        plan = adassp_budget(epsilon, delta, calibration=str(options.get("calibration", "gdp")),
+                             inference=infer,
+                             lambda_rule=str(options.get("lambda_rule", "wang")))
+        part = dict(zip(plan.releases, plan.parts))
+        sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), part["XtX"])
+        sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), part["Xty"])
         # design: z = (1, u) with u uniform on [-1, 1]^d: E[zzᵀ] = diag(1, 1/3, ...)
         diag = np.full(p, 1.0 / 3.0)
         if fit_intercept:
             diag[0] = 1.0
         A = n * np.diag(diag)
-        lam_lower = max(0.0, float(A.diagonal().min()) - sd_lam * math.sqrt(math.log(6.0 / delta)))
-        lam = max(0.0, sd_xx * math.sqrt(p * math.log(2.0 * p * p / fail)) - lam_lower)
+        if "lambda_min" in part:
+            sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), part["lambda_min"])
+            lam_lower = max(0.0, float(A.diagonal().min())
+                            - sd_lam * math.sqrt(math.log(6.0 / delta)))
+            lam = max(0.0, sd_xx * math.sqrt(p * math.log(2.0 * p * p / fail)) - lam_lower)
+        else:  # the eigenvalue floor: a ridge only where the design's eigenvalues are below it
+            f = float(options.get("floor_scale", ssp.EIGEN_FLOOR_SCALE))
+            lam = max(0.0, f * sd_xx * math.sqrt(p) - float(A.diagonal().min()))
         cov = first_order_cov(A + lam * np.eye(p), np.zeros(p), sd_xx, sd_xy)
         T = scaling_transform(sc)
         return (T @ cov @ T.T, 0.0,
