@@ -6,6 +6,8 @@ importing the API is cheap."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,12 @@ import pandas as pd
 
 from dpreg import _registry
 from dpreg._validation import check_bounds, check_epsilon, check_probability
-from dpreg.exceptions import InvalidInputError, MechanismFailure, UnknownNameError
+from dpreg.exceptions import (
+    InvalidInputError,
+    InvalidParameterError,
+    MechanismFailure,
+    UnknownNameError,
+)
 from dpreg.inference import RegressionResults
 
 #: minimum number of rows each method needs (public n; used by per-group fits)
@@ -221,6 +228,28 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
 SET_BY_DISPATCH = frozenset({
     "x", "y", "X", "epsilon", "delta", "bounds_X", "bounds_y", "x_bounds", "y_bounds", "median",
     "fit_intercept", "random_state", "rng", "ledger", "x_names", "y_name", "self"})
+#: arguments the engine (:func:`dpreg.api.fit_arrays`) takes itself, and where the caller
+#: gives them: a method option of the same name is refused by ``regress``, ``fit_by_group`` and
+#: ``plan`` before anything is read or charged (it used to end in a raw TypeError about a
+#: keyword argument given twice)
+ENGINE_ARGUMENTS = {
+    "method": "method=", "epsilon": "epsilon=", "delta": "delta=", "ledger": "ledger=",
+    "random_state": "random_state=", "x_bounds": "bounds=", "y_bounds": "bounds=",
+    "x_names": "the formula", "y_name": "the formula",
+    "fit_intercept": "the formula ('- 1' drops the intercept)",
+}
+
+
+def check_option_keys(options: Any) -> None:
+    """Method options must not name an argument the engine takes itself
+    (:data:`ENGINE_ARGUMENTS`): an :class:`~dpreg.exceptions.InvalidParameterError` naming the
+    option and where it is given instead."""
+    for key in options:
+        where = ENGINE_ARGUMENTS.get(str(key))
+        if where is not None:
+            raise InvalidParameterError(f"{key!r} is not a method option: it is given by {where}")
+
+
 #: options the Theil-Sen interval path consumes besides the estimator's own
 _TS_CI_OPTIONS = frozenset({"slope_range", "ci_method", "output_range"})
 
@@ -250,6 +279,33 @@ def _check_option_names(entry: _registry.Method, options: dict[str, Any]) -> Non
         raise UnknownNameError(
             f"unknown option(s) for method {entry.name!r}: {', '.join(unknown)}{hint}; "
             f"expected one of {', '.join(sorted(allowed))}")
+    _check_option_kinds(entry, params, options)
+
+
+def _check_option_kinds(entry: _registry.Method, params: Any, options: dict[str, Any]) -> None:
+    """An option whose default is a boolean, an integer or a real number takes a value of that
+    kind; the estimator checks the range.
+    Without this an unused option (``n_iter=1.5`` with one regressor) was silently ignored and
+    a list or an infinite value reached code that expects a number."""
+    from dpreg._validation import fmt
+
+    for key, value in options.items():
+        param = params.get(key)
+        default = None if param is None else param.default
+        if isinstance(default, (bool, np.bool_)):
+            ok, expected = isinstance(value, (bool, np.bool_)), "true or false"
+        elif isinstance(default, numbers.Integral):
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+            expected = "an integer"
+        elif isinstance(default, numbers.Real):
+            ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+                  and math.isfinite(float(value)))
+            expected = "a finite number"
+        else:
+            continue
+        if not ok:
+            raise InvalidParameterError(f"option {key} of method {entry.name!r} must be "
+                                        f"{expected}; got {fmt(value)}")
 
 
 def _estimator(entry: _registry.Method, *, epsilon: float, delta: float | None,

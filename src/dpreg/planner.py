@@ -51,6 +51,7 @@ import pandas as pd
 
 from dpreg import _registry
 from dpreg._validation import (
+    EPSILON_MAX,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -302,6 +303,9 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(options)
     opts = {k: v for k, v in options.items()}
 
     def at(eps: float) -> Plan:
@@ -329,9 +333,9 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     if method == "adassp" and options.get("calibration") == "wang":
         from dpreg.multivariate.ssp import adassp_max_epsilon
 
-        cap = adassp_max_epsilon(dlt or 1e-6) * (1 - 1e-9)
+        cap = min(adassp_max_epsilon(dlt or 1e-6) * (1 - 1e-9), EPSILON_MAX)
     else:
-        cap = 1e4
+        cap = EPSILON_MAX  # above it a release is not private (treated as epsilon = inf)
     while not value(at(hi)) <= goal:
         hi *= 4.0
         if hi > cap:
