@@ -345,7 +345,7 @@ BAD_VALUES = [  # (args after the data file or command, option named, value show
      "did you mean 'age'", "ag"),
     (["regress", "{tmp}/none.json", "y ~ x", "--ci", "3"], "--ci", "3"),
     (["fit", "{data}", "--y", "income", "--x", "age", "-m", "noisy-stats", *FIT,
-      "--ci", "abc"], "--ci", "valid number"),  # typer's own parse error: also exit 2
+      "--ci", "abc"], "--ci", "is not a number"),  # the ASCII number parser: also exit 2
 ]
 
 

@@ -13,7 +13,10 @@ import numpy as np
 from dpreg import methods
 from dpreg._spec import MethodSpec
 from dpreg._validation import check_bounds, check_epsilon, check_probability
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import (
+    InvalidInputError,
+    InvalidParameterError,
+)
 from dpreg.inference import RegressionResults
 
 #: minimum number of rows each method needs (public n; used by per-group fits)
@@ -104,3 +107,25 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
     opts, _ = prepare_options(spec, options, n_features=n_features)
     return spec.budget(epsilon=check_epsilon(epsilon), delta=delta, options=opts,
                        n_features=n_features)
+
+
+#: arguments the engine (:func:`dpreg.api.fit_arrays`) takes itself, and where the caller
+#: gives them: a method option of the same name is refused by ``regress``, ``fit_by_group`` and
+#: ``plan`` before anything is read or charged (it used to end in a raw TypeError about a
+#: keyword argument given twice)
+ENGINE_ARGUMENTS = {
+    "method": "method=", "epsilon": "epsilon=", "delta": "delta=", "ledger": "ledger=",
+    "random_state": "random_state=", "x_bounds": "bounds=", "y_bounds": "bounds=",
+    "x_names": "the formula", "y_name": "the formula",
+    "fit_intercept": "the formula ('- 1' drops the intercept)",
+}
+
+
+def check_option_keys(options: Any) -> None:
+    """Method options must not name an argument the engine takes itself
+    (:data:`ENGINE_ARGUMENTS`): an :class:`~dpreg.exceptions.InvalidParameterError` naming the
+    option and where it is given instead."""
+    for key in options:
+        where = ENGINE_ARGUMENTS.get(str(key))
+        if where is not None:
+            raise InvalidParameterError(f"{key!r} is not a method option: it is given by {where}")

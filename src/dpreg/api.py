@@ -433,6 +433,9 @@ def regress(
     """
     if isinstance(epsilon, float) and math.isnan(epsilon):
         raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(method_options)  # e.g. fit_intercept=: the formula says it
     from dpreg._source import is_external
     from dpreg.codebook import merge_bounds, resolve_codebook
 

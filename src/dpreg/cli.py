@@ -12,10 +12,19 @@ on stderr and leave the exit code unchanged.
 
 ε and δ are parsed from the raw text (:func:`parse_epsilon`, :func:`parse_delta`), never by a
 silently overflowing ``float()``: ``inf``, ``1e309`` or ``nan`` for ε and a δ that underflows
-(``1e-400``) are usage errors; ``--not-private`` (fit, fit-groups, release-cov, ledger init)
-allows ``--epsilon inf`` (the exact, NOT PRIVATE result, labelled so in every output) and
-``--delta`` in [0.5, 1).  Every ``--json`` output is strict JSON: non-finite numbers are
-written as ``null`` (:func:`dpreg._json.strict_jsonable`).
+(``1e-400``) are usage errors, and so is ε above the cap :data:`dpreg.privacy.EPSILON_MAX` (100:
+its noise is below the printed precision of the outputs, no privacy in practice);
+``--not-private`` (fit, fit-groups, release-cov, ledger init) allows ``--epsilon inf`` or an ε
+above the cap (run as ``inf``: the exact, NOT PRIVATE result, labelled so in every output),
+``-o rho``/``-o mu`` above their caps, and ``--delta`` in [0.5, 1).  Every number typed on the
+command line (ε, δ, ``--bounds``, ``-o`` values, ``--ci`` and the integer options) is read by
+one whitelist of ASCII decimal literals (:data:`dpreg._validation.ASCII_NUMBER`): Unicode digits
+such as ``١`` or ``１`` and ``_`` separators are refused, naming the option.  ``-o KEY=VALUE``
+values are whitelisted (:func:`parse_options`: a number, true/false, none, a word or a flat
+list of numbers) and a key that the command sets itself is refused naming its option.  Every
+warning of a command prints as one ``warning: ...`` line (never Python's format with a source
+path).  Every ``--json`` output is strict JSON: non-finite numbers are written as ``null``
+(:func:`dpreg._json.strict_jsonable`).
 """
 
 from __future__ import annotations
@@ -68,19 +77,38 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main_callback(
+    ctx: typer.Context,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version_callback,
                                           is_eager=True, help="Print the version.")] = False,
 ) -> None:
     _STATE["debug"] = debug
+    # every warning of the whole command (the fit, its intervals, the summary, a plot) is one
+    # ``warning: ...`` line: never Python's format with a source path and a code line
+    ctx.with_resource(_library_warnings())
 
 
 # ------------------------------------------------------------------ helpers
+def _non_ascii_digits(text: str) -> bool:
+    """Whether ``text`` holds a digit other than 0-9 (``١``, ``１``, ...)."""
+    return any(not ch.isascii() and (ch.isdigit() or ch.isnumeric()) for ch in text)
+
+
+def _not_a_number_why(text: str) -> str:
+    """Why ``text`` is not read as a number (the parenthesis of a usage error)."""
+    if _non_ascii_digits(text):
+        return " (only ASCII digits 0-9 are accepted in numbers)"
+    return " (not a finite decimal number written with the ASCII digits 0-9)"
+
+
 def parse_bounds(items: list[str] | None) -> Any:
     """``["x=0:1", "y=-1:2.5"]`` -> ``{"x": (0, 1), "y": (-1, 2.5)}`` (usage error if malformed).
 
     ``["private"]`` -> ``"private"`` and ``COL=private`` -> ``"private"`` for that column
-    (bounds-free mode of ``--method auto``)."""
+    (bounds-free mode of ``--method auto``).  LO and HI are read by the one whitelist of typed
+    numbers (:data:`dpreg._validation.ASCII_NUMBER`: ASCII digits only)."""
+    from dpreg._validation import ASCII_NUMBER
+
     if items and list(items) == ["private"]:
         return "private"
     out: dict[str, Any] = {}
@@ -90,29 +118,155 @@ def parse_bounds(items: list[str] | None) -> Any:
             out[name] = "private"
             continue
         lo_s, sep2, hi_s = rng.partition(":")
-        try:
-            if not sep or not sep2 or not name:
-                raise ValueError
-            out[name] = (float(lo_s), float(hi_s))
-        except ValueError:
+        lo_s, hi_s = lo_s.strip(), hi_s.strip()
+        if not sep or not sep2 or not name or not (ASCII_NUMBER.fullmatch(lo_s)
+                                                   and ASCII_NUMBER.fullmatch(hi_s)):
             raise typer.BadParameter(
-                f"expected COL=LO:HI (e.g. income=0:250000); got {item!r}", param_hint="--bounds"
-            ) from None
+                f"expected COL=LO:HI (e.g. income=0:250000), LO and HI decimal numbers "
+                f"written with the ASCII digits 0-9; got {item!r}", param_hint="--bounds")
+        out[name] = (float(lo_s), float(hi_s))
     return out
 
 
-def parse_options(items: list[str] | None) -> dict[str, Any]:
-    """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values (JSON literals when possible)."""
+def _ascii_float(value: Any) -> float:
+    """The parser of the CLI's real-valued options (``--ci``, ``--alpha``, ``--target-sd``):
+    the one whitelist of typed numbers (ASCII digits only), else a usage error naming the
+    option (exit 2).  Typer passes defaults through unchanged."""
+    from dpreg._validation import ASCII_NUMBER
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    if not ASCII_NUMBER.fullmatch(text) or not math.isfinite(float(text)):
+        raise typer.BadParameter(f"{str(value)!r} is not a number{_not_a_number_why(text)}")
+    return float(text)
+
+
+def _ascii_int(value: Any) -> int:
+    """The parser of the CLI's integer options (``--seed``, ``--n``, ``--workers``, ...):
+    ASCII digits only (no ``_`` separators, no Unicode digits), else a usage error."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        why = (" (only ASCII digits 0-9 are accepted in numbers)" if _non_ascii_digits(text)
+               else " (an integer written with the ASCII digits 0-9)")
+        raise typer.BadParameter(f"{str(value)!r} is not an integer{why}")
+    return int(text)
+
+
+#: ``-o`` keys each command sets through its own options (a method option of the same name
+#: would be given twice): the key -> the option to use instead
+_SET_BY_COMMAND: dict[str, dict[str, str]] = {
+    "fit": {"epsilon": "--epsilon", "delta": "--delta", "bounds": "--bounds",
+            "x_bounds": "--bounds", "y_bounds": "--bounds", "bounds_X": "--bounds",
+            "bounds_y": "--bounds", "random_state": "--seed", "rng": "--seed", "seed": "--seed",
+            "ledger": "--ledger", "codebook": "--codebook", "method": "--method",
+            "median": "--method", "fit_intercept": "--no-intercept", "x_names": "--x",
+            "x": "--x", "X": "--x", "y_name": "--y", "y": "--y", "formula": "--y and --x",
+            "data": "DATA", "allow_unreliable": "--allow-unreliable"},
+}
+_SET_BY_COMMAND["fit-groups"] = {
+    **{k: v for k, v in _SET_BY_COMMAND["fit"].items() if k not in ("fit_intercept",
+                                                                     "allow_unreliable")},
+    "fit_intercept": "--method (per-group fits keep the intercept)",
+    "groups": "--groups-file or --keys-from-data", "by": "--by", "df": "DATA",
+    "backend": "--backend", "workers": "--workers", "progress": "--progress",
+    "spark": "--backend spark"}
+_SET_BY_COMMAND["plan"] = {
+    **{k: v for k, v in _SET_BY_COMMAND["fit"].items() if k not in ("ledger", "codebook",
+                                                                     "allow_unreliable")},
+    "n": "--n", "n_sim": "--n-sim", "seed": "--seed", "target_sd": "--target-sd",
+    "target": "--target", "fit_intercept": "the formula"}
+#: the longest ``-o`` list of numbers and word
+_OPTION_LIST_MAX = 16
+_OPTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_OPTION_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+#: ``-o`` privacy parameters with a cap (the unit of each)
+_OPTION_CAPS = ("rho", "mu")
+
+
+def _option_number(key: str, text: str, item: str) -> int | float:
+    """One number of a ``-o`` value (ASCII digits only; finite; an integer literal stays an
+    integer), else a usage error naming the option."""
+    from dpreg._validation import ASCII_NUMBER
+
+    text = text.strip()
+    if _OPTION_INTEGER.fullmatch(text):
+        return int(text)
+    if not ASCII_NUMBER.fullmatch(text):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item, _not_a_number_why(text))
+    exact = Decimal(text)
+    value = float(exact)
+    if not math.isfinite(value) or (value == 0 and exact != 0):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item,
+                     " (it does not fit a double: it would become inf or 0)")
+    return value
+
+
+_OPTION_EXPECTED = (f"a number (ASCII digits), true, false, none, a word such as wide, or a "
+                    f"list of at most {_OPTION_LIST_MAX} numbers such as [-3, 3]")
+
+
+def _option_value(key: str, raw: str, item: str) -> Any:
+    """A ``-o`` value by whitelist: a number, ``true``/``false``, ``none``/``null``, a word
+    (an enumerated choice such as ``wide``, ``all``, ``add-remove``) or a flat list of
+    numbers ``[a, b, ...]``; nothing else is passed to the library (never evaluated)."""
+    text = raw.strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if low.lstrip("+-") in ("inf", "infinity", "nan"):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item, " (not a finite number)")
+    if _OPTION_WORD.fullmatch(text):
+        return text
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        parts = [] if not inner else inner.split(",")
+        if len(parts) > _OPTION_LIST_MAX:
+            _usage_error(f"-o {key}", _OPTION_EXPECTED, item,
+                         f" (a list of more than {_OPTION_LIST_MAX} numbers)")
+        return [_option_number(key, p, item) for p in parts]
+    return _option_number(key, text, item)
+
+
+def parse_options(items: list[str] | None, *, command: str = "fit",
+                  not_private: bool = False) -> dict[str, Any]:
+    """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values, each read by whitelist
+    (:func:`_option_value`); a key the command sets through its own option (``bounds``,
+    ``epsilon``, ``random_state``, ...) or a value outside the whitelist is a usage error
+    (exit 2) naming the option.  ``-o rho``/``-o mu`` above their caps
+    (:data:`dpreg.privacy.RHO_MAX`, ``MU_MAX``) need ``not_private``."""
+    from dpreg._validation import PRIVACY_PARAM_MAX
+
+    own = _SET_BY_COMMAND[command]
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, raw = item.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise typer.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--option")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
+        if key in own:
+            _usage(f"-o {key} is not a method option: dpreg {command} sets it; use {own[key]}")
+        value = _option_value(key, raw, item)
+        cap = PRIVACY_PARAM_MAX.get(key) if key in _OPTION_CAPS else None
+        if cap is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and value > cap and not not_private:
+            _usage_error(f"-o {key}", f"a number <= {cap:g} (the cap of {key}: above it a "
+                         "release is not private)", item, "; add --not-private for a NOT "
+                         "PRIVATE reference run")
+        out[key] = value
     return out
+
+
+def _options_not_private(opts: dict[str, Any]) -> bool:
+    """Whether a ``-o`` privacy parameter (``rho``, ``mu``) is above its cap (NOT PRIVATE)."""
+    from dpreg._validation import PRIVACY_PARAM_MAX
+
+    return any(isinstance(opts.get(k), (int, float)) and not isinstance(opts.get(k), bool)
+               and opts[k] > PRIVACY_PARAM_MAX[k] for k in _OPTION_CAPS)
 
 
 #: environment variable naming a default ledger file for fit, fit-groups and release-cov
@@ -409,10 +563,9 @@ def _plot_result(res: Any, path: Path | None, ci: float | None) -> None:
 
 
 # ------------------------------------------------------------------ privacy parameters
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
-_NOT_PRIVATE_HELP = ("Allow --epsilon inf (the exact, NOT PRIVATE result, labelled so in every "
-                     "output) and --delta in [0.5, 1).")
+_NOT_PRIVATE_HELP = ("Allow --epsilon inf or above the cap 100 (the exact, NOT PRIVATE result, "
+                     "labelled so in every output) and --delta in [0.5, 1).")
 #: smallest positive δ accepted (the smallest normal double): below it δ is rounded, and
 #: 1e-400 would silently become 0 -- pure DP, a different claim
 DELTA_MIN = sys.float_info.min
@@ -461,20 +614,24 @@ def _read_number(raw: str, option: str, expected: str) -> Decimal | None:
     text = str(raw).strip()
     if text.lower() in _INFINITY:
         return None
-    if not _DECIMAL.fullmatch(text):
-        _usage_error(option, expected, raw, " (not a finite decimal number)")
+    from dpreg._validation import ASCII_NUMBER  # the one whitelist of typed numbers
+
+    if not ASCII_NUMBER.fullmatch(text):
+        _usage_error(option, expected, raw, _not_a_number_why(text))
     return Decimal(text)
 
 
 def parse_epsilon(raw: str, *, option: str = "--epsilon", not_private: bool = False,
                   has_flag: bool = True) -> float:
-    """ε from the command line: a finite number with 1e-100 <= ε that stays finite as a
-    double; ``inf``/``infinity`` only with ``not_private`` (any overflowing literal such as
-    ``1e309`` is refused even then: write ``inf``).  ``has_flag``: the command has
-    ``--not-private`` (the messages then mention it)."""
-    from dpreg._validation import PRIVACY_PARAM_MIN
+    """ε from the command line: a number with 1e-100 <= ε <= :data:`~dpreg.privacy.EPSILON_MAX`
+    (100; above it the noise is below the printed precision of the outputs: no privacy in
+    practice); ``inf``/``infinity`` or a finite ε above the cap only with ``not_private``, and
+    then it is ``inf`` (any literal that overflows a double such as ``1e309`` is refused even
+    then: write ``inf``).  ``has_flag``: the command has ``--not-private`` (the messages then
+    mention it)."""
+    from dpreg._validation import EPSILON_MAX, PRIVACY_PARAM_MIN
 
-    expected = f"a finite number with {PRIVACY_PARAM_MIN:g} <= EPS < inf (e.g. 1)"
+    expected = f"a number with {PRIVACY_PARAM_MIN:g} <= EPS <= {EPSILON_MAX:g} (e.g. 1)"
     exact = _read_number(raw, option, expected)
     if exact is None:
         if not_private:
@@ -491,6 +648,15 @@ def parse_epsilon(raw: str, *, option: str = "--epsilon", not_private: bool = Fa
     if exact <= 0 or value < PRIVACY_PARAM_MIN:
         _usage_error(option, expected, raw, " (it underflows to 0 as a double)"
                      if exact > 0 and value == 0 else "")
+    if exact > Decimal(repr(EPSILON_MAX)):
+        if not_private:
+            _cli_warning(f"{option} {str(raw).strip()} is above the cap {EPSILON_MAX:g}: run as "
+                         f"{option} inf (the exact, NOT PRIVATE result)")
+            return math.inf
+        _usage_error(option, expected, raw, f": above {EPSILON_MAX:g} the noise is below the "
+                     "printed precision of the outputs, which is no privacy in practice" + (
+                         "; add --not-private for a NOT PRIVATE reference run (the exact "
+                         "result, as with --epsilon inf)" if has_flag else ""))
     return value
 
 
@@ -519,21 +685,25 @@ def parse_delta(raw: str | None, *, option: str = "--delta", not_private: bool =
 
 
 def privacy_options(epsilon: str, delta: str | None, not_private: bool, *,
-                    eps_option: str = "--epsilon") -> tuple[float, float | None]:
+                    eps_option: str = "--epsilon", options_not_private: bool = False
+                    ) -> tuple[float, float | None]:
     """Parse ε and δ of one command, check that ``--not-private`` is used for what it allows,
-    and print the one-line warnings (large δ, NOT PRIVATE run)."""
+    and print the one-line warnings (large δ, NOT PRIVATE run).  ``options_not_private``: a
+    ``-o rho``/``-o mu`` above its cap (:func:`parse_options`) already asked for
+    ``--not-private``."""
     from dpreg.privacy.notices import NOT_PRIVATE_NOTICE, large_delta_message
 
     eps = parse_epsilon(epsilon, option=eps_option, not_private=not_private)
     dlt = parse_delta(delta, not_private=not_private)
-    if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5):
-        _usage_error("--not-private", f"used with {eps_option} inf or --delta >= 0.5 (it "
-                     "allows nothing else)", f"{eps_option} {epsilon}",
-                     "; drop --not-private for a private run")
+    if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5) \
+            and not options_not_private:
+        _usage_error("--not-private", f"used with {eps_option} inf (or above the cap), "
+                     "--delta >= 0.5 or -o rho/mu above the cap (it allows nothing else)",
+                     f"{eps_option} {epsilon}", "; drop --not-private for a private run")
     text = large_delta_message(dlt, shown="--delta")
     if text is not None:
         _cli_warning(text)
-    if math.isinf(eps):
+    if math.isinf(eps) or options_not_private:
         _cli_warning(f"--not-private: {NOT_PRIVATE_NOTICE}")
     return eps, dlt
 
@@ -639,10 +809,11 @@ def fit(
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA",
                                               help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
-    ci: Annotated[float | None, typer.Option("--ci", help="Also report (1-ALPHA) intervals.")] = None,
+    ci: Annotated[float | None, typer.Option("--ci", parser=_ascii_float,
+        help="Also report (1-ALPHA) intervals.")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="Method hyperparameter KEY=VALUE (repeatable).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
@@ -658,10 +829,11 @@ def fit(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
-    eps, dlt = privacy_options(epsilon, delta, not_private)
+    opts = parse_options(option, command="fit", not_private=not_private)
+    eps, dlt = privacy_options(epsilon, delta, not_private,
+                               options_not_private=_options_not_private(opts))
     warn_seed(seed)
     bmap = parse_bounds(bounds)
-    opts = parse_options(option)
     _check_choice(backend, "--backend", ("local", "spark"))
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     entry = _method_entry(method)
@@ -793,19 +965,20 @@ def fit_groups(
         "the key set is then NOT protected (the output reveals which groups occur).")] = False,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     backend: Annotated[str, typer.Option(
         "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
     workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", help="Workers for the per-group parts of the local backend "
+        "--workers", "-j", parser=_ascii_int, help="Workers for the per-group parts of the local backend "
         "(processes on Linux for >= 200 groups, else threads).")] = None,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
         "composition), before any group is released.")] = None,
     ci: Annotated[float | None, typer.Option(
-        "--ci", metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
+        "--ci", parser=_ascii_float,
+        metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
         "for the slope (theil-sen-*: ε/2 on the slope interval) and, for noisy-stats, the "
         "predictions (post-processing of the inference release), plus informative_slope. "
         "Same as -o ci_alpha=ALPHA.")] = None,
@@ -819,10 +992,11 @@ def fit_groups(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
-    eps, dlt = privacy_options(epsilon, delta, not_private)
+    opts = parse_options(option, command="fit-groups", not_private=not_private)
+    eps, dlt = privacy_options(epsilon, delta, not_private,
+                               options_not_private=_options_not_private(opts))
     warn_seed(seed)
     bmap = parse_bounds(bounds)
-    opts = parse_options(option)
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     _check_range(workers, "--workers", low=1, integer=True)
     _check_choice(backend, "--backend", ("local", "reference", "spark"))
@@ -895,7 +1069,7 @@ def fit_groups(
             return
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
                "out": str(out), "privacy": table.attrs.get("privacy", ""),
-               **_notice_fields(eps, seed)}
+               **_notice_fields(math.inf if _options_not_private(opts) else eps, seed)}
     if "informative_slope" in table.columns:  # read from the released table
         flags = table["informative_slope"]
         summary["intervals"] = {
@@ -948,7 +1122,7 @@ def release_cov(
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
     bounds: Annotated[list[str] | None, typer.Option(
         "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
@@ -1013,9 +1187,11 @@ def regress(
     formula: Annotated[str, typer.Argument(help='Formula over released columns, e.g. "y ~ x1 + x2".')],
     as_json: Annotated[bool, typer.Option("--json")] = False,
     ci: Annotated[float | None, typer.Option(
-        "--ci", help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
+        "--ci", parser=_ascii_float,
+        help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="Seed of the interval's simulation (post-processing: it does not affect "
+        "--seed", parser=_ascii_int,
+        help="Seed of the interval's simulation (post-processing: it does not affect "
         "privacy). Default: derived from the release file and the formula, so the same "
         "release gives the same intervals on every run.")] = None,
     plot: Annotated[Path | None, typer.Option(
@@ -1055,23 +1231,25 @@ def plan_cmd(
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
-    n: Annotated[int, typer.Option("--n", help="The public number of rows.")],
+    n: Annotated[int, typer.Option("--n", parser=_ascii_int, help="The public number of rows.")],
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     target_sd: Annotated[float | None, typer.Option(
-        "--target-sd", help="Solve for the smallest ε whose noise sd meets this.")] = None,
+        "--target-sd", parser=_ascii_float,
+        help="Solve for the smallest ε whose noise sd meets this.")] = None,
     target: Annotated[str | None, typer.Option(
         "--target", help="Coefficient name or 'prediction' for --target-sd (default: the "
         "largest slope sd).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the public design.")] = 0,
-    n_sim: Annotated[int, typer.Option("--n-sim", help="Simulated releases.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", parser=_ascii_int, help="Seed of the public design.")] = 0,
+    n_sim: Annotated[int, typer.Option("--n-sim", parser=_ascii_int, help="Simulated releases.")] = 200,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
     eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
     dlt = parse_delta(delta)
+    opts = parse_options(option, command="plan")
     _check_range(n, "--n", low=2, integer=True)
     _check_range(n_sim, "--n-sim", low=10, integer=True)
     _check_range(target_sd, "--target-sd", low=0, open_low=True)
@@ -1080,8 +1258,7 @@ def plan_cmd(
 
         formula = f"{y} ~ {' + '.join(x)}"
         res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
-                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim,
-                   **parse_options(option))
+                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -1221,11 +1398,13 @@ def demo(
     epsilon: Annotated[str | None, typer.Option(
         "--epsilon", "-e", metavar="EPS",
         help="ε per tract (default 16, the paper's setting; --scale nation: 1).")] = None,
-    trials: Annotated[int, typer.Option("--trials", help="DP runs per tract for the error measure.")] = 25,
+    trials: Annotated[int, typer.Option("--trials", parser=_ascii_int,
+        help="DP runs per tract for the error measure.")] = 25,
     tracts: Annotated[int | None, typer.Option(
-        "--tracts", help="Use only the first N tracts (--scale nation: a nation of N tracts; "
+        "--tracts", parser=_ascii_int,
+        help="Use only the first N tracts (--scale nation: a nation of N tracts; "
                          "default 73,057).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation runs.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", parser=_ascii_int, help="Seed of the evaluation runs.")] = 0,
     scale: Annotated[str, typer.Option(
         "--scale", metavar="state|nation",
         help="state: the bundled simulated state (3,108 tracts); nation: the national job on a "
@@ -1305,7 +1484,8 @@ def reproduce(
         "bench-output/reproduce"),
     resume: Annotated[bool, typer.Option(
         "--resume", help="Keep finished cells of OUT/NAME/results.csv (same spec hash).")] = False,
-    workers: Annotated[int, typer.Option("--workers", "-j", help="Processes for the cells.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", "-j", parser=_ascii_int,
+        help="Processes for the cells.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help=_PROGRESS_HELP)] = None,
@@ -1359,12 +1539,13 @@ def audit(
     pairs: Annotated[str | None, typer.Option(
         "--pairs", help="Comma-separated neighbouring pairs to use (default: all built-in).")] = None,
     samples: Annotated[int, typer.Option(
-        "--samples", "-n", help="Releases per side N (default 100000).")] = 100_000,
+        "--samples", "-n", parser=_ascii_int, help="Releases per side N (default 100000).")] = 100_000,
     alpha: Annotated[float, typer.Option(
-        "--alpha", help="Error level α of the lower confidence bound.")] = 1e-6,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the audit runs.")] = None,
+        "--alpha", parser=_ascii_float, help="Error level α of the lower confidence bound.")] = 1e-6,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int,
+        help="Seed of the audit runs.")] = None,
     workers: Annotated[int, typer.Option(
-        "--workers", "-j", help="Processes for targets that loop over releases.")] = 1,
+        "--workers", "-j", parser=_ascii_int, help="Processes for targets that loop over releases.")] = 1,
     list_: Annotated[bool, typer.Option("--list", help="List audit targets and pairs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",

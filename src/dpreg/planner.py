@@ -51,6 +51,7 @@ import pandas as pd
 
 from dpreg import methods
 from dpreg._validation import (
+    EPSILON_MAX,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -280,6 +281,9 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(options)
     opts = {k: v for k, v in options.items()}
 
     def at(eps: float) -> Plan:
@@ -304,7 +308,8 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         return p.coef_sd[target]
 
     hi = 1.0
-    cap = min(1e4, entry.max_epsilon(delta=dlt, options=opts) * (1 - 1e-9))
+    # above EPSILON_MAX a release is not private (treated as epsilon = inf)
+    cap = min(EPSILON_MAX, entry.max_epsilon(delta=dlt, options=opts) * (1 - 1e-9))
     while not value(at(hi)) <= goal:
         hi *= 4.0
         if hi > cap:

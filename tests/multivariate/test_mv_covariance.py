@@ -495,9 +495,11 @@ def _caschools_like(n=420, seed=2021):
 
 
 def test_covariance_ols_at_huge_epsilon_equals_ols():
-    """ε → ∞ continuously: at ε = 1e8 the release's noise (σ ≈ 3e-4 on the scaled matrix)
-    is negligible, so CovarianceOLS equals OLS within 1% of the OLS standard error (with the
-    old σ floor of 0.02·Δ the CalWORKs slope moved by several standard errors)."""
+    """ε = 1e8 is above the cap EPSILON_MAX (issue 32): treated as ε = inf, the exact OLS of
+    the clipped data, labelled NOT PRIVATE.  (Before the cap the release still drew noise
+    there, σ ≈ 3e-4 on the scaled matrix; with the old σ floor of 0.02·Δ the CalWORKs slope
+    moved by several standard errors.  The continuity of σ(ε) up to the cap is checked in
+    tests/test_budgets.py, TestNoiseVanishesAsEpsilonGrows.)"""
     from dpreg import CovarianceOLS
 
     X, y = _caschools_like()
@@ -507,3 +509,4 @@ def test_covariance_ols_at_huge_epsilon_equals_ols():
                         bounds_y=(600.0, 720.0), se="plugin", random_state=1).fit(X, y)
     got = np.concatenate([[est.intercept_], est.coef_])
     assert np.all(np.abs(got - ref.params) <= 0.01 * ref.bse)
+    assert not est.privacy_.private

@@ -256,6 +256,9 @@ def fit_by_group(
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(options)  # x_names=, fit_intercept=, ...: set per group, not options
     bounds, groups = _with_codebook(df, by, bounds, groups, codebook)
     if ledger is not None:
         from dpreg.privacy import Ledger

@@ -1,5 +1,9 @@
-"""Privacy budgets, conversions, neighbouring relations and the ledger."""
+"""Privacy budgets, conversions, neighbouring relations and the ledger.
 
+:data:`EPSILON_MAX`, :data:`RHO_MAX` and :data:`MU_MAX` are the largest budgets dpreg treats as
+a privacy guarantee; a larger finite value is treated exactly like ``inf`` (NOT PRIVATE)."""
+
+from dpreg._validation import EPSILON_MAX, MU_MAX, RHO_MAX
 from dpreg.privacy.budgets import (
     GDP,
     ZCDP,
@@ -27,6 +31,9 @@ from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neigh
 from dpreg.privacy.relations import add_remove_to_replace_one, convert_relation
 
 __all__ = [
+    "EPSILON_MAX",
+    "RHO_MAX",
+    "MU_MAX",
     "Budget",
     "PureDP",
     "ApproxDP",

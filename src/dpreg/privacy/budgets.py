@@ -32,7 +32,14 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from scipy import optimize, special
 
-from dpreg._validation import check_delta, check_epsilon, check_mu, check_positive, check_rho
+from dpreg._validation import (
+    PRIVACY_PARAM_MAX,
+    check_delta,
+    check_epsilon,
+    check_mu,
+    check_positive,
+    check_rho,
+)
 from dpreg.exceptions import InvalidInputError
 
 __all__ = [
@@ -119,10 +126,20 @@ def _up(x: float, ulps: int = 2) -> float:
     return x
 
 
+#: relative slack of the caps for budget values: conversions and compositions round toward
+#: more loss by a few ulps (e.g. the (ε, δ) of the μ calibrated for ε = EPSILON_MAX is
+#: EPSILON_MAX·(1 + 1e-12)), which must not turn a release at the cap into an infinite one
+_CAP_SLACK = 1e-9
+
+
 def _budget_param(value: Any, name: str) -> float:
     """Budget parameters may be 0 (an empty budget, e.g. ``remaining()``) or inf (no privacy);
-    mechanisms reject 0 themselves."""
-    return check_positive(value, name, allow_inf=True, allow_zero=True)
+    mechanisms reject 0 themselves.  A value above its cap (:data:`dpreg.privacy.EPSILON_MAX`,
+    ``RHO_MAX``, ``MU_MAX``; up to the rounding slack :data:`_CAP_SLACK`) is no privacy
+    either and is stored as inf, so that every check of an infinite budget (NOT PRIVATE
+    statements, ledgers) applies to it unchanged."""
+    out = check_positive(value, name, allow_inf=True, allow_zero=True)
+    return math.inf if out > PRIVACY_PARAM_MAX[name] * (1 + _CAP_SLACK) else out
 
 
 def _check_weights(weights: Iterable[float]) -> list[float]:

@@ -1,7 +1,9 @@
 """What every output says about privacy, and the warnings for weak seeds and large δ.
 
 * :data:`NOT_PRIVATE_NOTICE` -- carried by every output of an ``epsilon=inf`` run (the exact,
-  non-private reference computation that the API keeps for comparisons).
+  non-private reference computation that the API keeps for comparisons), and of a run whose
+  budget is above the cap (:data:`~dpreg.privacy.EPSILON_MAX`, ``RHO_MAX``, ``MU_MAX``), which
+  is treated as ``inf``.
 * :data:`SEED_NOTICE` -- carried by every output of a seeded run: a seeded release is only as
   private as its seed is secret.  Anyone who knows the seed (or can guess it: a small integer
   is found by brute force in well under a second) regenerates the noise and subtracts it.  The
@@ -44,10 +46,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from dpreg._validation import EPSILON_MAX
 from dpreg.exceptions import LargeDeltaWarning, WeakSeedWarning
 
 __all__ = [
     "NOT_PRIVATE_NOTICE",
+    "INFINITE_BUDGET",
     "SEED_NOTICE",
     "SEED_ENTROPY_BITS",
     "WEAK_SEED_BITS",
@@ -67,9 +71,11 @@ __all__ = [
     "public_entry",
 ]
 
+#: why a budget is infinite, in the words of every NOT PRIVATE message
+INFINITE_BUDGET = f"epsilon = inf (or above the cap {EPSILON_MAX:g}, treated as inf)"
 #: the notice every output of an infinite-budget run carries
-NOT_PRIVATE_NOTICE = ("NOT PRIVATE: epsilon = inf, the exact non-private result (no noise was "
-                      "added); a reference for comparisons, never a release")
+NOT_PRIVATE_NOTICE = (f"NOT PRIVATE: {INFINITE_BUDGET}, the exact non-private result (no noise "
+                      "was added); a reference for comparisons, never a release")
 #: bits of entropy a seed needs for a seeded release to keep its guarantee
 SEED_ENTROPY_BITS = 128
 #: integer seeds below 2**WEAK_SEED_BITS carry at most that many bits (see the module doc)
