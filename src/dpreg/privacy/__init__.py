@@ -1,5 +1,7 @@
-"""Privacy budgets, conversions, neighbouring relations and the ledger."""
+"""Privacy budgets, conversions, neighbouring relations, the ledger and the integrity records
+of ledger and release files (:class:`Integrity`, :func:`create_key_file`, :func:`key_id`)."""
 
+from dpreg._integrity import Integrity, create_key_file, key_id
 from dpreg.privacy.budgets import (
     GDP,
     ZCDP,
@@ -51,4 +53,7 @@ __all__ = [
     "check_neighbouring",
     "convert_relation",
     "add_remove_to_replace_one",
+    "Integrity",
+    "create_key_file",
+    "key_id",
 ]
