@@ -133,9 +133,10 @@ def verify_release_dict(data: Any, *, key: bytes | None = None,
         return data, None  # refused (or called newer) by the schema
     body = {k: v for k, v in data.items() if k != INTEGRITY_FIELD}
     try:
-        dig: str | None = digest(canonical_json(body))
+        canon: bytes | None = canonical_json(body)
     except (TypeError, ValueError):
-        dig = None
+        canon = None
+    dig = None if canon is None else digest(canon)
     rec = data.get(INTEGRITY_FIELD)
     rec_id = rec.get("key_id") if isinstance(rec, dict) and isinstance(rec.get("key_id"),
                                                                          str) else None
@@ -185,7 +186,8 @@ def verify_release_dict(data: Any, *, key: bytes | None = None,
         if rec_id != given:
             return fail(f"it was signed with the key whose id is {rec_id}; the given key's id "
                         f"is {given}", altered=False)
-        if not same(mac(key, RELEASE_DOMAIN, canonical_json(body)), rec["hmac_sha256"]):
+        assert canon is not None
+        if not same(mac(key, RELEASE_DOMAIN, canon), rec["hmac_sha256"]):
             return fail("its HMAC-SHA256 does not match the content (changed by someone "
                         "without the key)")
         return body, Integrity("verified-hmac", f"HMAC-SHA256 with key id {given} matches{also}",

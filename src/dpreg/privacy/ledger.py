@@ -964,7 +964,8 @@ class Ledger:
                              f"Ledger.seal() (CLI: dpreg ledger seal {self._path})")
         _, events, tip = self._state
         head = None if tip is None else tip.hex()
-        what = f"chain over {len(events)} events, the total and the relation matches"
+        n = len(events)
+        what = f"chain over {n} event{'' if n == 1 else 's'}, the total and the relation matches"
         if self._key is not None:
             return Integrity("verified-hmac", f"HMAC-SHA256 {what} (key id {kid})", digest=head,
                              key_id=kid)
