@@ -25,6 +25,12 @@ list of numbers) and a key that the command sets itself is refused naming its op
 warning of a command prints as one ``warning: ...`` line (never Python's format with a source
 path).  Every ``--json`` output is strict JSON: non-finite numbers are written as ``null``
 (:func:`dpreg._json.strict_jsonable`).
+
+Files the CLI writes and later trusts carry integrity records (docs/threat-model.md):
+``release-cov`` writes a SHA-256 digest of the release (``--key KEYFILE`` or ``$DPREG_KEY``:
+HMAC-SHA256 too) that ``regress`` checks (``--no-verify`` reads an altered file, marked
+UNVERIFIED); a ledger's HMAC chain uses ``PATH.key`` (or ``--key`` / ``$DPREG_LEDGER_KEY``).  Key
+files come from ``dpreg key init``; no output ever contains a key.
 """
 
 from __future__ import annotations
@@ -55,9 +61,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-ledger_app = typer.Typer(help="Create and inspect persistent privacy ledgers.",
+ledger_app = typer.Typer(help="Create, inspect and seal persistent privacy ledgers (each "
+                         "protected by an HMAC-SHA256 chain under its key file).",
                          no_args_is_help=True)
 app.add_typer(ledger_app, name="ledger")
+key_app = typer.Typer(help="Key files that sign release files and ledgers (HMAC-SHA256; "
+                      "docs/threat-model.md).", no_args_is_help=True)
+app.add_typer(key_app, name="key")
 codebook_app = typer.Typer(help="Codebooks: public bounds and levels of a data set's columns "
                            "(docs/codebook.md).", no_args_is_help=True)
 app.add_typer(codebook_app, name="codebook")
@@ -271,11 +281,33 @@ def _options_not_private(opts: dict[str, Any]) -> bool:
 
 #: environment variable naming a default ledger file for fit, fit-groups and release-cov
 LEDGER_ENV = "DPREG_LEDGER"
+#: environment variable naming the key file of the ledgers (default: PATH.key beside a ledger)
+LEDGER_KEY_ENV = "DPREG_LEDGER_KEY"
+#: environment variable naming the key file that signs (release-cov) and verifies (regress)
+#: release files
+RELEASE_KEY_ENV = "DPREG_KEY"
+_RELEASE_KEY_HELP = (f"Key file (dpreg key init) that signs the release with HMAC-SHA256 "
+                     f"(default: ${RELEASE_KEY_ENV} if set; else only an unkeyed SHA-256 "
+                     "digest, which detects accidental edits but not a recomputed one).")
+_LEDGER_KEY_HELP = (f"The ledger's key file (default: ${LEDGER_KEY_ENV} if set, else PATH.key "
+                    "beside the ledger).")
 
 
-def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
+def _ledger_key(key: Path | None) -> Path | None:
+    """``--key``, else ``$DPREG_LEDGER_KEY``, else None (the ledger's own PATH.key)."""
+    import os
+
+    if key is None and os.environ.get(LEDGER_KEY_ENV):
+        return Path(os.environ[LEDGER_KEY_ENV])
+    return key
+
+
+def _open_ledger(path: Path | None, *, use_default: bool = False, key: Path | None = None,
+                 verify: bool = True) -> Any:
     """The ledger file ``path``; without one (and ``use_default``), the file named by
-    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``)."""
+    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``).  Its integrity
+    record is verified with its key file (``key``, ``$DPREG_LEDGER_KEY`` or PATH.key); a file
+    without a record (an older dpreg) prints a warning."""
     import os
 
     how = ""
@@ -291,7 +323,11 @@ def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
             f"ledger {path}{how} does not exist; create it first with: dpreg ledger init {path} "
             "--epsilon TOTAL [--delta TOTAL_DELTA]"
         )
-    return Ledger(None, path)
+    led = Ledger(None, path, key_file=_ledger_key(key), verify=verify)
+    status = led.integrity
+    if use_default and status is not None and status.status == "no-record":
+        _cli_warning(f"ledger {path}: {status}")
+    return led
 
 
 def _ledger_line(led: Any) -> dict[str, Any]:
@@ -1130,8 +1166,13 @@ def release_cov(
     codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help=_PROGRESS_HELP)] = None,
+    key: Annotated[Path | None, typer.Option("--key", help=_RELEASE_KEY_HELP)] = None,
 ) -> None:
-    """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
+    """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`.
+
+    The file carries an integrity record: the SHA-256 digest of its content and, with --key,
+    an HMAC-SHA256 and the key's id (never the key); `dpreg regress` refuses a file altered
+    after it was written."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
     assert dlt is not None  # --delta is a required option
     warn_seed(seed)
@@ -1141,9 +1182,11 @@ def release_cov(
         cols.extend(part for part in c.split(",") if part)
     _check_choice(backend, "--backend", ("local", "spark"))
     try:
+        from dpreg._integrity import resolve_key
         from dpreg.covariance import release_sscp
         from dpreg.privacy import release_context
 
+        signing = resolve_key(_release_key(key), "--key")  # read before anything is charged
         _check_columns(_header(data), {"--columns": cols})
         if backend == "spark":
             frame: Any = _spark_frame(data)
@@ -1159,15 +1202,19 @@ def release_cov(
                         enabled=interactive(progress)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
                                rng=seed, ledger=led, codebook=codebook)
-        rel.save(out)
+        rel.save(out, key=signing)
+        record = json.loads(out.read_text(encoding="utf-8"))["integrity"]
     except DPRegError as exc:
         _fail(exc)
         return
     fields = _notice_fields(eps, seed)
     if led is not None:
         fields["ledger"] = _ledger_line(led)
+    integrity = {"sha256": record["sha256"], "key_id": record.get("key_id"),
+                 "hmac": "hmac_sha256" in record}
     if as_json:
-        _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt, **fields})
+        _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt,
+                     "integrity": integrity, **fields})
     else:
         what = (f"NOT PRIVATE SSCP matrix (ε=inf: exact, no noise) of {len(cols)} columns"
                 if math.isinf(eps) else
@@ -1175,6 +1222,10 @@ def release_cov(
         claim = "" if math.isinf(eps) else f" ((ε={eps:g}, δ={dlt:g})-DP)"
         console.print(f"wrote {what} to {out}{claim}; analyse it with: dpreg regress {out} "
                       f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
+        console.print(f"integrity: sha256 {integrity['sha256']}"
+                      + (f"; signed with HMAC-SHA256, key id {integrity['key_id']}"
+                         if integrity["hmac"] else "; not signed (no --key)"),
+                      highlight=False, soft_wrap=True)
         if fields["notice"]:
             console.print(fields["notice"], highlight=False)
         if led is not None:
@@ -1196,13 +1247,29 @@ def regress(
         "release gives the same intervals on every run.")] = None,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help=f"Key file the release was signed with: its HMAC-SHA256 must match "
+        f"(default: ${RELEASE_KEY_ENV} if set).")] = None,
+    expect_digest: Annotated[str | None, typer.Option(
+        "--expect-digest", metavar="SHA256",
+        help="The release's SHA-256 digest as obtained out of band (e.g. published by the "
+        "curator): the file must match it.")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="--no-verify reads a file that fails its integrity check "
+        "(altered after it was written) anyway; every output then says UNVERIFIED.")] = True,
 ) -> None:
-    """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
+    """OLS on a released DP SSCP matrix (post-processing: no further privacy cost).
+
+    The file's integrity record is checked first: a file altered after it was written is
+    refused (--no-verify reads it, marked UNVERIFIED); the outcome is printed and is the JSON
+    field release_integrity."""
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     try:
+        from dpreg._integrity import check_hex_digest
         from dpreg.covariance import SSCPRelease
 
-        rel = SSCPRelease.load(release)
+        rel = SSCPRelease.load(release, key=_release_key(key), verify=verify,
+                               expect_digest=check_hex_digest(expect_digest, "--expect-digest"))
         res = rel.regress(formula, rng=_release_seed(release, formula) if seed is None
                           else seed)
         ci_frame = _intervals(res, ci)
@@ -1210,10 +1277,28 @@ def regress(
     except DPRegError as exc:
         _fail(exc)
         return
+    status = rel.integrity
+    if status is not None and not status.verified:
+        _cli_warning(f"release file {release} is UNVERIFIED: {status.detail}")
     if as_json:
-        _print_json(_result_json(res, ci, ci_frame))
+        out = _result_json(res, ci, ci_frame)
+        out["release_integrity"] = None if status is None else status.as_dict()
+        _print_json(out)
     else:
         _print_summary(res, ci)
+        if status is not None:
+            console.print(f"release file {release}: {status.label}: {status.detail}"
+                          + (f"; sha256 {status.digest}" if status.digest else ""),
+                          highlight=False, soft_wrap=True)
+
+
+def _release_key(key: Path | None) -> Path | None:
+    """``--key``, else ``$DPREG_KEY``, else None."""
+    import os
+
+    if key is None and os.environ.get(RELEASE_KEY_ENV):
+        return Path(os.environ[RELEASE_KEY_ENV])
+    return key
 
 
 def _release_seed(path: Path, formula: str) -> int:
@@ -1318,8 +1403,22 @@ def ledger_init(
     not_private: Annotated[bool, typer.Option(
         "--not-private", help="Allow --epsilon inf (a NOT PRIVATE ledger that refuses no "
         "charge) and --delta in [0.5, 1).")] = False,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="Key file of the ledger's HMAC chain (created, mode 0600, if missing; "
+        f"default: ${LEDGER_KEY_ENV} if set, else PATH.key beside the ledger).")] = None,
+    no_key: Annotated[bool, typer.Option(
+        "--no-key", help="No key: an unkeyed SHA-256 chain, which detects accidental and naive "
+        "edits but not an edit whose chain was recomputed.")] = False,
 ) -> None:
-    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
+    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation.
+
+    Its events and total are protected by an HMAC-SHA256 chain under a key file (PATH.key,
+    created with mode 0600 unless --key names another or --no-key): an edited, deleted,
+    inserted or reordered event, a truncated history or an edited total is detected by every
+    later charge and by `dpreg ledger show`.  Keep the key readable only by those who charge
+    the ledger, and outside any folder others can write to."""
+    if key is not None and no_key:
+        _usage("--key and --no-key exclude each other")
     eps_total, delta_total = privacy_options(epsilon, delta, not_private)
     try:
         from dpreg.privacy import check_neighbouring as _relation
@@ -1339,7 +1438,9 @@ def ledger_init(
         total = PureDP(eps_total) if not delta_total else ApproxDP(eps_total, delta_total)
         if total.epsilon == 0:
             raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
-        led = Ledger(total, path, neighbouring=rel)
+        key_file = False if no_key else _ledger_key(key)
+        led = Ledger(total, path, neighbouring=rel, key_file=key_file)
+        status = led.integrity
         led.close()
     except DPRegError as exc:
         _fail(exc)
@@ -1347,25 +1448,47 @@ def ledger_init(
     console.print(f"created ledger {path} with total {total} for {rel} neighbours"
                   + (" -- NOT PRIVATE: an infinite total refuses no charge"
                      if total.is_infinite else ""), highlight=False)
+    from dpreg.privacy.ledger import default_key_path
+
+    if status is not None and status.key_id:
+        where = key_file if isinstance(key_file, Path) else default_key_path(path)
+        console.print(f"integrity: HMAC-SHA256 chain under the key file {where} (key id "
+                      f"{status.key_id}); keep it readable only by those who charge the ledger",
+                      highlight=False, soft_wrap=True)
+    else:
+        console.print("integrity: unkeyed SHA-256 chain (--no-key): detects accidental and "
+                      "naive edits, not an edit whose chain was recomputed", highlight=False,
+                      soft_wrap=True)
 
 
 @ledger_app.command("show")
 def ledger_show(
     path: Annotated[Path, typer.Argument(help="Ledger file.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    key: Annotated[Path | None, typer.Option("--key", help=_LEDGER_KEY_HELP)] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="--no-verify shows a ledger that fails its integrity check "
+        "(altered, or keyed and its key missing) anyway, marked UNVERIFIED; the exit code is "
+        "still 1.")] = True,
 ) -> None:
-    """Show a ledger's total, relation, spending and events (stated and charged budgets)."""
+    """Show a ledger's total, relation, spending, events (stated and charged budgets) and its
+    integrity check.  Exit code 1 when the ledger fails the check (altered outside dpreg, or
+    keyed and its key missing)."""
     try:
-        led = _open_ledger(path)
+        led = _open_ledger(path, key=key, verify=verify)
         info = led.as_dict()
         events = led.events()
         describe = led.describe()
+        status = led.integrity
         led.close()
     except DPRegError as exc:
         _fail(exc)
         return
+    failed = status is not None and status.status == "unverified"
     if as_json:
         _print_json(info)
+        if failed:
+            raise typer.Exit(code=1)
         return
     from dpreg.privacy import Budget
 
@@ -1389,6 +1512,84 @@ def ledger_show(
     if not info["private"]:
         console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
                       "budget): its releases carry no privacy guarantee", highlight=False)
+    if status is not None:
+        console.print(f"integrity: {status.label}: {status.detail}"
+                      + (f"; head {status.digest}" if status.digest else ""),
+                      highlight=False, soft_wrap=True)
+    if failed:
+        err_console.print(f"[bold red]error:[/] ledger {path} is UNVERIFIED (shown with "
+                          "--no-verify): its content cannot be trusted", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(code=1)
+
+
+@ledger_app.command("seal")
+def ledger_seal(
+    path: Annotated[Path, typer.Argument(help="Ledger file.")],
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="Key file of the chain (created, mode 0600, if missing; default: "
+        f"${LEDGER_KEY_ENV} if set, else PATH.key beside the ledger).")] = None,
+    no_key: Annotated[bool, typer.Option(
+        "--no-key", help="An unkeyed SHA-256 chain (detects accidental and naive edits only).")
+    ] = False,
+    reseal: Annotated[bool, typer.Option(
+        "--reseal", help="Replace an existing integrity record (after its key was lost, or an "
+        "alteration was inspected with `ledger show --no-verify` and accepted).")] = False,
+) -> None:
+    """Add an integrity chain to a ledger written by an older dpreg (it has none).
+
+    Sealing accepts the ledger's content as it is now: inspect it first (`dpreg ledger show
+    PATH`).  One write transaction: all or nothing."""
+    if key is not None and no_key:
+        _usage("--key and --no-key exclude each other")
+    try:
+        from dpreg import Ledger
+        from dpreg.exceptions import InvalidInputError
+
+        if not path.exists():
+            raise InvalidInputError(f"ledger {path} does not exist")
+        with Ledger(None, path, key_file=False if no_key else _ledger_key(key),
+                    verify=False) as led:
+            status = led.seal(reseal=reseal)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"sealed ledger {path}: {status.label}: {status.detail}", highlight=False,
+                  soft_wrap=True)
+
+
+# ------------------------------------------------------------------ keys
+@key_app.command("init")
+def key_init(
+    path: Annotated[Path, typer.Argument(help="Key file to create (never overwritten).")],
+) -> None:
+    """Create a key file: 32 random bytes (Python's secrets module), mode 0600.  It signs
+    release files (release-cov --key) and ledgers (ledger init --key); whoever can read it can
+    also forge those signatures, so keep it private.  Prints the key's id, never the key."""
+    try:
+        from dpreg._integrity import create_key_file
+
+        kid = create_key_file(path)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"created key file {path} (key id {kid}); keep it secret: whoever can read "
+                  "it can sign altered files", highlight=False, soft_wrap=True)
+
+
+@key_app.command("id")
+def key_id_cmd(
+    path: Annotated[Path, typer.Argument(help="Key file.")],
+) -> None:
+    """Print a key file's id (a hash prefix that names the key without revealing it)."""
+    try:
+        from dpreg._integrity import key_id, read_key_file
+
+        kid = key_id(read_key_file(path))
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    sys.stdout.write(kid + "\n")
 
 
 # ------------------------------------------------------------------ demo, reproduce, audit

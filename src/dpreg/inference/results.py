@@ -417,6 +417,17 @@ class RegressionResults:
         return f"<RegressionResults {self.method}: {coefs}; {shown}>"
 
 
+def _integrity_text(checked: Mapping[str, Any]) -> str:
+    """The ``Release file`` row: how the file's integrity record checked out."""
+    status = str(checked.get("status", ""))
+    head = {"verified-hmac": "verified (HMAC-SHA256)",
+            "verified-pinned": "verified (expected SHA-256 digest)",
+            "verified-digest": "digest matches (unkeyed SHA-256)",
+            "no-record": "UNVERIFIED (no integrity record)"}.get(status, "UNVERIFIED")
+    dig = checked.get("digest")
+    return head + (f"; sha256 {str(dig)[:16]}..." if dig else "")
+
+
 @dataclass
 class Summary:
     """Printable summary: ``str()`` / ``as_text()``, ``_repr_html_()`` / ``as_html()``,
@@ -450,6 +461,13 @@ class Summary:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
+        checked = r.extra.get("release_integrity")  # a regression on a release file
+        if isinstance(checked, Mapping):
+            rows.append(("Release file", _integrity_text(checked)))
+            if not checked.get("verified"):
+                why = " (no integrity record)" if checked.get("status") == "no-record" else ""
+                rows.insert(0, ("WARNING", f"UNVERIFIED release file{why}: "
+                                + str(checked.get("detail", ""))))
         if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
             rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
                             "DP bounds was predicted too small for a useful release"))

@@ -1,8 +1,10 @@
-"""Privacy budgets, conversions, neighbouring relations and the ledger.
+"""Privacy budgets, conversions, neighbouring relations, the ledger and the integrity records
+of ledger and release files (:class:`Integrity`, :func:`create_key_file`, :func:`key_id`).
 
 :data:`EPSILON_MAX`, :data:`RHO_MAX` and :data:`MU_MAX` are the largest budgets dpreg treats as
 a privacy guarantee; a larger finite value is treated exactly like ``inf`` (NOT PRIVATE)."""
 
+from dpreg._integrity import Integrity, create_key_file, key_id
 from dpreg._validation import EPSILON_MAX, MU_MAX, RHO_MAX
 from dpreg.privacy.budgets import (
     GDP,
@@ -58,4 +60,7 @@ __all__ = [
     "check_neighbouring",
     "convert_relation",
     "add_remove_to_replace_one",
+    "Integrity",
+    "create_key_file",
+    "key_id",
 ]
