@@ -59,10 +59,36 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: flo
     opts, ci_alpha = prepare_options(spec, options, n_features=X.shape[1])
     y_bounds = check_bounds(y_bounds, "bounds for the response")
     _check_shape(spec, fit_intercept, X.shape[1])
+    check_ledger_accepts(spec, ledger, epsilon=epsilon, delta=delta, options=opts,
+                         n_features=X.shape[1])
     out = spec.fit(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds, y_bounds=y_bounds,
                    x_names=x_names, y_name=y_name, fit_intercept=fit_intercept, ledger=ledger,
                    random_state=random_state, options=opts, ci_alpha=ci_alpha)
-    return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))})
+    return out.replace(dep_var=y_name, bounds={y_name: y_bounds, **dict(zip(x_names, x_bounds))},
+                       extra=with_estimand(out.extra, spec))
+
+
+def with_estimand(extra: Any, spec: MethodSpec) -> dict[str, Any]:
+    """``extra`` with ``target``: what the method's release estimates (its spec's
+    ``target``), so that a summary and the JSON say which slope a fit reports."""
+    out = dict(extra)
+    if spec.target:
+        out.setdefault("target", spec.target)
+    return out
+
+
+def check_ledger_accepts(spec: MethodSpec, ledger: Any, *, epsilon: float, delta: float | None,
+                         options: dict[str, Any], n_features: int) -> None:
+    """Refuse a fit that ``ledger`` could never account (an (ε, δ), zCDP or GDP method on a
+    pure-ε ledger), with the remedy, before any data is read or fitted
+    (:meth:`~dpreg.privacy.Ledger.check_accepts`); nothing to check without a ledger or
+    without the δ the method needs (the fit itself says δ is required)."""
+    from dpreg.privacy import Ledger
+
+    if not isinstance(ledger, Ledger) or (spec.needs_delta and delta is None):
+        return
+    ledger.check_accepts(spec.budget(epsilon=check_epsilon(epsilon), delta=delta,
+                                     options=options, n_features=n_features))
 
 
 def source_methods() -> tuple[str, ...]:
@@ -85,13 +111,15 @@ def fit_source(method: str, source: Any, *, x_cols: list[str], y_col: str, epsil
         raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
                                 "e.g. 1e-6 or smaller than 1/n)")
     _check_shape(spec, fit_intercept, len(x_cols))
+    check_ledger_accepts(spec, ledger, epsilon=epsilon, delta=delta, options=opts,
+                         n_features=len(x_cols))
     bounds = {y_col: y_bounds, **{n: (float(b[0]), float(b[1]))
                                   for n, b in zip(x_cols, x_bounds)}}
     out = spec.fit_source(source, x_cols=x_cols, y_col=y_col, epsilon=epsilon, delta=delta,
                           x_bounds=x_bounds, y_bounds=y_bounds, fit_intercept=fit_intercept,
                           ledger=ledger, random_state=random_state, options=opts,
                           ci_alpha=ci_alpha)
-    return out.replace(dep_var=y_col, bounds=bounds)
+    return out.replace(dep_var=y_col, bounds=bounds, extra=with_estimand(out.extra, spec))
 
 
 def charged_budget(method: str, *, epsilon: float, delta: float | None,

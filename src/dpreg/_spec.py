@@ -373,6 +373,9 @@ class MethodSpec:
     #: options fixed by this method name (e.g. ``median="exp"`` for ``theil-sen-exp``)
     estimator_options: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     is_selector: ClassVar[bool] = False
+    #: what the release estimates, in words (the estimand): shown in every summary
+    #: (``Estimates`` row) and JSON (``extra["target"]``) of a fit through the dispatcher
+    target: ClassVar[str] = ""
 
     # -- derived facts ---------------------------------------------------------------------
     @property

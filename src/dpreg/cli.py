@@ -1448,6 +1448,11 @@ def ledger_init(
     console.print(f"created ledger {path} with total {total} for {rel} neighbours"
                   + (" -- NOT PRIVATE: an infinite total refuses no charge"
                      if total.is_infinite else ""), highlight=False)
+    if isinstance(total, PureDP):  # say now what the first (ε, δ) fit would find out
+        console.print("note: without --delta this ledger accounts pure-ε releases only; "
+                      "methods that need δ (`dpreg methods`, column 'needs --delta') are refused "
+                      "before any data is read. Give --delta to allow them.", highlight=False,
+                      soft_wrap=True)
     from dpreg.privacy.ledger import default_key_path
 
     if status is not None and status.key_id:

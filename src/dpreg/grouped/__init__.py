@@ -265,6 +265,13 @@ def fit_by_group(
 
         if not isinstance(ledger, Ledger):
             raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+        from dpreg._dispatch import check_ledger_accepts, prepare_options, spec_of
+
+        # a table the ledger could never account is refused before any file or group is read
+        method_spec = spec_of(method)
+        check_ledger_accepts(method_spec, ledger, epsilon=epsilon, delta=delta,
+                             options=prepare_options(method_spec, options, n_features=1)[0],
+                             n_features=1)
     from dpreg._source import FileSource, is_spark_frame
 
     if not is_spark_frame(df) and isinstance(df, (str, os.PathLike)):

@@ -448,8 +448,10 @@ class Summary:
             *((("Accounting", acc),) if (acc := describe_accounting(priv.requested, priv.budget))
               else ()),
             ("Neighbouring", str(priv.neighbouring)),
+            *(("Ledger charge", str(c)) for c in priv.charges),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
+            *((("Estimates", str(r.extra["target"])),) if r.extra.get("target") else ()),
             ("Uncertainty", r.uncertainty),
             *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
@@ -525,7 +527,7 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
-            if k == "Accounting":  # one long sentence: wrapped under its value column
+            if k in ("Accounting", "Ledger charge", "Estimates"):  # wrapped under the value column
                 import textwrap
 
                 v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))

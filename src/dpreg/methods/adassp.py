@@ -41,6 +41,8 @@ _FAILURE = Option(Real(0.0, 1.0, closed="neither"), 0.05,
 
 class AdaSSPSpec(MethodSpec):
     name = "adassp"
+    target = ('the OLS coefficients of the data clipped to the bounds, shrunk toward 0 by the ridge '
+              'term λ that AdaSSP chooses privately (a bias that can dominate its error at small n·ε)')
     algorithm = "AdaSSP (Wang 2018)"
     features = "any"
     delta = "always"
@@ -154,6 +156,8 @@ class AdaSSPSpec(MethodSpec):
 
 class BoostedAdaSSPSpec(MethodSpec):
     name = "boosted-adassp"
+    target = ('the OLS coefficients of the data clipped to the bounds, approached by boosting rounds '
+              'of ridge-regularised AdaSSP (shrinkage bias where the rounds stop short)')
     algorithm = "BoostedAdaSSP (Tang et al. 2023)"
     features = "any"
     delta = "always"

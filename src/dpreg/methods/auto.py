@@ -27,6 +27,7 @@ class AutoSpec(MethodSpec):
     order = 1000
     estimator = "dpreg.auto:AutoDPRegression"
     is_selector = True
+    target = "that of the method it chooses (the summary names it)"
     needs_bounds = False  # bounds="private": DP bounds from part of ε
     needs_rows = "it chooses privately among methods, some of which need every row"
     interval = IntervalSupport(

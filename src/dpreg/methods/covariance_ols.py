@@ -19,6 +19,7 @@ __all__ = ["CovarianceOLSSpec", "SPECS"]
 
 class CovarianceOLSSpec(MethodSpec):
     name = "covariance-ols"
+    target = ('the OLS coefficients of the data clipped to the bounds (the sweep of a DP SSCP matrix)')
     algorithm = "OLS on an Analyze-Gauss DP SSCP matrix (Bain et al. 2014)"
     features = "any"
     delta = "always"

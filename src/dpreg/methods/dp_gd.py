@@ -64,6 +64,9 @@ def simple_budget_params(variant: str, epsilon: float, delta: float | None
 
 class DPGradientDescentSpec(MethodSpec):
     name = "dp-gd"
+    target = ('the least-squares (OLS) coefficients of the data clipped to the bounds, approached by '
+              'noisy gradient steps with clipped gradients (clipping biases it toward 0 when '
+              'residuals exceed the clip)')
     algorithm = "DP gradient descent (Alabi et al. 2022 for one x; clipped GD otherwise)"
     features = "any"
     delta = "multi-x"

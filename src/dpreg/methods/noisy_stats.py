@@ -100,6 +100,7 @@ def release_levels(stats: core.LineStatistics, *, epsilon: float,
 
 class NoisyStatsSpec(MethodSpec):
     name = "noisy-stats"
+    target = ('the OLS line of the data clipped to the bounds (from its noisy sufficient statistics)')
     algorithm = "DPSuffStats, noisy sufficient statistics (Alabi et al. 2022, Alg. 1)"
     features = "one"
     delta = "never"
@@ -234,6 +235,7 @@ class NoisyStatsSpec(MethodSpec):
 
 class DPInterceptSpec(MethodSpec):
     name = "dp-intercept"
+    target = ('the mean of y (the slope is fixed at 0: a baseline, not a regression)')
     algorithm = "intercept-only baseline, a noisy mean of y (Alabi et al. 2022)"
     features = "one"
     delta = "never"

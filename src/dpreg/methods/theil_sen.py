@@ -54,6 +54,10 @@ class TheilSenSpec(MethodSpec):
     local_options = ("pairs", "theta", "output_range", "dof")
     local_kind = "each"
     harness_engine = "median"
+    target = ("the Theil-Sen line: the median of the pairwise slopes (with the medians of the "
+              "pairs' predictions at the two evaluation points) -- NOT the OLS slope; the two "
+              "differ under skewed or heavy-tailed errors, outliers, many tied values or a "
+              "non-linear relation, and the slope interval covers the median pairwise slope")
     interval = IntervalSupport(
         offered="Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
         missing=ts_core.NO_INTERVAL, fit_statistics=ts_core.NO_FIT_STATISTICS,

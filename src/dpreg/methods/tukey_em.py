@@ -19,6 +19,8 @@ __all__ = ["TukeyEMSpec", "SPECS"]
 
 class TukeyEMSpec(MethodSpec):
     name = "tukey-em"
+    target = ('a Tukey median of OLS fits on disjoint subsets of the rows (close to the OLS '
+              'coefficients under a linear model with symmetric errors)')
     algorithm = "TukeyEM (Amin et al. 2023)"
     features = "any"
     delta = "always"

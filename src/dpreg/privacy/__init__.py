@@ -23,6 +23,7 @@ from dpreg.privacy.budgets import (
 from dpreg.privacy.ledger import (
     BOTH_RELATIONS,
     Ledger,
+    LedgerCharge,
     PrivacyEvent,
     charge,
     get_default_ledger,
@@ -60,6 +61,7 @@ __all__ = [
     "check_neighbouring",
     "convert_relation",
     "add_remove_to_replace_one",
+    "LedgerCharge",
     "Integrity",
     "create_key_file",
     "key_id",

@@ -137,14 +137,15 @@ from dpreg.privacy.context import (
     RELEASE_KEYS,
     current_release,
     get_default_ledger,
+    record_charge,
     release_context,
     swap_default_ledger,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 from dpreg.privacy.relations import convert_relation
 
-__all__ = ["Ledger", "PrivacyEvent", "charge", "NOT_PRIVATE", "BOTH_RELATIONS", "release_context",
-           "current_release", "set_default_ledger", "get_default_ledger", "RELEASE_KEYS"]
+__all__ = ["Ledger", "PrivacyEvent", "LedgerCharge", "charge", "NOT_PRIVATE", "BOTH_RELATIONS",
+           "release_context", "current_release", "set_default_ledger", "get_default_ledger", "RELEASE_KEYS"]
 
 _DEFAULT_SLACK = 1e-10
 #: seconds a charge waits for another process's write lock before giving up
@@ -237,6 +238,84 @@ class PrivacyEvent:
         if not self.private:
             text += f" -- {NOT_PRIVATE}"
         return text
+
+
+
+#: how a budget stated under add/remove neighbours is charged to a replace-one ledger
+#: (:func:`~dpreg.privacy.relations.add_remove_to_replace_one`), in words
+_CONVERSION_RULE = {"PureDP": "ε → 2ε", "ApproxDP": "(ε, δ) → (2ε, (1 + e^ε)·δ)",
+                    "ZCDP": "ρ → 4ρ", "GDP": "μ → 2μ"}
+
+
+@dataclass(frozen=True)
+class LedgerCharge:
+    """What one release cost on a ledger, in the ledger's units, and why -- the price shown
+    where it is paid (a fit's summary and JSON, :attr:`PrivacyStatement.charges`).
+
+    ``event`` is the recorded :class:`PrivacyEvent`; ``total`` and ``neighbouring`` are the
+    ledger's; ``spent_before`` and ``spent_after`` are :meth:`Ledger.spent` around this charge
+    (the ledger's composed loss, in its own definition).  Budget accounting only: public
+    numbers, never a data value."""
+
+    event: PrivacyEvent
+    total: Budget
+    neighbouring: Neighbouring
+    spent_before: Budget
+    spent_after: Budget
+
+    @property
+    def price(self) -> str:
+        """The charge in the ledger's units, e.g. ``ε=1.875 of the ledger's (ε=3, δ=1e-05)
+        (spent ε 0 → 1.875)``."""
+        b, a, t = self.spent_before, self.spent_after, self.total
+        if isinstance(t, GDP):
+            mb, ma = float(b.mu), float(a.mu)  # type: ignore[attr-defined]
+            return f"μ {mb:.4g} → {ma:.4g} of the ledger's {t} (μ composes in quadrature)"
+        if isinstance(t, ZCDP):
+            rb, ra = float(b.rho), float(a.rho)  # type: ignore[attr-defined]
+            return f"ρ={ra - rb:.4g} of the ledger's {t} (spent ρ {rb:.4g} → {ra:.4g})"
+        eb, ea = float(b.epsilon), float(a.epsilon)  # type: ignore[attr-defined]
+        if math.isinf(ea):
+            return f"ε=inf of the ledger's {t} ({NOT_PRIVATE})"
+        return f"ε={ea - eb:.4g} of the ledger's {t} (spent ε {eb:.4g} → {ea:.4g})"
+
+    @property
+    def why(self) -> str:
+        """Why the price is what it is: the budget as requested, the relation conversion and
+        how charges of another kind compose on this ledger ("" when there is nothing to
+        explain: a charge of the ledger's kind, relation and size as requested)."""
+        ev = self.event
+        stated = as_budget(ev.stated)
+        parts = []
+        req = ev.requested
+        if req is not None and req != stated:
+            parts.append(f"requested {req}, which the mechanism accounts as {stated}")
+        if ev.converted:
+            rule = _CONVERSION_RULE.get(type(stated).__name__, "")
+            parts.append(f"stated under {ev.neighbouring} neighbours, charged to this "
+                         f"{self.neighbouring}-neighbours ledger as {ev.budget}"
+                         + (f" ({rule}: one replacement is a removal and an addition)"
+                            if rule else ""))
+        if isinstance(self.total, ApproxDP) and isinstance(ev.budget, (ZCDP, GDP)):
+            parts.append(f"{type(ev.budget).__name__} charges are pooled and turned into (ε, δ) "
+                         f"once at the ledger's δ={self.total.delta:g}, so this charge adds "
+                         "its marginal ε (several such charges cost less than the sum of "
+                         "their ε)")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        why = self.why
+        return self.price + (f" -- {why}" if why else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"event_id": self.event.id, "price": self.price, "why": self.why,
+                "charged": self.event.budget.as_dict(),
+                "stated": as_budget(self.event.stated).as_dict(),
+                "release_neighbouring": self.event.neighbouring.value,
+                "ledger_neighbouring": self.neighbouring.value,
+                "converted": self.event.converted, "ledger_total": self.total.as_dict(),
+                "spent_before": self.spent_before.as_dict(),
+                "spent_after": self.spent_after.as_dict()}
 
 
 class _Totals:
@@ -1142,10 +1221,18 @@ class Ledger:
             or (isinstance(t, GDP) and isinstance(budget, GDP))
         )
         if not ok:
+            remedy = ""
+            if isinstance(t, PureDP):
+                remedy = (" This ledger was created without δ, so it accounts pure-ε releases "
+                          "only: use a method that needs no δ (`dpreg methods`, "
+                          "column 'needs --delta'), or create the ledger with a δ "
+                          "(Ledger(ApproxDP(ε, δ), path); `dpreg ledger init PATH --epsilon E "
+                          "--delta D`).")
             raise InvalidInputError(
                 f"a ledger with total {t} cannot account a {type(budget).__name__} charge "
                 "(pure-DP ledgers take PureDP; GDP ledgers take GDP; zCDP ledgers take "
-                "PureDP/ZCDP/GDP; (ε,δ) ledgers take everything)"
+                "PureDP/ZCDP/GDP; (ε,δ) ledgers take everything)." + remedy
+                + " Nothing was charged."
             )
 
     def _loss(self, s: _Totals) -> tuple[Fraction | float, Fraction | float]:
@@ -1291,6 +1378,7 @@ class Ledger:
             # totals first: whatever happens between these two lines, nothing is under-counted
             self._state = (trial, events, None)
             events.append(event)
+            self._receipt(event, totals, trial)
             return event
 
     def _spend_file(self, stated: Budget, rel: Neighbouring, charged: Budget, label: str,
@@ -1334,7 +1422,14 @@ class Ledger:
             self._rollback(conn)
         assert event is not None
         self._state = (trial, [*events, event], new_tip)
+        self._receipt(event, totals, trial)
         return event
+
+    def _receipt(self, event: PrivacyEvent, before: _Totals, after: _Totals) -> None:
+        """Hand the charge to the public entry point collecting them (its price is shown in
+        the fit's output; :func:`~dpreg.privacy.context.collect_charges`)."""
+        record_charge(LedgerCharge(event, self._total, self._relation, self._describe(before),
+                                   self._describe(after)))
 
     def _recorded(self, event: PrivacyEvent | None) -> bool:
         """Whether an event whose COMMIT raised is in the file after all."""
@@ -1345,6 +1440,22 @@ class Ledger:
                                       (event.id,)).fetchone() is not None
         except sqlite3.Error:
             return True  # cannot tell: say it may be recorded (the safe statement)
+
+    def check_accepts(self, budget: Budget, *,
+                      neighbouring: Neighbouring | str | Sequence[Neighbouring | str] | None = None
+                      ) -> None:
+        """Raise :class:`InvalidInputError` (with the remedy) when this ledger cannot account
+        ``budget`` at all -- a kind it does not take (an (ε, δ), zCDP or GDP charge on a
+        pure-ε ledger) or a relation it cannot convert -- whatever is left; nothing is read or
+        charged.  The public entry points call it before they read any data, so a fit the
+        ledger could never pay for is refused before it is attempted.  ``neighbouring``: the
+        relation(s) the release is stated for, as for :func:`charge` (``None``: the ledger's)."""
+        if neighbouring is None or isinstance(neighbouring, (str, Neighbouring)):
+            rel = neighbouring
+        else:
+            rels = [check_neighbouring(r) for r in neighbouring]
+            rel = self._relation if self._relation in rels else (rels[0] if rels else None)
+        self._as_charge(budget, rel)
 
     def can_spend(self, budget: Budget, *, neighbouring: Neighbouring | str | None = None) -> bool:
         """Whether :meth:`spend` would accept ``budget`` now (no side effects)."""

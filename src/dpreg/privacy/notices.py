@@ -232,6 +232,44 @@ def _call_release(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             "requested": requested_budget(a.get("epsilon"), a.get("delta"))}
 
 
+def attach_charges(out: Any, charges: list[Any]) -> Any:
+    """``out`` with the ledger charges its call made shown where they are paid: a result's
+    (or a release's, or an estimator's ``privacy_``/``results_``) privacy statement gets them
+    (:attr:`PrivacyStatement.charges`: summary row, JSON ``ledger_charges``); a grouped table
+    gets ``attrs["ledger_charges"]`` and a line in ``attrs["privacy"]``.  Unchanged without
+    charges."""
+    import dataclasses
+
+    if not charges:
+        return out
+    got = tuple(charges)
+
+    def stated(stmt: Any) -> Any:
+        return stmt.with_charges(got) if hasattr(stmt, "with_charges") else stmt
+
+    attrs = getattr(out, "attrs", None)
+    if isinstance(attrs, dict) and "privacy" in attrs:  # a grouped table (DataFrame)
+        attrs["ledger_charges"] = [c.as_dict() for c in got]
+        attrs["privacy"] = str(attrs["privacy"]) + "".join(
+            f"\nLedger charge: {c}" for c in got)
+        return out
+    if hasattr(out, "privacy_"):  # a fitted estimator (fit returns self)
+        out.privacy_ = stated(out.privacy_)
+        res = getattr(out, "results_", None)
+        if res is not None and hasattr(res, "replace"):
+            out.results_ = res.replace(privacy=stated(res.privacy))
+        return out
+    stmt = getattr(out, "privacy", None)
+    if not hasattr(stmt, "with_charges"):
+        return out
+    if hasattr(out, "replace") and not dataclasses.is_dataclass(out):  # RegressionResults
+        return out.replace(privacy=stated(stmt))
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        return dataclasses.replace(out, privacy=stated(stmt))
+    out.privacy = stated(stmt)  # a release object (SSCPRelease)
+    return out
+
+
 def public_function(seed_arg: str = "random_state",
                     n_public: Callable[[Any], int | None] = _nobs) -> Callable[[F], F]:
     """Decorator for public functions taking ``delta=`` and a seed (``seed_arg``) as keywords:
@@ -240,18 +278,20 @@ def public_function(seed_arg: str = "random_state",
     when its ``ledger`` keyword is None; every charge inside records what the call releases."""
 
     def deco(fn: F) -> F:
-        from dpreg.privacy.context import get_default_ledger, release_context
+        from dpreg.privacy.context import collect_charges, get_default_ledger, release_context
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             delta = kwargs.get("delta")
             with public_call(delta=delta, random_state=kwargs.get(seed_arg),
                              seed_name=seed_arg) as outer, \
-                    release_context(**_call_release(fn, args, kwargs)):
+                    release_context(**_call_release(fn, args, kwargs)), \
+                    collect_charges() as charges:
                 default = get_default_ledger() if outer else None
                 if default is not None and kwargs.get("ledger") is None:
                     kwargs["ledger"] = default
                 out = fn(*args, **kwargs)
+                out = attach_charges(out, charges)
             if outer:
                 _warn_per_n(delta, n_public(out))
             return out
@@ -267,7 +307,7 @@ def public_entry(fit: F) -> F:
     An outermost fit with ``ledger=None`` charges the session's default ledger (``self.ledger``
     is set to it for the fit and restored after); every charge inside records the estimator,
     its requested budget and the feature names of a DataFrame ``X``."""
-    from dpreg.privacy.context import get_default_ledger, release_context
+    from dpreg.privacy.context import collect_charges, get_default_ledger, release_context
     from dpreg.privacy.units import requested_budget
 
     @functools.wraps(fit)
@@ -279,7 +319,7 @@ def public_entry(fit: F) -> F:
                 "columns": [str(c) for c in cols] if cols is not None else None,
                 "requested": requested_budget(getattr(self, "epsilon", None), delta)}
         with public_call(delta=delta, random_state=getattr(self, "random_state", None)) as outer, \
-                release_context(**info):
+                release_context(**info), collect_charges() as charges:
             default = get_default_ledger() if outer else None
             if default is None or not hasattr(self, "ledger") or self.ledger is not None:
                 out = fit(self, *args, **kwargs)
@@ -289,6 +329,7 @@ def public_entry(fit: F) -> F:
                     out = fit(self, *args, **kwargs)
                 finally:
                     self.ledger = None
+            attach_charges(self, charges)
         if outer:
             _warn_per_n(delta, _nobs(getattr(self, "results_", None)))
         return out
