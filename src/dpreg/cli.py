@@ -558,8 +558,8 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
             out["ci"]["informative"] = dict(res.extra["ci_informative"])
         if "ci_calibrated" in res.extra:  # Theil-Sen: calibrated or the conservative tight one
             out["ci"]["calibrated"] = dict(res.extra["ci_calibrated"])
-        if "dp_ci_excludes_estimate" in res.extra:
-            out["ci"]["excludes_estimate"] = list(res.extra["dp_ci_excludes_estimate"])
+        # at the requested level (extra['dp_ci_excludes_estimate'] is checked at 0.05 only)
+        out["ci"]["excludes_estimate"] = res.excludes_estimate(ci)
     return out
 
 

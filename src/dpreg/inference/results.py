@@ -296,6 +296,19 @@ class RegressionResults:
             f"(intervals computed at fit time for alpha: {avail}; uncertainty: {self.uncertainty})"
         )
 
+    def excludes_estimate(self, alpha: float = 0.05) -> list[str]:
+        """Names of the parameters whose (1 − α) interval (:meth:`conf_int`) excludes the
+        released point estimate -- at any α, not only the level checked at fit time.  It can
+        happen where the interval is for another quantity than the point (AdaSSP's interval is
+        for the un-shrunk coefficient, its estimate is shrunk by λ) or is a separate release
+        (the Theil-Sen slope interval).  Post-processing of released values; the summary shows
+        it as a ``Note`` row at its α and ``dpreg fit --json`` as ``ci.excludes_estimate``.
+        Raises :class:`NoUncertaintyError` where there is no interval."""
+        ci = self.conf_int(alpha)
+        p = self._params
+        out = (p < ci["lower"]) | (p > ci["upper"])
+        return [str(k) for k, v in out.items() if bool(v)]
+
     def predict(self, X: Any) -> np.ndarray:
         """Linear predictions for rows of X (columns in the order of the non-intercept params)."""
         p = self.params
@@ -455,6 +468,7 @@ class Summary:
             ("Uncertainty", r.uncertainty),
             *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
+            *self._exclusion_rows(),
             ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
             ("dpreg", r.version),
@@ -501,6 +515,21 @@ class Summary:
                          for k, (lo, hi) in r.bounds.items())
         return ("Bounds" if private else "Public bounds", text)
 
+    def _exclusion_rows(self) -> list[tuple[str, str]]:
+        """A ``Note`` row when an interval at this summary's α excludes its point estimate."""
+        r = self.results
+        if r.failed:
+            return []
+        try:
+            names = r.excludes_estimate(self.alpha)
+        except NoUncertaintyError:
+            return []
+        if not names:
+            return []
+        return [("Note", f"the {1 - self.alpha:.0%} interval of {', '.join(names)} excludes "
+                         "the point estimate (the interval is for another quantity or is a "
+                         "separate release: see Uncertainty)")]
+
     def table(self) -> pd.DataFrame | None:
         r = self.results
         if r.failed:
@@ -527,7 +556,7 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
-            if k in ("Accounting", "Ledger charge", "Estimates"):  # wrapped under the value column
+            if k in ("Accounting", "Ledger charge", "Estimates", "Note"):  # wrapped
                 import textwrap
 
                 v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))

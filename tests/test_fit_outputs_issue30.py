@@ -1,5 +1,6 @@
-"""Issue 30, item 5: a fit's price is shown where it is paid, in the ledger's units, with why;
-a ledger's kind (pure ε vs (ε, δ)) is checked before any data is read."""
+"""Issue 30: a fit says what it cost (item 5: the price in the ledger's units and why, a ledger's
+kind checked before any data is read), which slope it estimates (item 4), and when an interval
+excludes its own estimate at any level (item 3)."""
 
 from __future__ import annotations
 
@@ -153,3 +154,17 @@ def test_every_method_names_its_target():
 
     for spec in methods.specs():
         assert spec.target, spec.name
+
+
+# ------------------------------------- issue 30, item 3: exclusion flagged at every level
+def test_an_interval_that_excludes_its_estimate_is_flagged_at_the_level_asked_for(df):
+    res = _quiet(dpreg.regress, df.iloc[:500], "y ~ x + z", method="adassp", epsilon=0.5,
+                 delta=1e-6, bounds=B, random_state=0)
+    at95 = res.excludes_estimate(0.05)
+    at50 = res.excludes_estimate(0.5)
+    assert at95 == [] and res.extra["dp_ci_excludes_estimate"] == []  # the fit-time check
+    assert at50  # a narrower interval excludes the ridge-shrunk estimate
+    ci = res.conf_int(0.5)
+    p = res.params
+    assert at50 == [k for k in p.index if not ci.loc[k, "lower"] <= p[k] <= ci.loc[k, "upper"]]
+    assert "Note:" in str(res.summary(alpha=0.5)) and "Note:" not in str(res.summary(alpha=0.05))
