@@ -277,8 +277,14 @@ class TestNoiseVanishesAsEpsilonGrows:
             assert _balle_wang_delta(s, e, sens) <= delta  # (ε, δ)-DP
             assert _balle_wang_delta(s * (1 - 1e-6), e, sens) > delta  # and no more noise
         # above the cap the budget is infinite (NOT PRIVATE): no noise, as for ε = inf
-        above = math.nextafter(EPSILON_MAX, math.inf)
+        above = EPSILON_MAX * (1 + 1e-8)
+        assert ApproxDP(above, delta).is_infinite
         assert gaussian_sigma(sens, ApproxDP(above, delta)) == 0.0
+        # within the budgets' rounding slack of the cap a budget stays finite (private), and so
+        # must its noise: a finite μ, never a vanished σ (gdp_mu follows the budgets' rule)
+        edge = math.nextafter(EPSILON_MAX, math.inf)
+        assert not ApproxDP(edge, delta).is_infinite
+        assert 0.5 * sig[-1] < gaussian_sigma(sens, ApproxDP(edge, delta)) <= sig[-1]
 
     @pytest.mark.parametrize("delta", [1e-6, 2.0**-16])
     def test_mu_root_is_tight_and_unbounded_up_to_1e12(self, delta):
@@ -308,7 +314,9 @@ class TestNoiseVanishesAsEpsilonGrows:
         roots = [_gdp_mu_root(e, 1e-6) for e in (1e3, 1e4, 1e8, 1e12)]
         assert all(a < b for a, b in zip(roots, roots[1:])) and roots[-1] > 1e6
         assert gdp_mu(math.inf, 1e-6) == math.inf
-        assert gdp_mu(math.nextafter(EPSILON_MAX, math.inf), 1e-6) == math.inf
+        # the budgets' cap rule: within its rounding slack a budget is finite, so is μ
+        assert math.isfinite(gdp_mu(math.nextafter(EPSILON_MAX, math.inf), 1e-6))
+        assert gdp_mu(EPSILON_MAX * (1 + 1e-8), 1e-6) == math.inf
 
     def test_gdp_delta_keeps_the_second_term_at_large_epsilon(self):
         # at ε = 2000, μ = 60: Φ(a) and e^ε Φ(b) are both far from 0 in log space; dropping the

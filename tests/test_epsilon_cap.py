@@ -251,12 +251,15 @@ def test_cli_edges_print_no_raw_warning(csv, tmp_path, method):
         assert ("NOT PRIVATE" in res.stdout) == bool(extra), (method, eps, res.stdout)
 
 
-def test_cli_rho_option_above_the_cap(csv):
+def test_cli_rho_is_not_an_option_the_budget_is_epsilon(csv):
+    """The budget is --epsilon/--delta only: dp-gd's zCDP variant runs at ρ = ε²/2, and a
+    ``-o rho`` (which could carry a huge, NOT PRIVATE ρ past the ε cap) is a usage error."""
     args = ["fit", str(csv), "--y", "y", "--x", "x", "-m", "dp-gd", "-e", "1", "-b", "x=0:1",
             "-b", "y=0:1", "-o", "variant=zcdp", "-o", "rho=1e30", "--json"]
     res = RUNNER.invoke(app, args)
-    assert res.exit_code == 2 and "-o rho" in res.stderr and "--not-private" in res.stderr
-    res = RUNNER.invoke(app, [*args, "--not-private"])
+    assert res.exit_code == 2 and "rho" in res.stderr, res.output
+    res = RUNNER.invoke(app, [*args, "--not-private"])  # nothing it could allow here
+    assert res.exit_code == 2 and "--not-private" in res.stderr, res.output
+    res = RUNNER.invoke(app, args[:-3] + ["--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["private"] is False
-    _clean_stderr(res.stderr)
+    assert json.loads(res.stdout)["privacy"]["budget"] == {"kind": "zcdp", "rho": 0.5}

@@ -16,7 +16,7 @@ silently overflowing ``float()``: ``inf``, ``1e309`` or ``nan`` for ε and a δ 
 its noise is below the printed precision of the outputs, no privacy in practice);
 ``--not-private`` (fit, fit-groups, release-cov, ledger init) allows ``--epsilon inf`` or an ε
 above the cap (run as ``inf``: the exact, NOT PRIVATE result, labelled so in every output),
-``-o rho``/``-o mu`` above their caps, and ``--delta`` in [0.5, 1).  Every number typed on the
+and ``--delta`` in [0.5, 1).  Every number typed on the
 command line (ε, δ, ``--bounds``, ``-o`` values, ``--ci`` and the integer options) is read by
 one whitelist of ASCII decimal literals (:data:`dpreg._validation.ASCII_NUMBER`): Unicode digits
 such as ``١`` or ``１`` and ``_`` separators are refused, naming the option.  ``-o KEY=VALUE``
@@ -192,8 +192,6 @@ _SET_BY_COMMAND["plan"] = {
 _OPTION_LIST_MAX = 16
 _OPTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 _OPTION_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
-#: ``-o`` privacy parameters with a cap (the unit of each)
-_OPTION_CAPS = ("rho", "mu")
 
 
 def _option_number(key: str, text: str, item: str) -> int | float:
@@ -247,10 +245,8 @@ def parse_options(items: list[str] | None, *, command: str = "fit",
     """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values, each read by whitelist
     (:func:`_option_value`); a key the command sets through its own option (``bounds``,
     ``epsilon``, ``random_state``, ...) or a value outside the whitelist is a usage error
-    (exit 2) naming the option.  ``-o rho``/``-o mu`` above their caps
-    (:data:`dpreg.privacy.RHO_MAX`, ``MU_MAX``) need ``not_private``."""
-    from dpreg._validation import PRIVACY_PARAM_MAX
-
+    (exit 2) naming the option.  The budget is ``--epsilon``/``--delta`` only: no method
+    option is a privacy parameter (dp-gd's zCDP variant runs at ρ = ε²/2)."""
     own = _SET_BY_COMMAND[command]
     out: dict[str, Any] = {}
     for item in items or []:
@@ -260,23 +256,8 @@ def parse_options(items: list[str] | None, *, command: str = "fit",
             raise typer.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--option")
         if key in own:
             _usage(f"-o {key} is not a method option: dpreg {command} sets it; use {own[key]}")
-        value = _option_value(key, raw, item)
-        cap = PRIVACY_PARAM_MAX.get(key) if key in _OPTION_CAPS else None
-        if cap is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and value > cap and not not_private:
-            _usage_error(f"-o {key}", f"a number <= {cap:g} (the cap of {key}: above it a "
-                         "release is not private)", item, "; add --not-private for a NOT "
-                         "PRIVATE reference run")
-        out[key] = value
+        out[key] = _option_value(key, raw, item)
     return out
-
-
-def _options_not_private(opts: dict[str, Any]) -> bool:
-    """Whether a ``-o`` privacy parameter (``rho``, ``mu``) is above its cap (NOT PRIVATE)."""
-    from dpreg._validation import PRIVACY_PARAM_MAX
-
-    return any(isinstance(opts.get(k), (int, float)) and not isinstance(opts.get(k), bool)
-               and opts[k] > PRIVACY_PARAM_MAX[k] for k in _OPTION_CAPS)
 
 
 #: environment variable naming a default ledger file for fit, fit-groups and release-cov
@@ -721,25 +702,21 @@ def parse_delta(raw: str | None, *, option: str = "--delta", not_private: bool =
 
 
 def privacy_options(epsilon: str, delta: str | None, not_private: bool, *,
-                    eps_option: str = "--epsilon", options_not_private: bool = False
-                    ) -> tuple[float, float | None]:
+                    eps_option: str = "--epsilon") -> tuple[float, float | None]:
     """Parse ε and δ of one command, check that ``--not-private`` is used for what it allows,
-    and print the one-line warnings (large δ, NOT PRIVATE run).  ``options_not_private``: a
-    ``-o rho``/``-o mu`` above its cap (:func:`parse_options`) already asked for
-    ``--not-private``."""
+    and print the one-line warnings (large δ, NOT PRIVATE run)."""
     from dpreg.privacy.notices import NOT_PRIVATE_NOTICE, large_delta_message
 
     eps = parse_epsilon(epsilon, option=eps_option, not_private=not_private)
     dlt = parse_delta(delta, not_private=not_private)
-    if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5) \
-            and not options_not_private:
-        _usage_error("--not-private", f"used with {eps_option} inf (or above the cap), "
-                     "--delta >= 0.5 or -o rho/mu above the cap (it allows nothing else)",
+    if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5):
+        _usage_error("--not-private", f"used with {eps_option} inf (or above the cap) or "
+                     "--delta >= 0.5 (it allows nothing else)",
                      f"{eps_option} {epsilon}", "; drop --not-private for a private run")
     text = large_delta_message(dlt, shown="--delta")
     if text is not None:
         _cli_warning(text)
-    if math.isinf(eps) or options_not_private:
+    if math.isinf(eps):
         _cli_warning(f"--not-private: {NOT_PRIVATE_NOTICE}")
     return eps, dlt
 
@@ -866,8 +843,7 @@ def fit(
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
     opts = parse_options(option, command="fit", not_private=not_private)
-    eps, dlt = privacy_options(epsilon, delta, not_private,
-                               options_not_private=_options_not_private(opts))
+    eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     _check_choice(backend, "--backend", ("local", "spark"))
@@ -1029,8 +1005,7 @@ def fit_groups(
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
     opts = parse_options(option, command="fit-groups", not_private=not_private)
-    eps, dlt = privacy_options(epsilon, delta, not_private,
-                               options_not_private=_options_not_private(opts))
+    eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
@@ -1105,7 +1080,7 @@ def fit_groups(
             return
     summary = {"groups": int(len(table)), "failed": int(table["failed"].sum()),
                "out": str(out), "privacy": table.attrs.get("privacy", ""),
-               **_notice_fields(math.inf if _options_not_private(opts) else eps, seed)}
+               **_notice_fields(eps, seed)}
     if "informative_slope" in table.columns:  # read from the released table
         flags = table["informative_slope"]
         summary["intervals"] = {

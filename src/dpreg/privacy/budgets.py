@@ -142,6 +142,15 @@ def _budget_param(value: Any, name: str) -> float:
     return math.inf if out > PRIVACY_PARAM_MAX[name] * (1 + _CAP_SLACK) else out
 
 
+def _number(value: Any) -> float:
+    """``value`` as a float for a comparison (``nan`` for anything that is not a real number;
+    the checks that follow report it)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _check_weights(weights: Iterable[float]) -> list[float]:
     w = [float(v) for v in weights]
     if not w:
@@ -214,7 +223,11 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     -- i.e. rounding is toward more noise, with a margin that covers the evaluation error of the
     curve.
     """
-    epsilon = check_epsilon(epsilon)
+    # the budgets' own cap rule (:func:`_budget_param`, with its rounding slack), not the
+    # strict one of user input: a budget that is finite (private) must get a finite μ, or its
+    # Gaussian noise would silently vanish while it is still labelled private
+    epsilon = (_budget_param(epsilon, "epsilon") if _number(epsilon) > PRIVACY_PARAM_MAX["epsilon"]
+               else check_epsilon(epsilon))
     delta = check_delta(delta, allow_zero=False)
     if math.isinf(epsilon):
         return math.inf
