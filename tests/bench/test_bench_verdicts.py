@@ -85,6 +85,10 @@ def test_diamonds_verdict_covers_every_number_of_the_row():
     assert c.loc["amin-diamonds-ols", "verdict"] == "confirmed"
     assert c.loc["amin-diamonds-tukey", "verdict"] == "not confirmed"  # −1.26 < 0.371 − 0.05
     assert c.loc["amin-diamonds-adassp", "verdict"] == "confirmed"  # |0.18 − 0.216| <= 0.05
+    # the paper's bolding rule: IQRs [−3, 0.5] and [0.17, 0.19] overlap; the strict reading
+    # compares the medians
+    assert c.loc["amin-diamonds-rank", "verdict"] == "confirmed"
+    assert c.loc["amin-diamonds-rank", "strict_verdict"] == "not confirmed"
     assert "0.216" in c.loc["amin-diamonds-adassp", "paper"]
     assert "0.371" in c.loc["amin-diamonds-tukey", "paper"]
     ok = evaluate_claims("amin-r2", None, _amin_diamonds(tukey=(0.4, 0.1, 0.7))

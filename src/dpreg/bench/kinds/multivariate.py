@@ -314,6 +314,8 @@ class Multivariate(Kind):
                             "q75_test_r2": float(np.quantile(r2v, 0.75, method="inverted_cdf")),
                             "median_train_r2": float(np.quantile(tr2, 0.5, method="inverted_cdf")),
                             "mid_median_test_mse": float(np.median(te)),
+                            "mid_relative_mse": float(np.median(te)
+                                                      / grp["ols_test_mse"].iloc[0]),
                             "mid_median_test_r2": float(np.median(r2v)),
                             "seconds_per_fit": float(grp["seconds"].mean()),
                             "_order": order.get(method, 99)})
@@ -339,6 +341,8 @@ class Multivariate(Kind):
             part = summary[summary["protocol"] == proto]
             tag = f"_{proto}" if several else ""
             label = f" ({proto} protocol)" if several else ""
+            # the ordinary median of the fits (older summaries: the lower median)
+            relcol = "mid_relative_mse" if "mid_relative_mse" in part else "relative_mse"
             if ref:  # Tang-style scatter: comparator vs reference, relative test MSE
                 recs = []
                 for (data, eps), grp in part.groupby(["data", "epsilon"], sort=False):
@@ -350,8 +354,8 @@ class Multivariate(Kind):
                             continue
                         recs.append({"comparison": f"{ref} vs {other}, ε={eps:g}", "data": data,
                                      "epsilon": eps, "other": other,
-                                     "other_relative_mse": g.loc[other, "relative_mse"],
-                                     "ref_relative_mse": g.loc[ref, "relative_mse"]})
+                                     "other_relative_mse": g.loc[other, relcol],
+                                     "ref_relative_mse": g.loc[ref, relcol]})
                 if recs:
                     frame = pd.DataFrame(recs)
                     paths += scatter_pairs(frame, x="other_relative_mse", y="ref_relative_mse",
@@ -362,7 +366,8 @@ class Multivariate(Kind):
                                            xlabel="comparator", ylabel=ref)
             for eps in sorted(part["epsilon"].unique()):
                 sub = part[part["epsilon"] == eps].copy()
-                sub["median_test_r2_clipped"] = sub["median_test_r2"].clip(lower=-1.0)
+                r2col = "mid_median_test_r2" if "mid_median_test_r2" in sub else "median_test_r2"
+                sub["median_test_r2_clipped"] = sub[r2col].clip(lower=-1.0)
                 paths += bar_groups(sub, cat="data", group="method",
                                     value="median_test_r2_clipped", out=out,
                                     stem=f"figure_r2{tag}_eps{eps:g}".replace(".", "p"),
