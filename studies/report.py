@@ -293,8 +293,8 @@ def write_results_page(source: str | Path | None = None, *, dest: str | Path = "
         qpath = dest / name / "quick_summary.csv"
         if qpath.exists():
             qspec = load_spec(name, quick=True)
-            sec.append(f"**(quick grid)** `dpreg reproduce {name} --quick` — indicative, not "
-                       "evidence:\n\n" + "\n\n".join(_key_tables(qspec, pd.read_csv(qpath))))
+            sec.append(f"**(quick grid)** `dpreg reproduce {name} --quick` — too small to test a "
+                       "claim:\n\n" + "\n\n".join(_key_tables(qspec, pd.read_csv(qpath))))
         if len(claims):
             sec.append("**Paper claims.**\n\n" + _claims_table(claims))
         parts.append("\n\n".join(sec))
