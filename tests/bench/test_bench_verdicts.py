@@ -169,7 +169,6 @@ def test_quick_cli_run_says_it_is_too_small_to_test_a_claim(tmp_path):
     import os
     import subprocess
     import sys
-
     from pathlib import Path
 
     src = str(Path(__file__).resolve().parents[2] / "src")
