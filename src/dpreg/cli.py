@@ -1704,8 +1704,12 @@ def reproduce(
         return
     console.print(f"{result.name}: {result.cells_run} cells run, {result.cells_skipped} resumed, "
                   f"{result.seconds:.1f}s -> {result.out_dir}", highlight=False)
+    if quick:
+        console.print(f"{result.name} --quick: {result.to_dict()['evidence']}.",
+                      highlight=False, markup=False)
     if len(result.claims):
-        table = Table(title="paper claims" + (" (quick grid: not evidence)" if quick else ""))
+        table = Table(title="paper claims" + (" (quick grid: too small to test a claim)"
+                                              if quick else ""))
         for col in ("claim", "measured", "verdict"):
             table.add_column(col, overflow="fold")
         for r in result.claims.itertuples():
