@@ -254,10 +254,11 @@ def attach_charges(out: Any, charges: list[Any]) -> Any:
             f"\nLedger charge: {c}" for c in got)
         return out
     if hasattr(out, "privacy_"):  # a fitted estimator (fit returns self)
-        out.privacy_ = stated(out.privacy_)
+        old, new = out.privacy_, stated(out.privacy_)
+        out.privacy_ = new
         res = getattr(out, "results_", None)
-        if res is not None and hasattr(res, "replace"):
-            out.results_ = res.replace(privacy=stated(res.privacy))
+        if res is not None and hasattr(res, "replace"):  # one statement object, as before
+            out.results_ = res.replace(privacy=new if res.privacy is old else stated(res.privacy))
         return out
     stmt = getattr(out, "privacy", None)
     if not hasattr(stmt, "with_charges"):
