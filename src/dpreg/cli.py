@@ -240,8 +240,7 @@ def _option_value(key: str, raw: str, item: str) -> Any:
     return _option_number(key, text, item)
 
 
-def parse_options(items: list[str] | None, *, command: str = "fit",
-                  not_private: bool = False) -> dict[str, Any]:
+def parse_options(items: list[str] | None, *, command: str = "fit") -> dict[str, Any]:
     """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values, each read by whitelist
     (:func:`_option_value`); a key the command sets through its own option (``bounds``,
     ``epsilon``, ``random_state``, ...) or a value outside the whitelist is a usage error
@@ -842,7 +841,7 @@ def fit(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
-    opts = parse_options(option, command="fit", not_private=not_private)
+    opts = parse_options(option, command="fit")
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
@@ -1004,7 +1003,7 @@ def fit_groups(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
-    opts = parse_options(option, command="fit-groups", not_private=not_private)
+    opts = parse_options(option, command="fit-groups")
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
