@@ -77,8 +77,8 @@ api-snapshot: $(STAMP)
 	DPREG_UPDATE_API_SNAPSHOT=1 $(PYTEST) tests/test_api_snapshot.py -q -p no:randomly
 	@git diff --stat -- tests/snapshots/public_api.txt || true
 
-## record that docs/privacy notes were re-read against their (changed) code: refresh their pinned
-## source hashes -- all stale notes, or NOTES="docs/privacy/a.md ..." (docs/architecture.md)
+## record that docs/privacy notes were re-read against their (changed) code: refresh the hashes of
+## their pinned functions -- all stale notes, or NOTES="docs/privacy/a.md ..." (docs/architecture.md)
 NOTES ?=
 pin-notes: $(STAMP)
 	$(BIN)/python tests/privacy_pins.py --update $(NOTES)

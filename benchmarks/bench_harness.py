@@ -38,8 +38,8 @@ def _cpu() -> float:
 def engine_vs_library() -> None:
     from dpreg.bench import engines as E
     from dpreg.bench.generators import alabi_uniform
+    from dpreg.replicates import replicate_predictions
     from dpreg.simple import gradient_descent, nonprivate_theil_sen, theil_sen
-    from dpreg.simple.replicates import replicate_predictions
 
     warnings.simplefilter("ignore")
     x, y = alabi_uniform(1000, sigma_x2=0.05, sigma_e2=0.005, rng=0)

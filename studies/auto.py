@@ -14,7 +14,7 @@ grid spanning the axes of their Figures 5–6 (n ∈ [31, 15848], σ_x² ∈ [0.
   the chosen method; ``auto``'s selection noise is drawn per replicate and the rule applied with
   the constants in :mod:`dpreg.auto`.
 
-Replicates come from :func:`dpreg.simple.replicates.replicate_predictions` (each one a complete
+Replicates come from :func:`dpreg.replicates.replicate_predictions` (each one a complete
 release), so this module charges no ledger: it is for simulated data only.
 
 A research study, not part of the installed package: run it from the root of a source checkout,
@@ -34,8 +34,8 @@ import numpy as np
 from dpreg._random import simulation_generator
 from dpreg.bench.generators import alabi_true_prediction_sd, alabi_uniform
 from dpreg.bench.metrics import c_hat, c_hat_rows
+from dpreg.replicates import replicate_predictions
 from dpreg.simple.baselines import ols, ols_prediction_se
-from dpreg.simple.replicates import replicate_predictions
 
 __all__ = ["GRID", "CANDIDATES", "c_true", "run_grid", "derive_threshold", "evaluate_rule",
            "simple_cost", "multivariate_cost", "bounds_free_study", "markdown_tables"]

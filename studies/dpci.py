@@ -274,7 +274,7 @@ def oracle_noise_draws(method: str, X: np.ndarray, y: np.ndarray, des: Design, *
         ok = draw["reason"] == ""
         return np.column_stack([draw["intercept"], draw["slope"]])[ok]
     if method == "covariance-ols":
-        from dpreg.covariance.calibration import _sigma as sscp_sigma
+        from dpreg.covariance.calibration import analyze_gauss_sigma as sscp_sigma
         from dpreg.inference.dpci.ssp import batched_repair_psd, sym_normal
         from dpreg.privacy import Neighbouring
 

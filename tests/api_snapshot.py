@@ -188,7 +188,7 @@ def fitted_lines() -> list[str]:
     out: list[str] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fits = {"NoisyStats": NoisyStats(epsilon=1e4, bounds_X=[(0.0, 1.0)], bounds_y=(0.0, 1.0),
+        fits = {"NoisyStats": NoisyStats(epsilon=100.0, bounds_X=[(0.0, 1.0)], bounds_y=(0.0, 1.0),
                                          random_state=1).fit(X[:, :1], y),
                 "AdaSSP": AdaSSP(epsilon=10.0, delta=1e-6, bounds_X=[(0.0, 1.0)] * 2,
                                  bounds_y=(0.0, 1.0), random_state=1).fit(X, y)}

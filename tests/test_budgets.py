@@ -265,28 +265,58 @@ class TestNoiseVanishesAsEpsilonGrows:
     root bracket capped μ at 50, so σ stopped at 0.02·Δ from ε ≈ 2,500 on)."""
 
     @pytest.mark.parametrize("delta", [1e-6, 2.0**-16])
-    def test_sigma_strictly_decreasing_and_tight_up_to_1e12(self, delta):
+    def test_sigma_strictly_decreasing_and_tight_up_to_the_cap(self, delta):
         from dpreg.mechanisms.gaussian import gaussian_sigma
+        from dpreg.privacy import EPSILON_MAX
 
         sens = 6.0
-        grid = np.logspace(-1, 12, 53)
+        grid = np.logspace(-1, math.log10(EPSILON_MAX), 41)
         sig = np.array([gaussian_sigma(sens, ApproxDP(float(e), delta)) for e in grid])
-        assert np.all(np.diff(sig) < 0)
+        assert np.all(np.diff(sig) < 0) and sig[-1] > 0
         for e, s in zip(grid, sig):
             assert _balle_wang_delta(s, e, sens) <= delta  # (ε, δ)-DP
             assert _balle_wang_delta(s * (1 - 1e-6), e, sens) > delta  # and no more noise
-        # large ε: Φ(μ/2 − ε/μ) = δ up to the second term (about |z|/μ of the first, a shift of
+        # above the cap the budget is infinite (NOT PRIVATE): no noise, as for ε = inf
+        above = EPSILON_MAX * (1 + 1e-8)
+        assert ApproxDP(above, delta).is_infinite
+        assert gaussian_sigma(sens, ApproxDP(above, delta)) == 0.0
+        # within the budgets' rounding slack of the cap a budget stays finite (private), and so
+        # must its noise: a finite μ, never a vanished σ (gdp_mu follows the budgets' rule)
+        edge = math.nextafter(EPSILON_MAX, math.inf)
+        assert not ApproxDP(edge, delta).is_infinite
+        assert 0.5 * sig[-1] < gaussian_sigma(sens, ApproxDP(edge, delta)) <= sig[-1]
+
+    @pytest.mark.parametrize("delta", [1e-6, 2.0**-16])
+    def test_mu_root_is_tight_and_unbounded_up_to_1e12(self, delta):
+        # the root finding itself (behind gdp_mu, which stops at the cap) has no cap on μ: at
+        # large ε, Φ(μ/2 − ε/μ) = δ up to the second term (about |z|/μ of the first, a shift of
         # μ by < 1e-4 relative for ε >= 1e4), i.e. μ ≈ z + √(z² + 2ε) with z = Φ⁻¹(δ)
+        from dpreg.privacy.budgets import _gdp_mu_root
+
+        sens = 6.0
+        grid = np.logspace(-1, 12, 53)
+        mus = np.array([_gdp_mu_root(float(e), delta) for e in grid])
+        assert np.all(np.diff(mus) > 0)
+        for e, mu in zip(grid, mus):  # tight (the reference's own float error at ε ~ 1e9)
+            assert _balle_wang_delta(sens / mu, e, sens) <= delta * (1 + 1e-9)
+            assert _balle_wang_delta(sens / mu * (1 - 1e-6), e, sens) > delta
         z = stats.norm.ppf(delta)
         big = grid >= 1e4
-        mu_closed = z + np.sqrt(z**2 + 2 * grid[big])
-        np.testing.assert_allclose(sens / sig[big], mu_closed, rtol=1e-4)
-        assert sig[-1] < 1e-5 * sens
+        np.testing.assert_allclose(mus[big], z + np.sqrt(z**2 + 2 * grid[big]), rtol=1e-4)
+        assert sens / mus[-1] < 1e-5 * sens
 
-    def test_gdp_mu_grows_without_cap(self):
-        mus = [gdp_mu(e, 1e-6) for e in (1e3, 1e4, 1e8, 1e12)]
-        assert all(a < b for a, b in zip(mus, mus[1:])) and mus[-1] > 1e6
+    def test_gdp_mu_grows_up_to_the_cap_then_is_infinite(self):
+        from dpreg.privacy import EPSILON_MAX
+        from dpreg.privacy.budgets import _gdp_mu_root
+
+        mus = [gdp_mu(e, 1e-6) for e in (1.0, 10.0, 50.0, EPSILON_MAX)]
+        assert all(a < b for a, b in zip(mus, mus[1:])) and math.isfinite(mus[-1])
+        roots = [_gdp_mu_root(e, 1e-6) for e in (1e3, 1e4, 1e8, 1e12)]
+        assert all(a < b for a, b in zip(roots, roots[1:])) and roots[-1] > 1e6
         assert gdp_mu(math.inf, 1e-6) == math.inf
+        # the budgets' cap rule: within its rounding slack a budget is finite, so is μ
+        assert math.isfinite(gdp_mu(math.nextafter(EPSILON_MAX, math.inf), 1e-6))
+        assert gdp_mu(EPSILON_MAX * (1 + 1e-8), 1e-6) == math.inf
 
     def test_gdp_delta_keeps_the_second_term_at_large_epsilon(self):
         # at ε = 2000, μ = 60: Φ(a) and e^ε Φ(b) are both far from 0 in log space; dropping the

@@ -20,6 +20,7 @@ import typer
 from typer.testing import CliRunner
 
 from dpreg.cli import app
+from dpreg.privacy import EPSILON_MAX
 
 RUNNER = CliRunner()
 TYPOS = ["inf", "Infinity", "INF", "+inf", "1e309", "1e400", "1e999", "nan", "-inf", "NaN",
@@ -67,7 +68,7 @@ def test_epsilon_typos_are_usage_errors_everywhere(csv, tmp_path, raw):
         assert res.exit_code == 2, (name, raw, res.stdout, res.stderr)
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: --epsilon must be "), (name, lines)
-        assert "EPS < inf" in lines[0] and f"got {raw!r}" in lines[0]
+        assert f"EPS <= {EPSILON_MAX:g}" in lines[0] and f"got {raw!r}" in lines[0]
         assert res.stdout == ""
     assert not any(tmp_path.iterdir())  # no release, table, ledger or demo output written
 
@@ -212,7 +213,12 @@ def test_parse_epsilon_values():
     from dpreg.cli import parse_epsilon
 
     assert parse_epsilon("1") == 1.0 and parse_epsilon(" 0.5 ") == 0.5
-    assert parse_epsilon("1e-100") == 1e-100 and parse_epsilon("1.7976931348623157e308") > 1e308
+    assert parse_epsilon("1e-100") == 1e-100 and parse_epsilon(f"{EPSILON_MAX:g}") == EPSILON_MAX
+    # above the cap (issue 32): refused, or with --not-private the NOT PRIVATE run (inf)
+    assert parse_epsilon("1.7976931348623157e308", not_private=True) == math.inf
+    assert parse_epsilon("101", not_private=True) == math.inf
+    with pytest.raises(typer.Exit):
+        parse_epsilon("1.7976931348623157e308")
     assert parse_epsilon("inf", not_private=True) == math.inf
     assert parse_epsilon("Infinity", not_private=True) == math.inf
     for raw in ("1e309", "nan", "-inf", "1e-101", "1e-400"):

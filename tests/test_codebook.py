@@ -266,3 +266,22 @@ def test_cli_release_cov_and_fit_groups_with_a_codebook(fair_files, tmp_path):
     saved = json.loads((tmp_path / "r.json").read_text())
     assert saved["bounds"] == {"age": [17.5, 42.0], "yrs_married": [0.5, 23.0],
                                "affairs": [0.0, 60.0]}
+
+
+@pytest.mark.parametrize("keys", ["[9007199254740993.0]", "[1.0, 1e23]", "[0.10000000000000001]",
+                                  "[1e309]", "[1e-400]"])
+def test_codebook_group_keys_must_be_exact_numbers(tmp_path, keys):
+    """A float key the TOML reader turns into a different double (or inf) is refused, as in a
+    --groups-file: it would release a group the codebook never listed."""
+    path = tmp_path / "cb.toml"
+    path.write_text(f'[groups]\nby = "k"\nkeys = {keys}\n', encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="groups.keys") as err:
+        Codebook.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_codebook_group_keys_that_round_trip_are_kept(tmp_path):
+    path = tmp_path / "cb.toml"
+    path.write_text('[groups]\nby = "k"\nkeys = [0.1, 2.5, 9007199254740992.0, 9007199254740993]\n',
+                    encoding="utf-8")
+    assert Codebook.load(path).group_keys == (0.1, 2.5, 2.0 ** 53, 2 ** 53 + 1)

@@ -41,7 +41,9 @@ def good(tmp_path_factory) -> Path:
 
 
 def _copy(good: Path, dst: Path) -> Path:
+    """A copy of the ledger with its key file (a keyed ledger is verified with its key)."""
     shutil.copy(good, dst)
+    shutil.copy(str(good) + ".key", str(dst) + ".key")
     return dst
 
 

@@ -65,7 +65,10 @@ class TestConvertRelation:
         with pytest.raises(InvalidInputError, match="δ must be < 1"):
             convert_relation(ApproxDP(5.0, 0.01), AR, RO)  # (1 + e^5)·0.01 > 1
         with pytest.raises(InvalidInputError, match="δ must be < 1"):
-            convert_relation(ApproxDP(800.0, 1e-9), AR, RO)  # e^800 overflows
+            convert_relation(ApproxDP(90.0, 1e-20), AR, RO)  # (1 + e^90)·1e-20 ≈ 1.2e19
+        # ε = 800 is above the cap EPSILON_MAX: an infinite (NOT PRIVATE) budget, which the
+        # conversion keeps infinite (e^800 would overflow: never computed)
+        assert convert_relation(ApproxDP(800.0, 1e-9), AR, RO).is_infinite
 
     def test_infinite_stays_infinite(self):
         assert convert_relation(PureDP(math.inf), AR, RO).is_infinite

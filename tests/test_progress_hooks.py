@@ -91,7 +91,7 @@ def test_bootstrap_reports_each_batch_of_replicates():
 
 
 def test_matching_replicates_report_each_replicate():
-    from dpreg.simple.replicates import replicate_predictions
+    from dpreg.replicates import replicate_predictions
 
     x, y = _xy(120)
     rec = Recorder()

@@ -6,6 +6,11 @@ non-UTF-8 bytes, wrong versions, extra keys -- must each give a one-line Invalid
 ``SSCPRelease.load`` and exit code 1 without a traceback from ``dpreg regress``; the legitimately
 valid ones (older version-1 files, extra optional fields, more noise than needed) must load and
 give the same regression as the original.  Saved files are strict JSON.
+
+The content checks stand behind the integrity record (tests/test_release_integrity.py): the
+corpus runs on files without a record (format version 2, as earlier dpreg versions wrote them,
+still read) and again on version-3 files whose digest the crafter recomputed after the edit
+(anyone can: the unkeyed digest detects edits, not crafting).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dpreg import ApproxDP
 from dpreg._release_file import read_json
 from dpreg.cli import app
 from dpreg.covariance import SSCPRelease, release_sscp
+from dpreg.covariance.io import seal_release_dict
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.gaussian import gaussian_sigma
 
@@ -52,9 +58,28 @@ def base():
     return _release()
 
 
+def _unsealed(doc, version=2):
+    """A release document without its integrity record (how dpreg wrote version 2)."""
+    out = copy.deepcopy(doc)
+    out.pop("integrity", None)
+    out["format_version"] = version
+    return out
+
+
 @pytest.fixture(scope="module")
 def base_doc(base):
-    return base.to_dict()
+    return _unsealed(base.to_dict())
+
+
+def _resealed(content):
+    """The crafter's re-computation of the (unkeyed) integrity record after an edit; content
+    that has no canonical form (NaN/Infinity, text) is returned unchanged."""
+    if not isinstance(content, dict):
+        return content
+    try:
+        return seal_release_dict(content)
+    except (TypeError, ValueError):
+        return content
 
 
 def _write(path: Path, content) -> Path:
@@ -141,7 +166,7 @@ BAD = [
     ("top-level null", lambda d: None, "not a dpreg SSCP release"),
     ("no format", lambda d: _edit(d, _delete(["format"])), "not a dpreg SSCP release"),
     ("foreign format", lambda d: _edit(d, _set(["format"], "other")), "not a dpreg SSCP"),
-    ("newer version", lambda d: _edit(d, _set(["format_version"], 3)), "newer dpreg"),
+    ("newer version", lambda d: _edit(d, _set(["format_version"], 4)), "newer dpreg"),
     ("version as string", lambda d: _edit(d, _set(["format_version"], "2")), "format_version"),
     ("version as bool", lambda d: _edit(d, _set(["format_version"], True)), "format_version"),
     ("no columns", lambda d: _edit(d, _delete(["columns"])), "'columns' is missing"),
@@ -242,8 +267,7 @@ def _legacy(doc):
 
 def _inf_v1():
     rel = _release(epsilon=math.inf)
-    doc = rel.to_dict()
-    doc["format_version"] = 1
+    doc = _unsealed(rel.to_dict(), 1)
     doc["privacy"]["budget"]["epsilon"] = math.inf
     doc["metadata"]["epsilon"] = math.inf
     return rel, doc
@@ -266,9 +290,15 @@ GOOD = [
 ]
 
 
+@pytest.mark.parametrize("sealed", [False, True], ids=["version 2", "version 3 resealed"])
 @pytest.mark.parametrize("name,build,match", BAD, ids=[b[0] for b in BAD])
-def test_bad_release_file_is_one_line_error(tmp_path, base_doc, name, build, match):
-    path = _write(tmp_path / "release.json", build(base_doc))
+def test_bad_release_file_is_one_line_error(tmp_path, base_doc, name, build, match, sealed):
+    content = build(base_doc if not sealed else _unsealed(base_doc, 3))
+    if sealed:
+        if not isinstance(content, dict) or _resealed(content) is content:
+            pytest.skip("text or non-finite content: no digest to recompute (version 2 run)")
+        content = _resealed(content)
+    path = _write(tmp_path / "release.json", content)
     with pytest.raises(InvalidInputError, match=match) as info:
         SSCPRelease.load(path)
     assert "\n" not in str(info.value)
@@ -277,10 +307,17 @@ def test_bad_release_file_is_one_line_error(tmp_path, base_doc, name, build, mat
     assert "Traceback" not in res.output and "error:" in res.output
 
 
+@pytest.mark.parametrize("sealed", [False, True], ids=["version 2", "version 3 resealed"])
 @pytest.mark.parametrize("name,build", GOOD, ids=[g[0] for g in GOOD])
-def test_valid_release_files_load(tmp_path, base, base_doc, name, build):
-    path = _write(tmp_path / "release.json", build(base, base_doc))
+def test_valid_release_files_load(tmp_path, base, base_doc, name, build, sealed):
+    content = build(base, base_doc if not sealed else _unsealed(base_doc, 3))
+    if sealed:
+        if content.get("format_version", 1) < 3:
+            pytest.skip("files of versions 1 and 2 carry no integrity record")
+        content = _resealed(content)
+    path = _write(tmp_path / "release.json", content)
     loaded = SSCPRelease.load(path)
+    assert loaded.integrity.status == ("verified-digest" if sealed else "no-record")
     pd.testing.assert_series_equal(loaded.regress(FORMULA, se="plugin").params,
                                    base.regress(FORMULA, se="plugin").params)
     assert loaded.privacy == base.privacy
@@ -298,7 +335,7 @@ def test_replace_one_release_round_trips_and_checks_n(tmp_path):
     doc = json.loads(path.read_text())
     for bad in (-5, 0, 4.5, None, True, 4000):
         doc["metadata"]["n_public"] = bad
-        _write(path, doc)
+        _write(path, _resealed(doc))
         with pytest.raises(InvalidInputError, match="metadata.n_public"):
             SSCPRelease.load(path)
 
@@ -319,7 +356,7 @@ def test_infinite_epsilon_files(tmp_path):
 def test_saved_files_are_strict_json(tmp_path, base):
     path = base.save(tmp_path / "r.json")
     doc = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in file"))
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
 
 
 def test_failed_release_round_trips(tmp_path):
@@ -338,7 +375,7 @@ def test_failed_release_round_trips(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     doc["matrix"] = np.eye(4).tolist()  # a failed release claiming a matrix
     with pytest.raises(InvalidInputError, match="'matrix' must be null"):
-        SSCPRelease.load(_write(tmp_path / "r.json", doc))
+        SSCPRelease.load(_write(tmp_path / "r.json", _resealed(doc)))
 
 
 def test_size_limit_directory_and_missing_file(tmp_path, base):

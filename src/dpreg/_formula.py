@@ -110,7 +110,7 @@ _INTERNAL = "_dpreg_c{}_"
 _INTERNAL_RE = re.compile(r"_dpreg_c(\d+)_")
 _TOKEN_RE = re.compile(
     r"(?P<ws>[ \t\r\n]+)"
-    r"|(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"  # ASCII digits only
     r"|(?P<string>'[^'\\`\x00-\x1f\x7f]*'|\"[^\"\\`\x00-\x1f\x7f]*\")"
     r"|(?P<bq>`[^`\x00-\x1f\x7f]+`)"
     r"|(?P<name>[^\W\d]\w*)"
@@ -135,6 +135,12 @@ class _Token:
     pos: int
 
 
+def _non_ascii_digit(ch: str) -> bool:
+    """A digit other than 0-9 (Arabic-Indic ``١``, full-width ``１``, ...): ``int``/``float``
+    would read it as a number, the grammar does not (docs/formulas.md)."""
+    return not ch.isascii() and (ch.isdigit() or ch.isnumeric())
+
+
 def _tokenize(text: str) -> list[_Token]:
     out: list[_Token] = []
     pos = 0
@@ -148,11 +154,17 @@ def _tokenize(text: str) -> list[_Token]:
                             "backslash, a backquote or a control character")
             if ch == "`":
                 raise _fail(f"backquoted name at position {pos} is not closed or is empty")
+            if _non_ascii_digit(ch):
+                raise _fail(f"character {ch!r} (U+{ord(ch):04X}) at position {pos} is a "
+                            "non-ASCII digit: only ASCII digits 0-9 are accepted in numbers")
             raise _fail(f"character {ch!r} (U+{ord(ch):04X}) at position {pos} is not allowed "
                         "(the grammar is in docs/formulas.md)")
         kind = m.lastgroup or ""
         tok = m.group()
         end = m.end()
+        if kind == "number" and end < n and _non_ascii_digit(text[end]):
+            raise _fail(f"number {_show(text[pos:end + 1])} at position {pos} has a non-ASCII "
+                        "digit: only ASCII digits 0-9 are accepted in numbers")
         if kind == "number" and end < n and (text[end].isalnum() or text[end] in "_."):
             raise _fail(f"malformed number {_show(text[pos:end + 1])} at position {pos}")
         if kind == "name" and end < n and text[end] in "'\"":
@@ -589,7 +601,7 @@ def _has_column(node: Node) -> bool:
 
 
 def _number(t: _Token) -> Num:
-    if re.fullmatch(r"\d+", t.text):
+    if re.fullmatch(r"[0-9]+", t.text):
         if len(t.text) > 1 and t.text[0] == "0":
             raise _fail(f"number {_show(t.text)} at position {t.pos} has a leading zero")
         if len(t.text) > 18:

@@ -28,12 +28,27 @@ Errors: a missing file, an unreadable format, a missing column or a value that i
 non-numeric or non-finite is an :class:`~dpreg.exceptions.InvalidInputError` naming the file
 and the column, never a value or a row count (reader messages, which can quote cells, are not
 passed on).
+
+Two rules every file entry point shares (the library's and the CLI's readers call them):
+
+* **A CSV must start with a header line** (:func:`csv_header`): without one, the first record
+  would become the column names, and column names are shown (unknown-column errors and their
+  did-you-mean suggestions, codebook templates).  A first line with a name that is empty or
+  reads as a number, a missing-value marker or true/false (:func:`looks_like_a_value`) is
+  refused before anything else is done with the file, by a message that quotes nothing of it.
+  Parquet column names come from the schema, never from a data row: the rule is for CSV only.
+* **A column used as numbers is numbers in every file** (:func:`numeric_problem`): integers,
+  floats, decimals and booleans (0/1) are read as float64; text, dates/times, categorical
+  (dictionary-encoded) and nested columns are refused naming the column and its type.  In a
+  directory each part file's own type counts (the first file's schema does not stand for the
+  rest: a part holding the column as text is refused, not cast to numbers).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +58,8 @@ import numpy as np
 from dpreg.exceptions import InvalidInputError
 
 __all__ = ["DataSource", "ArraySource", "FileSource", "SparkSource", "open_source",
-           "is_external", "is_spark_frame", "CHUNK_ROWS"]
+           "is_external", "is_spark_frame", "CHUNK_ROWS", "csv_header", "check_csv_headers",
+           "looks_like_a_value", "header_looks_like_data", "numeric_problem"]
 
 #: rows per chunk: ~5 MB for 10 float64 columns -- small against any table worth streaming,
 #: large enough that the Gram product of a chunk keeps BLAS (and its threads) efficient
@@ -171,6 +187,129 @@ class ArraySource(DataSource):
         return np.asarray(total, dtype=float)
 
 
+# ----------------------------------------------------------------------- CSV header lines
+#: how readers spell a missing value or a boolean in a cell (pandas' and Arrow's defaults, and
+#: the "." / "-" of statistics packages), lower case: a column name spelt like one is a cell
+_VALUE_WORDS = frozenset({
+    "na", "n/a", "nan", "-nan", "+nan", "null", "none", "nil", "#n/a", "#n/a n/a", "#na",
+    "<na>", "nat", "-1.#ind", "-1.#qnan", "1.#ind", "1.#qnan", ".", "-", "true", "false"})
+#: characters that group digits in a written number (1,234 1_234 1'234 1 234)
+_GROUPING = frozenset(",_'\u2019")
+
+
+def looks_like_a_value(name: str) -> bool:
+    """True when a CSV column name reads as a cell of a data row: empty, a number in any
+    common spelling (``1e5``, ``-0.3``, ``nan``, ``inf``, ``1,234.5``, ``1.234.567``,
+    ``12%``, ``$5``, ``(1,200)``, non-ASCII digits, after NFKC normalisation and stripping
+    whitespace and quotes), a missing-value marker (``NA``, ``NULL``, ``#N/A``, ...) or
+    ``true``/``false``.  Names such as ``x1``, ``y2019`` or ``1st`` are not values."""
+    text = unicodedata.normalize("NFKC", str(name)).strip().strip("\"'").strip()
+    if not text or text.lower() in _VALUE_WORDS:
+        return True
+    t = text.replace("\u2212", "-")  # the minus sign
+    if len(t) > 2 and t[0] == "(" and t[-1] == ")":  # an accountant's negative number
+        t = t[1:-1]
+    t = "".join(ch for ch in t if not (ch.isspace() or ch in _GROUPING
+                                       or unicodedata.category(ch) == "Sc"))
+    t = t.removesuffix("%").removesuffix("\u2030")
+    if t.count(".") > 1:  # 1.234.567: dots that group digits
+        t = t.replace(".", "")
+    try:
+        float(t)  # also non-ASCII decimal digits, nan/inf in any case
+    except ValueError:
+        return False
+    return True
+
+
+def header_looks_like_data(names: Sequence[str]) -> bool:
+    """True when a CSV's first line looks like a data row rather than a header: some name is
+    empty or reads as a value (:func:`looks_like_a_value`)."""
+    return not names or any(looks_like_a_value(n) for n in names)
+
+
+def _headerless(where: str) -> InvalidInputError:
+    # the same words whatever the line holds: neither a name nor which kind of value it is
+    return InvalidInputError(
+        f"{where} seems to have no header line: its first line has a field that is empty or "
+        "looks like a value (a number, a missing-value marker or true/false), as the fields "
+        "of a data row do, and without a header line the first record would be taken for the "
+        "column names. Add a first line with the column names (none empty and none a number: "
+        "e.g. y2019 rather than 2019; pandas' to_csv(path, index=False) leaves out the unnamed "
+        "index column)")
+
+
+def csv_header(path: str | os.PathLike[str], where: str | None = None) -> list[str]:
+    """The column names of a CSV file: its first record, read by pandas (so compressed files
+    such as ``.csv.gz`` too; a UTF-8 byte-order mark, quotes and blank leading lines as the
+    readers take them), and nothing after it.  Refused with an
+    :class:`~dpreg.exceptions.InvalidInputError` that quotes nothing of the file: an
+    unreadable or empty file, and a first line that looks like a data row
+    (:func:`header_looks_like_data`) -- a CSV without a header line.  Every CSV entry point
+    calls this before it shows or uses a column name.  (Parquet names come from the schema,
+    not from a data row, so Parquet files are not checked.)"""
+    import pandas as pd
+
+    p = Path(path)
+    where = where or f"data file {p}"
+    try:
+        first = pd.read_csv(p, header=None, nrows=1, dtype=str, keep_default_na=False,
+                            na_filter=False, encoding="utf-8")
+    except pd.errors.EmptyDataError:
+        raise InvalidInputError(f"{where} is empty: it has no header line") from None
+    except Exception as exc:  # the reader's message can quote bytes of the private file
+        raise InvalidInputError(f"could not read the header line of {where} as CSV "
+                                f"({type(exc).__name__}); check that it is UTF-8 text") from None
+    names = [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+    if header_looks_like_data(names):
+        raise _headerless(where)
+    return names
+
+
+def _dataset_files(path: Path) -> list[Path]:
+    """The files of a data directory that ``pyarrow.dataset`` reads (not those whose name or
+    folder starts with ``.`` or ``_``, e.g. ``_SUCCESS``); a file: itself."""
+    if not path.is_dir():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not any(
+        part.startswith((".", "_")) for part in p.relative_to(path).parts))
+
+
+def check_csv_headers(path: str | os.PathLike[str]) -> None:
+    """:func:`csv_header` of a CSV file, or of every file of a directory of them."""
+    base = Path(path)
+    for p in _dataset_files(base):
+        csv_header(p, f"data file {p}" if p == base else f"part file {p} of data file {base}")
+
+
+# ----------------------------------------------------------------------- numeric columns
+def numeric_problem(arrow_type: Any) -> str | None:
+    """None when a column of this Arrow type is read as numbers (integers, floats, decimals,
+    booleans as 0/1, and the all-missing null type, whose missing values are refused when
+    read); else what it holds instead: ``"text"``, ``"dates/times"``, ``"categories"``
+    (dictionary-encoded, e.g. a pandas Categorical) or ``"nested values"``."""
+    import pyarrow.types as pt
+
+    t = arrow_type
+    if (pt.is_integer(t) or pt.is_floating(t) or pt.is_boolean(t) or pt.is_decimal(t)
+            or pt.is_null(t)):
+        return None
+    if pt.is_string(t) or pt.is_large_string(t) or pt.is_binary(t) or pt.is_large_binary(t) \
+            or pt.is_fixed_size_binary(t) or getattr(pt, "is_string_view", _no)(t) \
+            or getattr(pt, "is_binary_view", _no)(t):
+        return "text"
+    if pt.is_temporal(t):
+        return "dates/times"
+    if pt.is_dictionary(t):
+        return "categories"
+    if pt.is_nested(t):
+        return "nested values"
+    return "values of another type"
+
+
+def _no(t: Any) -> bool:
+    return False
+
+
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
@@ -192,7 +331,13 @@ def file_format(path: Path) -> str:
 
 
 class FileSource(DataSource):
-    """A Parquet or CSV file (or a directory of them) streamed with ``pyarrow.dataset``."""
+    """A Parquet or CSV file (or a directory of them) streamed with ``pyarrow.dataset``.
+
+    A CSV file (each file of a CSV directory) must start with a header line
+    (:func:`check_csv_headers`, run before anything else).  Columns used as numbers must hold
+    numbers in every file (:func:`numeric_problem` of each part file's own type, see
+    :meth:`check_columns`); they are read as float64 from every part, whatever numeric type
+    each part stores."""
 
     kind = "file"
 
@@ -203,6 +348,8 @@ class FileSource(DataSource):
         if not self.path.exists():
             raise InvalidInputError(f"data file {self.path} does not exist")
         self.format = file_format(self.path)
+        if self.format == "csv":  # before any name of the file is used or shown
+            check_csv_headers(self.path)
         try:
             import pyarrow.dataset as ds
         except ImportError:
@@ -214,34 +361,90 @@ class FileSource(DataSource):
         except Exception as exc:  # the reader's message can quote bytes of the private file
             raise InvalidInputError(f"could not read {self.path} as {self.format} "
                                     f"({type(exc).__name__})") from None
+        if self.format == "csv":  # a file the listing above left out (defensive)
+            listed = set(_dataset_files(self.path))
+            for f in self._dataset.files:
+                if Path(f) not in listed:
+                    csv_header(f, f"part file {f} of data file {self.path}")
         self.columns = [str(c) for c in schema.names]
         self._schema = schema
+        self._part_types: dict[str, list[tuple[Any, str]]] | None = None
         self.batch_rows = int(batch_rows)
         self.chunk_rows = int(chunk_rows)
 
-    def check_columns(self, columns: Sequence[str]) -> list[str]:
-        import pyarrow.types as pt
+    def part_types(self, column: str) -> list[tuple[Any, str]]:
+        """``(Arrow type, part file)`` of ``column`` for each distinct type its part files
+        store (a file: one entry).  Read from each part's own schema (a Parquet footer; a CSV
+        file's first block, as the reader infers it); parts without the column are left out
+        (they read as missing values)."""
+        if self._part_types is None:
+            found: dict[str, dict[Any, str]] = {}
+            try:
+                for frag in self._dataset.get_fragments():
+                    for field in frag.physical_schema:
+                        found.setdefault(field.name, {}).setdefault(field.type, str(frag.path))
+            except Exception as exc:
+                raise InvalidInputError(f"could not read the schema of {self.where} "
+                                        f"({type(exc).__name__})") from None
+            self._part_types = {c: list(t.items()) for c, t in found.items()}
+        return self._part_types.get(column, [(self._schema.field(column).type, str(self.path))])
 
+    def _type_error(self, column: str, t: Any, part: str, what: str) -> InvalidInputError:
+        inpart = f" in part file {part}" if self.path.is_dir() else ""
+        return InvalidInputError(f"column {column!r} of {self.where} has type {t} ({what}"
+                                 f"{inpart}); a numeric column is required")
+
+    def check_columns(self, columns: Sequence[str]) -> list[str]:
+        """The column names, each in the file and of a numeric type in every part file
+        (:func:`numeric_problem`); else an error naming the column, its type and (in a
+        directory) the part file -- never a value."""
         cols = super().check_columns(columns)
         for c in cols:
-            t = self._schema.field(c).type
-            if not (pt.is_integer(t) or pt.is_floating(t) or pt.is_boolean(t)
-                    or pt.is_decimal(t) or pt.is_null(t)):
-                raise InvalidInputError(f"column {c!r} of {self.where} has type {t}; a numeric "
-                                        "column is required")
+            for t, part in self.part_types(c):
+                what = numeric_problem(t)
+                if what is not None:
+                    raise self._type_error(c, t, part, what)
         return cols
 
+    def _as_float(self, column: str) -> bool:
+        """Whether ``column`` is read as float64 from every part file: a Parquet column of
+        numeric types (each part's values are cast from the part's own type), a CSV column
+        whose files the reader infers as integers or floats (their text is parsed as float64;
+        booleans stay booleans: the CSV reader parses ``true`` as no number)."""
+        import pyarrow.types as pt
+
+        types = [t for t, _ in self.part_types(column)]
+        if self.format == "parquet":
+            return all(numeric_problem(t) is None for t in types)
+        return all(pt.is_integer(t) or pt.is_floating(t) or pt.is_null(t) for t in types)
+
+    def _read_as(self, columns: Sequence[str]) -> Any:
+        """The dataset with ``columns`` read as float64 (the schema's type replaced): every
+        part file is then converted from its own type while it is read, not cast to the first
+        file's type, which can lose values (a double read as bool, text read as numbers)."""
+        if not columns:
+            return self._dataset
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = pa.schema([pa.field(f.name, pa.float64() if f.name in columns else f.type,
+                                     f.nullable) for f in self._schema])
+        d = self._dataset
+        return ds.FileSystemDataset(list(d.get_fragments()), schema, d.format, d.filesystem)
+
     def batches(self, columns: list[str]) -> Iterator[Any]:
-        """pyarrow RecordBatches of ``columns``, one at a time (no read-ahead, one thread)."""
+        """pyarrow RecordBatches of ``columns`` as float64, one at a time (no read-ahead, one
+        thread); the columns have passed :meth:`check_columns`."""
         try:
             import pyarrow.dataset as ds
 
             # no pre-buffering of whole files, no read-ahead, one thread: one batch in memory
             opts = (ds.ParquetFragmentScanOptions(pre_buffer=False)
                     if self.format == "parquet" else None)
-            scanner = self._dataset.scanner(columns=columns, batch_size=self.batch_rows,
-                                            use_threads=False, batch_readahead=0,
-                                            fragment_readahead=0, fragment_scan_options=opts)
+            dataset = self._read_as([c for c in columns if self._as_float(c)])
+            scanner = dataset.scanner(columns=columns, batch_size=self.batch_rows,
+                                      use_threads=False, batch_readahead=0,
+                                      fragment_readahead=0, fragment_scan_options=opts)
             yield from scanner.to_batches()
         except InvalidInputError:
             raise
@@ -252,10 +455,28 @@ class FileSource(DataSource):
 
     def to_pandas(self, columns: Sequence[str]) -> Any:
         """Only ``columns`` of the file as a pandas DataFrame (the per-group front end reads
-        the key, x and y columns this way; the other columns are never read)."""
+        the key, x and y columns this way; the other columns are never read).  Numbers are
+        numbers whatever each part file stores: a column whose parts all hold numbers of
+        different types, or decimals, is read as float64; a column that holds numbers in
+        some parts and something else in others (text, dates/times, categories: two of
+        these) is refused, naming the column and the types."""
+        import pyarrow.types as pt
+
         cols = DataSource.check_columns(self, columns)
+        as_float: list[str] = []
+        for c in cols:
+            parts = [(t, part) for t, part in self.part_types(c) if not pt.is_null(t)]
+            kinds = {numeric_problem(t) for t, _ in parts}
+            if len(kinds) > 1:  # numbers in some parts, text (or dates, ...) in others
+                shown = ", ".join(f"{t} in {part}" for t, part in parts[:3])
+                raise InvalidInputError(
+                    f"column {c!r} of {self.where} has different types in its part files "
+                    f"({shown}); write it with one type in every part (numbers, or text)")
+            if kinds == {None} and (len(parts) > 1 or any(pt.is_decimal(t) for t, _ in parts)) \
+                    and self._as_float(c):
+                as_float.append(c)
         try:
-            return self._dataset.to_table(columns=cols, use_threads=False).to_pandas()
+            return self._read_as(as_float).to_table(columns=cols, use_threads=False).to_pandas()
         except Exception as exc:
             raise InvalidInputError(f"could not read columns {cols} of {self.where} "
                                     f"({type(exc).__name__})") from None

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,12 @@ __all__ = [
     "is_seeded",
     "check_epsilon",
     "check_delta",
+    "EPSILON_MAX",
+    "RHO_MAX",
+    "MU_MAX",
+    "PRIVACY_PARAM_MAX",
+    "ASCII_NUMBER",
+    "parse_number_text",
     "check_rho",
     "check_mu",
     "check_positive",
@@ -35,6 +43,7 @@ __all__ = [
     "check_xy",
     "fmt",
     "describe_data",
+    "exact_float_key",
 ]
 
 RNGLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
@@ -113,31 +122,75 @@ def check_positive(
 #: Mechanisms called with such a split pass ``minimum=0``.
 PRIVACY_PARAM_MIN = 1e-100
 
+#: largest ε treated as a privacy guarantee.  Above it a release is NOT PRIVATE in practice: its
+#: noise falls below the printed precision of every output for all but tiny n, and the bound
+#: e^ε on a likelihood ratio (e^100 ≈ 2.7e43) constrains nothing.  The library's own jobs stay
+#: well below it (the demo and the reproductions use ε <= 16; docs go up to ε = 50).  A finite
+#: ε above the cap is treated exactly like ε = inf (the exact, non-private answer, labelled NOT
+#: PRIVATE in every output); the command line refuses it unless ``--not-private``.
+EPSILON_MAX = 100.0
+#: the zCDP cap: an ``EPSILON_MAX``-DP release is (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4),
+#: so every release private by the ε cap stays private in zCDP units
+RHO_MAX = EPSILON_MAX ** 2 / 2
+#: the Gaussian-DP cap: μ-GDP is (μ²/2)-zCDP, so ``MU_MAX`` maps onto ``RHO_MAX``; its (ε, δ)
+#: curve at small δ lies far above ``EPSILON_MAX`` (the μ cap is never the stricter one)
+MU_MAX = EPSILON_MAX
+#: the cap of each privacy parameter by name (budget fields ``epsilon``, ``rho``, ``mu``)
+PRIVACY_PARAM_MAX = {"epsilon": EPSILON_MAX, "rho": RHO_MAX, "mu": MU_MAX}
 
-def _check_privacy_param(value: Any, name: str, allow_inf: bool, minimum: float) -> float:
-    out = check_positive(value, name, allow_inf=allow_inf)
+#: the one whitelist of a number typed as text (command-line options, ``-o`` values, formula
+#: literals): ASCII digits only -- Python's ``float``/``Decimal``/``\d`` also accept Arabic-Indic
+#: (``١``), full-width (``１``) and other Unicode digits and ``_`` separators, never wanted here
+ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_number_text(text: str, name: str, expected: str = "a plain decimal number") -> Decimal:
+    """The exact value of a number typed as ``text`` (surrounding spaces ignored), read by the
+    :data:`ASCII_NUMBER` whitelist; anything else (Unicode digits, ``_``, hex, ``nan``, words)
+    is an :class:`~dpreg.exceptions.InvalidParameterError` naming ``name``."""
+    raw = str(text).strip()
+    if ASCII_NUMBER.fullmatch(raw):
+        return Decimal(raw)
+    why = ("only ASCII digits 0-9 are accepted in numbers"
+           if any(ch.isdigit() or ch.isnumeric() for ch in raw if not ch.isascii())
+           else "not a plain decimal number written with the ASCII digits 0-9")
+    raise InvalidParameterError(f"{name} must be {expected}; got {fmt(str(text))} ({why})")
+
+
+def _check_privacy_param(value: Any, name: str, allow_inf: bool, minimum: float,
+                         cap: float) -> float:
+    out = check_positive(value, name, allow_inf=True)
     if out < minimum:
         raise _fail(name, f"a real number with {minimum:g} <= {name}"
-                    + (" <= inf" if allow_inf else " < inf"), value)
+                    + (" <= inf" if allow_inf else f" <= {cap:g}"), value)
+    if out > cap:
+        if not allow_inf:  # no non-private path here: above the cap is no privacy at all
+            raise _fail(name, f"a real number with {minimum:g} <= {name} <= {cap:g} (above "
+                        f"{cap:g} a release is not private in practice)", value)
+        return math.inf  # the exact, NOT PRIVATE path of an infinite budget
     return out
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = True,
                   minimum: float = PRIVACY_PARAM_MIN) -> float:
-    """Privacy parameter ε: a real number in [1e-100, ∞]; ``inf`` means *no privacy*."""
-    return _check_privacy_param(value, name, allow_inf, minimum)
+    """Privacy parameter ε: a real number in [1e-100, ∞]; ``inf`` means *no privacy*, and so
+    does any ε above :data:`EPSILON_MAX` (returned as ``inf``).  Without ``allow_inf`` both
+    are refused."""
+    return _check_privacy_param(value, name, allow_inf, minimum, EPSILON_MAX)
 
 
 def check_rho(value: Any, name: str = "rho", *, allow_inf: bool = True,
               minimum: float = PRIVACY_PARAM_MIN) -> float:
-    """zCDP parameter ρ in [1e-100, ∞]."""
-    return _check_privacy_param(value, name, allow_inf, minimum)
+    """zCDP parameter ρ in [1e-100, ∞]; above :data:`RHO_MAX` it is returned as ``inf`` (no
+    privacy)."""
+    return _check_privacy_param(value, name, allow_inf, minimum, RHO_MAX)
 
 
 def check_mu(value: Any, name: str = "mu", *, allow_inf: bool = True,
              minimum: float = PRIVACY_PARAM_MIN) -> float:
-    """Gaussian-DP parameter μ in [1e-100, ∞]."""
-    return _check_privacy_param(value, name, allow_inf, minimum)
+    """Gaussian-DP parameter μ in [1e-100, ∞]; above :data:`MU_MAX` it is returned as ``inf``
+    (no privacy)."""
+    return _check_privacy_param(value, name, allow_inf, minimum, MU_MAX)
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True) -> float:
@@ -200,6 +253,35 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
         raise _fail(name, f"a pair (lo, hi) with |lo|, |hi| <= {_BOUND_MAX:g} and "
                     f"hi - lo >= {_WIDTH_MIN:g}", bounds)
     return lo, hi
+
+
+def exact_float_key(text: str) -> float:
+    """The double a decimal number text (a key written with a point or an exponent: ``2.5``,
+    ``1e3``) denotes, when it denotes exactly one: a ``ValueError`` saying why otherwise.
+
+    Group keys are matched by exact value (:mod:`dpreg.grouped._keys`), so a key text must be
+    read as the number it says.  The rule: the key the double becomes (an int when integral,
+    as keys are canonicalised), written back (``str`` of the int, ``repr`` of the float: the
+    shortest text of that double), must be the same number as the text.  ``0.1`` and ``1e3``
+    are read; ``9007199254740993.0`` (its double is 2**53), ``1e23`` (99999999999999991611392),
+    ``0.10000000000000001`` (0.1), ``1e-400`` (0) and ``1e309`` (inf) are refused.  Integer
+    texts are no concern of this rule: they are read as exact Python ints.  Shared by
+    ``--groups-file`` lines and a codebook's ``[groups] keys``."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        exact = Decimal(text.strip())
+        value = float(text)
+    except (InvalidOperation, ValueError):
+        raise ValueError("it is not a number") from None
+    if not exact.is_finite() or not math.isfinite(value):
+        raise ValueError("it is beyond the floating-point range (it would be read as "
+                         "infinity)" if exact.is_finite() else "it is not a finite number")
+    written = str(int(value)) if value.is_integer() else repr(value)
+    if Decimal(written) != exact:
+        raise ValueError("no floating-point number equals it exactly (it would be read as a "
+                         "different number)")
+    return value
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ accepted only as pandas ``Categorical`` columns whose declared categories are th
 of levels, or as ``C(col, levels=[...])`` with the levels written in the formula (their dummy
 columns get bounds (0, 1)).
 
-Methods (``method=``; the table is :mod:`dpreg._registry`, ``dpreg methods`` prints it):
+Methods (``method=``; the table is :mod:`dpreg.methods`, ``dpreg methods`` prints it):
 
 =====================  ===========================================================  =========
 name                   algorithm                                                    x columns
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._validation import check_bounds
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
@@ -51,13 +51,13 @@ __all__ = ["regress", "source_methods", "METHODS", "parse_formula", "ModelFrame"
            "charged_budget"]
 
 #: methods that fit y on exactly one x
-SIMPLE_ONLY: tuple[str, ...] = _registry.names(selector=False, features="one")
+SIMPLE_ONLY: tuple[str, ...] = methods.names(selector=False, features="one")
 #: methods that take one or more x (``auto`` aside)
-MULTI: tuple[str, ...] = _registry.names(selector=False, features="any")
+MULTI: tuple[str, ...] = methods.names(selector=False, features="any")
 #: every method but ``auto`` (which chooses among these privately)
 METHODS: tuple[str, ...] = SIMPLE_ONLY + MULTI
 #: methods that always need δ
-NEEDS_DELTA: tuple[str, ...] = _registry.names(delta="always")
+NEEDS_DELTA: tuple[str, ...] = methods.names(delta="always")
 
 
 @dataclass(frozen=True)
@@ -262,16 +262,14 @@ def fit_arrays(
     random_state: Any = None, **options: Any,
 ) -> RegressionResults:
     """Fit ``method`` on arrays (the engine behind :func:`regress`, the CLI and per-group fits):
-    ``auto`` goes to :func:`dpreg.auto.fit_auto`, every other method to
-    :func:`dpreg._dispatch.fit`.
+    the method's spec (:mod:`dpreg.methods`) fits it -- ``auto`` chooses a method privately
+    (:func:`dpreg.auto.fit_auto`), every other method goes through :func:`dpreg._dispatch.fit`.
 
-    The engine releases exactly what ``options`` ask for: ``inference`` (NoisyStats, AdaSSP)
-    is off unless given, so per-group fits and ``auto`` keep the plain releases; :func:`regress`
-    and the estimators default to ``inference="auto"`` (the interval statistics wherever the
-    release supports them)."""
+    Options not given take the method's own defaults (e.g. ``inference="auto"`` for
+    noisy-stats/AdaSSP: the interval statistics wherever the release supports them)."""
     from dpreg import _dispatch
 
-    entry = _registry.get(method)
+    entry = methods.get(method)
     try:
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -281,8 +279,8 @@ def fit_arrays(
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     names = x_names or [f"x{j}" for j in range(X.shape[1])]
-    if method != "auto" and (isinstance(y_bounds, str) or isinstance(x_bounds, str)
-                             or any(isinstance(b, str) for b in x_bounds)):
+    if not entry.is_selector and (isinstance(y_bounds, str) or isinstance(x_bounds, str)
+                                  or any(isinstance(b, str) for b in x_bounds)):
         raise InvalidInputError("bounds='private' (bounds-free mode) needs method='auto'")
     if entry.one_x_only and X.shape[1] != 1:
         raise InvalidInputError(
@@ -293,16 +291,14 @@ def fit_arrays(
         raise InvalidInputError(f"delta is required for method {method!r} (a value in (0, 1), "
                                 "e.g. 1e-6 or smaller than 1/n)")
     if entry.is_selector:  # private selection (+ bounds-free mode)
-        from dpreg.auto import check_options, fit_auto
-
-        check_options(options)
-        out = fit_auto(X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
-                        x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
+        entry.check_options(options)
+        out = entry.fit(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                        y_bounds=y_bounds, x_names=names, y_name=y_name,
                         fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
-                        **options)
+                        options=dict(options))
     else:
         out = _dispatch.fit(
-            method, X, np.asarray(y, dtype=float), epsilon=epsilon, delta=delta,
+            method, X, y, epsilon=epsilon, delta=delta,
             x_bounds=x_bounds, y_bounds=y_bounds, x_names=names, y_name=y_name,
             fit_intercept=fit_intercept, ledger=ledger, random_state=random_state,
             options=options,
@@ -318,17 +314,16 @@ def charged_budget(method: str, *, epsilon: float, delta: float | None,
     for every other method (the per-group table charges this once)."""
     from dpreg import _dispatch
 
-    if _registry.get(method).is_selector:
-        from dpreg.auto import charged_budget as auto_budget
-
-        return auto_budget(epsilon=epsilon, delta=delta, options=options, n_features=n_features)
+    spec = methods.get(method)
+    if spec.is_selector:
+        return spec.budget(epsilon=epsilon, delta=delta, options=options, n_features=n_features)
     return _dispatch.charged_budget(method, epsilon=epsilon, delta=delta, options=options,
                                     n_features=n_features)
 
 
 def source_methods() -> tuple[str, ...]:
     """Methods that fit from a file or a Spark DataFrame (one pass of chunked sufficient
-    statistics): those whose estimator has a statistics step for a data source
+    statistics): those whose spec has a statistics step for a data source
     (:func:`dpreg._dispatch.source_methods`)."""
     from dpreg import _dispatch
 
@@ -340,11 +335,11 @@ def needs_memory_message(method: Any) -> str:
     to do (load the columns into memory, or use a sufficient-statistics method).  Raised
     before anything is read, charged or drawn."""
     name = str(method)
-    why = _registry.NEEDS_ROWS.get(name)
-    if method not in _registry.REGISTRY or why is None:
+    why = methods.REGISTRY[name].needs_rows if name in methods.REGISTRY else None
+    if method not in methods.REGISTRY or why is None:
         return (f"method {method!r} cannot fit from a file or a Spark DataFrame; those fit "
                 f"{list(source_methods())} (one pass of sufficient statistics)"
-                + _registry.suggest(method))
+                + methods.suggest(method))
     return (f"method {name!r} cannot fit from a file or a Spark DataFrame: {why}. Load the "
             "columns it uses into memory and pass the pandas DataFrame instead (e.g. "
             "pandas.read_parquet(path, columns=[...]), or sdf.select(...).toPandas() for a "
@@ -438,6 +433,9 @@ def regress(
     """
     if isinstance(epsilon, float) and math.isnan(epsilon):
         raise InvalidInputError("epsilon must be a real number with 0 < epsilon <= inf; got nan")
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(method_options)  # e.g. fit_intercept=: the formula says it
     from dpreg._source import is_external
     from dpreg.codebook import merge_bounds, resolve_codebook
 
@@ -456,12 +454,6 @@ def regress(
     mf = parse_formula(data, formula, merged, levels=cb.levels() if cb else None)
     if cb is not None:
         cb.check_n(data.shape[0], _n_is_public(method, method_options), f"method {method!r}")
-    if "inference" not in method_options and isinstance(method, str) \
-            and method in _registry.REGISTRY:
-        from dpreg._dispatch import takes_inference
-
-        if takes_inference(method):  # what the intervals need, by default (docs/uncertainty.md)
-            method_options = {**method_options, "inference": "auto"}
     res = fit_arrays(
         mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,
         x_names=mf.x_names, y_name=mf.y_name, fit_intercept=mf.fit_intercept, delta=delta,
@@ -474,10 +466,10 @@ def regress(
 
 def _n_is_public(method: str, options: Mapping[str, Any]) -> bool:
     """Whether a fit of ``method`` is stated under replace-one neighbours (n public): the
-    ``neighbouring=`` option if given, else the method's default relation (registry)."""
+    ``neighbouring=`` option if given, else the method's default relation (its spec)."""
     from dpreg.privacy import Neighbouring, check_neighbouring
 
-    rel = options.get("neighbouring", _registry.get(method).relation)
+    rel = options.get("neighbouring", methods.get(method).relation)
     try:
         return check_neighbouring(rel) is Neighbouring.REPLACE_ONE
     except InvalidInputError:

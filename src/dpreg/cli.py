@@ -12,10 +12,25 @@ on stderr and leave the exit code unchanged.
 
 ε and δ are parsed from the raw text (:func:`parse_epsilon`, :func:`parse_delta`), never by a
 silently overflowing ``float()``: ``inf``, ``1e309`` or ``nan`` for ε and a δ that underflows
-(``1e-400``) are usage errors; ``--not-private`` (fit, fit-groups, release-cov, ledger init)
-allows ``--epsilon inf`` (the exact, NOT PRIVATE result, labelled so in every output) and
-``--delta`` in [0.5, 1).  Every ``--json`` output is strict JSON: non-finite numbers are
-written as ``null`` (:func:`dpreg._json.strict_jsonable`).
+(``1e-400``) are usage errors, and so is ε above the cap :data:`dpreg.privacy.EPSILON_MAX` (100:
+its noise is below the printed precision of the outputs, no privacy in practice);
+``--not-private`` (fit, fit-groups, release-cov, ledger init) allows ``--epsilon inf`` or an ε
+above the cap (run as ``inf``: the exact, NOT PRIVATE result, labelled so in every output),
+and ``--delta`` in [0.5, 1).  Every number typed on the
+command line (ε, δ, ``--bounds``, ``-o`` values, ``--ci`` and the integer options) is read by
+one whitelist of ASCII decimal literals (:data:`dpreg._validation.ASCII_NUMBER`): Unicode digits
+such as ``١`` or ``１`` and ``_`` separators are refused, naming the option.  ``-o KEY=VALUE``
+values are whitelisted (:func:`parse_options`: a number, true/false, none, a word or a flat
+list of numbers) and a key that the command sets itself is refused naming its option.  Every
+warning of a command prints as one ``warning: ...`` line (never Python's format with a source
+path).  Every ``--json`` output is strict JSON: non-finite numbers are written as ``null``
+(:func:`dpreg._json.strict_jsonable`).
+
+Files the CLI writes and later trusts carry integrity records (docs/threat-model.md):
+``release-cov`` writes a SHA-256 digest of the release (``--key KEYFILE`` or ``$DPREG_KEY``:
+HMAC-SHA256 too) that ``regress`` checks (``--no-verify`` reads an altered file, marked
+UNVERIFIED); a ledger's HMAC chain uses ``PATH.key`` (or ``--key`` / ``$DPREG_LEDGER_KEY``).  Key
+files come from ``dpreg key init``; no output ever contains a key.
 """
 
 from __future__ import annotations
@@ -46,9 +61,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-ledger_app = typer.Typer(help="Create and inspect persistent privacy ledgers.",
+ledger_app = typer.Typer(help="Create, inspect and seal persistent privacy ledgers (each "
+                         "protected by an HMAC-SHA256 chain under its key file).",
                          no_args_is_help=True)
 app.add_typer(ledger_app, name="ledger")
+key_app = typer.Typer(help="Key files that sign release files and ledgers (HMAC-SHA256; "
+                      "docs/threat-model.md).", no_args_is_help=True)
+app.add_typer(key_app, name="key")
 codebook_app = typer.Typer(help="Codebooks: public bounds and levels of a data set's columns "
                            "(docs/codebook.md).", no_args_is_help=True)
 app.add_typer(codebook_app, name="codebook")
@@ -68,19 +87,38 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main_callback(
+    ctx: typer.Context,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version_callback,
                                           is_eager=True, help="Print the version.")] = False,
 ) -> None:
     _STATE["debug"] = debug
+    # every warning of the whole command (the fit, its intervals, the summary, a plot) is one
+    # ``warning: ...`` line: never Python's format with a source path and a code line
+    ctx.with_resource(_library_warnings())
 
 
 # ------------------------------------------------------------------ helpers
+def _non_ascii_digits(text: str) -> bool:
+    """Whether ``text`` holds a digit other than 0-9 (``١``, ``１``, ...)."""
+    return any(not ch.isascii() and (ch.isdigit() or ch.isnumeric()) for ch in text)
+
+
+def _not_a_number_why(text: str) -> str:
+    """Why ``text`` is not read as a number (the parenthesis of a usage error)."""
+    if _non_ascii_digits(text):
+        return " (only ASCII digits 0-9 are accepted in numbers)"
+    return " (not a finite decimal number written with the ASCII digits 0-9)"
+
+
 def parse_bounds(items: list[str] | None) -> Any:
     """``["x=0:1", "y=-1:2.5"]`` -> ``{"x": (0, 1), "y": (-1, 2.5)}`` (usage error if malformed).
 
     ``["private"]`` -> ``"private"`` and ``COL=private`` -> ``"private"`` for that column
-    (bounds-free mode of ``--method auto``)."""
+    (bounds-free mode of ``--method auto``).  LO and HI are read by the one whitelist of typed
+    numbers (:data:`dpreg._validation.ASCII_NUMBER`: ASCII digits only)."""
+    from dpreg._validation import ASCII_NUMBER
+
     if items and list(items) == ["private"]:
         return "private"
     out: dict[str, Any] = {}
@@ -90,38 +128,166 @@ def parse_bounds(items: list[str] | None) -> Any:
             out[name] = "private"
             continue
         lo_s, sep2, hi_s = rng.partition(":")
-        try:
-            if not sep or not sep2 or not name:
-                raise ValueError
-            out[name] = (float(lo_s), float(hi_s))
-        except ValueError:
+        lo_s, hi_s = lo_s.strip(), hi_s.strip()
+        if not sep or not sep2 or not name or not (ASCII_NUMBER.fullmatch(lo_s)
+                                                   and ASCII_NUMBER.fullmatch(hi_s)):
             raise typer.BadParameter(
-                f"expected COL=LO:HI (e.g. income=0:250000); got {item!r}", param_hint="--bounds"
-            ) from None
+                f"expected COL=LO:HI (e.g. income=0:250000), LO and HI decimal numbers "
+                f"written with the ASCII digits 0-9; got {item!r}", param_hint="--bounds")
+        out[name] = (float(lo_s), float(hi_s))
     return out
 
 
-def parse_options(items: list[str] | None) -> dict[str, Any]:
-    """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values (JSON literals when possible)."""
+def _ascii_float(value: Any) -> float:
+    """The parser of the CLI's real-valued options (``--ci``, ``--alpha``, ``--target-sd``):
+    the one whitelist of typed numbers (ASCII digits only), else a usage error naming the
+    option (exit 2).  Typer passes defaults through unchanged."""
+    from dpreg._validation import ASCII_NUMBER
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    if not ASCII_NUMBER.fullmatch(text) or not math.isfinite(float(text)):
+        raise typer.BadParameter(f"{str(value)!r} is not a number{_not_a_number_why(text)}")
+    return float(text)
+
+
+def _ascii_int(value: Any) -> int:
+    """The parser of the CLI's integer options (``--seed``, ``--n``, ``--workers``, ...):
+    ASCII digits only (no ``_`` separators, no Unicode digits), else a usage error."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        why = (" (only ASCII digits 0-9 are accepted in numbers)" if _non_ascii_digits(text)
+               else " (an integer written with the ASCII digits 0-9)")
+        raise typer.BadParameter(f"{str(value)!r} is not an integer{why}")
+    return int(text)
+
+
+#: ``-o`` keys each command sets through its own options (a method option of the same name
+#: would be given twice): the key -> the option to use instead
+_SET_BY_COMMAND: dict[str, dict[str, str]] = {
+    "fit": {"epsilon": "--epsilon", "delta": "--delta", "bounds": "--bounds",
+            "x_bounds": "--bounds", "y_bounds": "--bounds", "bounds_X": "--bounds",
+            "bounds_y": "--bounds", "random_state": "--seed", "rng": "--seed", "seed": "--seed",
+            "ledger": "--ledger", "codebook": "--codebook", "method": "--method",
+            "median": "--method", "fit_intercept": "--no-intercept", "x_names": "--x",
+            "x": "--x", "X": "--x", "y_name": "--y", "y": "--y", "formula": "--y and --x",
+            "data": "DATA", "allow_unreliable": "--allow-unreliable"},
+}
+_SET_BY_COMMAND["fit-groups"] = {
+    **{k: v for k, v in _SET_BY_COMMAND["fit"].items() if k not in ("fit_intercept",
+                                                                     "allow_unreliable")},
+    "fit_intercept": "--method (per-group fits keep the intercept)",
+    "groups": "--groups-file or --keys-from-data", "by": "--by", "df": "DATA",
+    "backend": "--backend", "workers": "--workers", "progress": "--progress",
+    "spark": "--backend spark"}
+_SET_BY_COMMAND["plan"] = {
+    **{k: v for k, v in _SET_BY_COMMAND["fit"].items() if k not in ("ledger", "codebook",
+                                                                     "allow_unreliable")},
+    "n": "--n", "n_sim": "--n-sim", "seed": "--seed", "target_sd": "--target-sd",
+    "target": "--target", "fit_intercept": "the formula"}
+#: the longest ``-o`` list of numbers and word
+_OPTION_LIST_MAX = 16
+_OPTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_OPTION_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def _option_number(key: str, text: str, item: str) -> int | float:
+    """One number of a ``-o`` value (ASCII digits only; finite; an integer literal stays an
+    integer), else a usage error naming the option."""
+    from dpreg._validation import ASCII_NUMBER
+
+    text = text.strip()
+    if _OPTION_INTEGER.fullmatch(text):
+        return int(text)
+    if not ASCII_NUMBER.fullmatch(text):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item, _not_a_number_why(text))
+    exact = Decimal(text)
+    value = float(exact)
+    if not math.isfinite(value) or (value == 0 and exact != 0):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item,
+                     " (it does not fit a double: it would become inf or 0)")
+    return value
+
+
+_OPTION_EXPECTED = (f"a number (ASCII digits), true, false, none, a word such as wide, or a "
+                    f"list of at most {_OPTION_LIST_MAX} numbers such as [-3, 3]")
+
+
+def _option_value(key: str, raw: str, item: str) -> Any:
+    """A ``-o`` value by whitelist: a number, ``true``/``false``, ``none``/``null``, a word
+    (an enumerated choice such as ``wide``, ``all``, ``add-remove``) or a flat list of
+    numbers ``[a, b, ...]``; nothing else is passed to the library (never evaluated)."""
+    text = raw.strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    if low.lstrip("+-") in ("inf", "infinity", "nan"):
+        _usage_error(f"-o {key}", _OPTION_EXPECTED, item, " (not a finite number)")
+    if _OPTION_WORD.fullmatch(text):
+        return text
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        parts = [] if not inner else inner.split(",")
+        if len(parts) > _OPTION_LIST_MAX:
+            _usage_error(f"-o {key}", _OPTION_EXPECTED, item,
+                         f" (a list of more than {_OPTION_LIST_MAX} numbers)")
+        return [_option_number(key, p, item) for p in parts]
+    return _option_number(key, text, item)
+
+
+def parse_options(items: list[str] | None, *, command: str = "fit") -> dict[str, Any]:
+    """``["theta=0.02", "pairs=10", "median=wide"]`` -> typed values, each read by whitelist
+    (:func:`_option_value`); a key the command sets through its own option (``bounds``,
+    ``epsilon``, ``random_state``, ...) or a value outside the whitelist is a usage error
+    (exit 2) naming the option.  The budget is ``--epsilon``/``--delta`` only: no method
+    option is a privacy parameter (dp-gd's zCDP variant runs at ρ = ε²/2)."""
+    own = _SET_BY_COMMAND[command]
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, raw = item.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise typer.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--option")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
+        if key in own:
+            _usage(f"-o {key} is not a method option: dpreg {command} sets it; use {own[key]}")
+        out[key] = _option_value(key, raw, item)
     return out
 
 
 #: environment variable naming a default ledger file for fit, fit-groups and release-cov
 LEDGER_ENV = "DPREG_LEDGER"
+#: environment variable naming the key file of the ledgers (default: PATH.key beside a ledger)
+LEDGER_KEY_ENV = "DPREG_LEDGER_KEY"
+#: environment variable naming the key file that signs (release-cov) and verifies (regress)
+#: release files
+RELEASE_KEY_ENV = "DPREG_KEY"
+_RELEASE_KEY_HELP = (f"Key file (dpreg key init) that signs the release with HMAC-SHA256 "
+                     f"(default: ${RELEASE_KEY_ENV} if set; else only an unkeyed SHA-256 "
+                     "digest, which detects accidental edits but not a recomputed one).")
+_LEDGER_KEY_HELP = (f"The ledger's key file (default: ${LEDGER_KEY_ENV} if set, else PATH.key "
+                    "beside the ledger).")
 
 
-def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
+def _ledger_key(key: Path | None) -> Path | None:
+    """``--key``, else ``$DPREG_LEDGER_KEY``, else None (the ledger's own PATH.key)."""
+    import os
+
+    if key is None and os.environ.get(LEDGER_KEY_ENV):
+        return Path(os.environ[LEDGER_KEY_ENV])
+    return key
+
+
+def _open_ledger(path: Path | None, *, use_default: bool = False, key: Path | None = None,
+                 verify: bool = True) -> Any:
     """The ledger file ``path``; without one (and ``use_default``), the file named by
-    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``)."""
+    ``$DPREG_LEDGER`` if set.  The file must exist (``dpreg ledger init``).  Its integrity
+    record is verified with its key file (``key``, ``$DPREG_LEDGER_KEY`` or PATH.key); a file
+    without a record (an older dpreg) prints a warning."""
     import os
 
     how = ""
@@ -137,7 +303,11 @@ def _open_ledger(path: Path | None, *, use_default: bool = False) -> Any:
             f"ledger {path}{how} does not exist; create it first with: dpreg ledger init {path} "
             "--epsilon TOTAL [--delta TOTAL_DELTA]"
         )
-    return Ledger(None, path)
+    led = Ledger(None, path, key_file=_ledger_key(key), verify=verify)
+    status = led.integrity
+    if use_default and status is not None and status.status == "no-record":
+        _cli_warning(f"ledger {path}: {status}")
+    return led
 
 
 def _ledger_line(led: Any) -> dict[str, Any]:
@@ -150,10 +320,12 @@ def _ledger_line(led: Any) -> dict[str, Any]:
 def _read_csv(path: Path) -> Any:
     import pandas as pd
 
+    from dpreg._source import csv_header
     from dpreg.exceptions import InvalidInputError
 
     if not path.exists():
         raise InvalidInputError(f"DATA file {path} does not exist")
+    csv_header(path)  # a header line, not a data row taken for the column names
     try:
         return pd.read_csv(path)
     except Exception as exc:
@@ -165,17 +337,20 @@ def _read_csv(path: Path) -> Any:
 
 
 def _read_csv_header(path: Path) -> list[str]:
-    """The column names of a CSV file (its header row only)."""
+    """The column names of a CSV file (its header row only, as pandas names the columns of
+    :func:`_read_csv`); a file whose first line looks like a data row is refused."""
     import pandas as pd
 
+    from dpreg._source import csv_header
     from dpreg.exceptions import InvalidInputError
 
     if not path.exists():
         raise InvalidInputError(f"DATA file {path} does not exist")
+    csv_header(path)
     try:
         return [str(c) for c in pd.read_csv(path, nrows=0).columns]
-    except Exception as exc:
-        raise InvalidInputError(f"could not read {path} as CSV: {exc}") from None
+    except Exception as exc:  # the parser's message can quote bytes of the file
+        raise InvalidInputError(f"could not read {path} as CSV ({type(exc).__name__})") from None
 
 
 def _check_columns(header: list[str], given: dict[str, list[str]]) -> None:
@@ -363,8 +538,8 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
             out["ci"]["informative"] = dict(res.extra["ci_informative"])
         if "ci_calibrated" in res.extra:  # Theil-Sen: calibrated or the conservative tight one
             out["ci"]["calibrated"] = dict(res.extra["ci_calibrated"])
-        if "dp_ci_excludes_estimate" in res.extra:
-            out["ci"]["excludes_estimate"] = list(res.extra["dp_ci_excludes_estimate"])
+        # at the requested level (extra['dp_ci_excludes_estimate'] is checked at 0.05 only)
+        out["ci"]["excludes_estimate"] = res.excludes_estimate(ci)
     return out
 
 
@@ -404,10 +579,9 @@ def _plot_result(res: Any, path: Path | None, ci: float | None) -> None:
 
 
 # ------------------------------------------------------------------ privacy parameters
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = frozenset({"inf", "+inf", "infinity", "+infinity"})
-_NOT_PRIVATE_HELP = ("Allow --epsilon inf (the exact, NOT PRIVATE result, labelled so in every "
-                     "output) and --delta in [0.5, 1).")
+_NOT_PRIVATE_HELP = ("Allow --epsilon inf or above the cap 100 (the exact, NOT PRIVATE result, "
+                     "labelled so in every output) and --delta in [0.5, 1).")
 #: smallest positive δ accepted (the smallest normal double): below it δ is rounded, and
 #: 1e-400 would silently become 0 -- pure DP, a different claim
 DELTA_MIN = sys.float_info.min
@@ -456,20 +630,24 @@ def _read_number(raw: str, option: str, expected: str) -> Decimal | None:
     text = str(raw).strip()
     if text.lower() in _INFINITY:
         return None
-    if not _DECIMAL.fullmatch(text):
-        _usage_error(option, expected, raw, " (not a finite decimal number)")
+    from dpreg._validation import ASCII_NUMBER  # the one whitelist of typed numbers
+
+    if not ASCII_NUMBER.fullmatch(text):
+        _usage_error(option, expected, raw, _not_a_number_why(text))
     return Decimal(text)
 
 
 def parse_epsilon(raw: str, *, option: str = "--epsilon", not_private: bool = False,
                   has_flag: bool = True) -> float:
-    """ε from the command line: a finite number with 1e-100 <= ε that stays finite as a
-    double; ``inf``/``infinity`` only with ``not_private`` (any overflowing literal such as
-    ``1e309`` is refused even then: write ``inf``).  ``has_flag``: the command has
-    ``--not-private`` (the messages then mention it)."""
-    from dpreg._validation import PRIVACY_PARAM_MIN
+    """ε from the command line: a number with 1e-100 <= ε <= :data:`~dpreg.privacy.EPSILON_MAX`
+    (100; above it the noise is below the printed precision of the outputs: no privacy in
+    practice); ``inf``/``infinity`` or a finite ε above the cap only with ``not_private``, and
+    then it is ``inf`` (any literal that overflows a double such as ``1e309`` is refused even
+    then: write ``inf``).  ``has_flag``: the command has ``--not-private`` (the messages then
+    mention it)."""
+    from dpreg._validation import EPSILON_MAX, PRIVACY_PARAM_MIN
 
-    expected = f"a finite number with {PRIVACY_PARAM_MIN:g} <= EPS < inf (e.g. 1)"
+    expected = f"a number with {PRIVACY_PARAM_MIN:g} <= EPS <= {EPSILON_MAX:g} (e.g. 1)"
     exact = _read_number(raw, option, expected)
     if exact is None:
         if not_private:
@@ -486,6 +664,15 @@ def parse_epsilon(raw: str, *, option: str = "--epsilon", not_private: bool = Fa
     if exact <= 0 or value < PRIVACY_PARAM_MIN:
         _usage_error(option, expected, raw, " (it underflows to 0 as a double)"
                      if exact > 0 and value == 0 else "")
+    if exact > Decimal(repr(EPSILON_MAX)):
+        if not_private:
+            _cli_warning(f"{option} {str(raw).strip()} is above the cap {EPSILON_MAX:g}: run as "
+                         f"{option} inf (the exact, NOT PRIVATE result)")
+            return math.inf
+        _usage_error(option, expected, raw, f": above {EPSILON_MAX:g} the noise is below the "
+                     "printed precision of the outputs, which is no privacy in practice" + (
+                         "; add --not-private for a NOT PRIVATE reference run (the exact "
+                         "result, as with --epsilon inf)" if has_flag else ""))
     return value
 
 
@@ -522,9 +709,9 @@ def privacy_options(epsilon: str, delta: str | None, not_private: bool, *,
     eps = parse_epsilon(epsilon, option=eps_option, not_private=not_private)
     dlt = parse_delta(delta, not_private=not_private)
     if not_private and math.isfinite(eps) and (dlt is None or dlt < 0.5):
-        _usage_error("--not-private", f"used with {eps_option} inf or --delta >= 0.5 (it "
-                     "allows nothing else)", f"{eps_option} {epsilon}",
-                     "; drop --not-private for a private run")
+        _usage_error("--not-private", f"used with {eps_option} inf (or above the cap) or "
+                     "--delta >= 0.5 (it allows nothing else)",
+                     f"{eps_option} {epsilon}", "; drop --not-private for a private run")
     text = large_delta_message(dlt, shown="--delta")
     if text is not None:
         _cli_warning(text)
@@ -556,12 +743,12 @@ def _warn_delta_per_n(delta: float | None, nobs: int | None) -> None:
 
 
 def _method_entry(method: str) -> Any:
-    """The registry entry of ``--method`` (a misspelt name: usage error, exit 2, with a
-    did-you-mean) -- checked before any data is read."""
-    from dpreg import _registry
+    """The spec of ``--method`` (a misspelt name: usage error, exit 2, with a did-you-mean) --
+    checked before any data is read."""
+    from dpreg import methods
 
     try:
-        return _registry.get(method)
+        return methods.get(method)
     except DPRegError as exc:
         _fail(exc)
         raise  # pragma: no cover - _fail exits
@@ -580,34 +767,14 @@ def _warn_ignored(entry: Any, delta: float | None, one_regressor: bool) -> None:
 
 
 def _check_ci_supported(entry: Any, ci: float | None) -> None:
-    """``--ci`` with a method that never has an interval (``dpreg methods``' table in
-    :data:`dpreg.inference.uncertainty.CI_SUPPORT` says "none"): a usage error (exit 2) before
-    any data is read or budget charged, with the reason."""
+    """``--ci`` with a method that never has an interval (its spec's ``interval.request`` is
+    ``"none"``): a usage error (exit 2) before any data is read or budget charged, with the
+    reason."""
     if ci is None:
         return
-    from dpreg.inference.uncertainty import CI_SUPPORT, no_ci_text
-
-    if CI_SUPPORT.get(entry.name) == "none":
-        why = _cli_text(no_ci_text(entry.name).removeprefix("none: "))
+    if entry.interval.request == "none":
+        why = _cli_text(entry.interval.missing.removeprefix("none: "))
         _usage(f"--ci is not supported by --method {entry.name}: {why}")
-
-
-def _warn_ignored_options(entry: Any, opts: dict[str, Any]) -> None:
-    """``warning:`` lines for ``-o`` keys the method accepts but will not use in this call
-    (the run continues; the key and the method are named, never a value)."""
-    median = entry.estimator_options.get("median")
-    ci_on = opts.get("ci_alpha") is not None
-    if median is not None:  # theil-sen-*
-        if "dof" in opts and median != "smooth":
-            _cli_warning(f"-o dof is ignored: --method {entry.name} has no Student-t noise "
-                         "(dof is used by theil-sen-smooth only)")
-        for key in ("ci_method", "slope_range"):
-            if key in opts and not ci_on:
-                _cli_warning(f"-o {key} is ignored: --method {entry.name} uses it only for the "
-                             "slope interval, which --ci ALPHA requests")
-    if "n_boot" in opts and opts.get("inference") is False:
-        _cli_warning(f"-o n_boot is ignored: --method {entry.name} with -o inference=false "
-                     "draws no bootstrap")
 
 
 def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
@@ -654,10 +821,11 @@ def fit(
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA",
                                               help="δ (methods that need it).")] = None,
     no_intercept: Annotated[bool, typer.Option("--no-intercept", help="Fit without intercept.")] = False,
-    ci: Annotated[float | None, typer.Option("--ci", help="Also report (1-ALPHA) intervals.")] = None,
+    ci: Annotated[float | None, typer.Option("--ci", parser=_ascii_float,
+        help="Also report (1-ALPHA) intervals.")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="Method hyperparameter KEY=VALUE (repeatable).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger", help="Charge this persistent ledger.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
@@ -673,10 +841,10 @@ def fit(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression of Y on X from a CSV or Parquet file."""
+    opts = parse_options(option, command="fit")
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
-    opts = parse_options(option)
     _check_choice(backend, "--backend", ("local", "spark"))
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     entry = _method_entry(method)
@@ -706,7 +874,6 @@ def fit(
         led = _open_ledger(ledger, use_default=True)
         if ci is not None:
             opts.setdefault("ci_alpha", ci)
-        _warn_ignored_options(entry, opts)
         if allow_unreliable:
             opts["allow_unreliable"] = True
         from dpreg.privacy import release_context
@@ -756,7 +923,7 @@ def methods(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List the method names accepted by --method (the method registry)."""
-    from dpreg._registry import methods as registered
+    from dpreg.methods import specs as registered
 
     needs = {"always": "yes", "never": "no", "multi-x": "with 2+ regressors"}
     if as_json:
@@ -809,19 +976,20 @@ def fit_groups(
         "the key set is then NOT protected (the output reveals which groups occur).")] = False,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     backend: Annotated[str, typer.Option(
         "--backend", help="local (vectorised), reference (per-group loop) or spark.")] = "local",
     workers: Annotated[int | None, typer.Option(
-        "--workers", "-j", help="Workers for the per-group parts of the local backend "
+        "--workers", "-j", parser=_ascii_int, help="Workers for the per-group parts of the local backend "
         "(processes on Linux for >= 200 groups, else threads).")] = None,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="Charge this persistent ledger once for the whole table (parallel "
         "composition), before any group is released.")] = None,
     ci: Annotated[float | None, typer.Option(
-        "--ci", metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
+        "--ci", parser=_ascii_float,
+        metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
         "for the slope (theil-sen-*: ε/2 on the slope interval) and, for noisy-stats, the "
         "predictions (post-processing of the inference release), plus informative_slope. "
         "Same as -o ci_alpha=ALPHA.")] = None,
@@ -835,10 +1003,10 @@ def fit_groups(
                                                   help=_PROGRESS_HELP)] = None,
 ) -> None:
     """Fit one DP regression per group (disjoint groups: parallel composition, ε per group)."""
+    opts = parse_options(option, command="fit-groups")
     eps, dlt = privacy_options(epsilon, delta, not_private)
     warn_seed(seed)
     bmap = parse_bounds(bounds)
-    opts = parse_options(option)
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     _check_range(workers, "--workers", low=1, integer=True)
     _check_choice(backend, "--backend", ("local", "reference", "spark"))
@@ -849,7 +1017,6 @@ def fit_groups(
     entry = _method_entry(method)
     _check_ci_supported(entry, opts.get("ci_alpha"))
     _warn_ignored(entry, dlt, True)
-    _warn_ignored_options(entry, opts)
     try:
         import pandas as pd
 
@@ -922,18 +1089,13 @@ def fit_groups(
             # released groups without an interval: noisy-stats' public interval rule refused
             # it at the group's (public) n and ε
             "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
-        if method.startswith("theil-sen") and math.isfinite(eps):
-            # which released groups got the conservative tight interval instead of the
-            # calibrated one: the fit's own public rule at each group's n (public)
-            from dpreg.simple.ci import resolve_ci_method
-            from dpreg.simple.line_with_ci import line_ci_split
-
-            asked = str(opts.get("ci_method", "auto"))
-            ok = table.loc[~table["failed"].astype(bool), "n"]
-            eps_ci = line_ci_split(eps)[1].epsilon
-            summary["intervals"]["tight"] = int(sum(
-                resolve_ci_method(asked, n=int(m), pairs=opts.get("pairs", "all"),
-                                  epsilon=eps_ci) == "tight" for m in ok if int(m) >= 2))
+        ok = [int(m) for m in table.loc[~table["failed"].astype(bool), "n"] if int(m) >= 2]
+        tight = entry.tight_intervals(epsilon=eps, sizes=ok, options=opts) \
+            if math.isfinite(eps) else None
+        if tight is not None:
+            # which released groups got the method's conservative fallback interval (Theil-Sen:
+            # tight instead of calibrated): the fit's own public rule at each group's n
+            summary["intervals"]["tight"] = int(sum(bool(t) for t in tight))
     if plot is not None:
         summary["plot"] = str(plot)
     if led is not None:
@@ -970,7 +1132,7 @@ def release_cov(
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
     bounds: Annotated[list[str] | None, typer.Option(
         "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help=_SEED_HELP)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
@@ -978,8 +1140,13 @@ def release_cov(
     codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help=_PROGRESS_HELP)] = None,
+    key: Annotated[Path | None, typer.Option("--key", help=_RELEASE_KEY_HELP)] = None,
 ) -> None:
-    """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`."""
+    """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`.
+
+    The file carries an integrity record: the SHA-256 digest of its content and, with --key,
+    an HMAC-SHA256 and the key's id (never the key); `dpreg regress` refuses a file altered
+    after it was written."""
     eps, dlt = privacy_options(epsilon, delta, not_private)
     assert dlt is not None  # --delta is a required option
     warn_seed(seed)
@@ -989,9 +1156,11 @@ def release_cov(
         cols.extend(part for part in c.split(",") if part)
     _check_choice(backend, "--backend", ("local", "spark"))
     try:
+        from dpreg._integrity import resolve_key
         from dpreg.covariance import release_sscp
         from dpreg.privacy import release_context
 
+        signing = resolve_key(_release_key(key), "--key")  # read before anything is charged
         _check_columns(_header(data), {"--columns": cols})
         if backend == "spark":
             frame: Any = _spark_frame(data)
@@ -1007,15 +1176,19 @@ def release_cov(
                         enabled=interactive(progress)):
             rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
                                rng=seed, ledger=led, codebook=codebook)
-        rel.save(out)
+        rel.save(out, key=signing)
+        record = json.loads(out.read_text(encoding="utf-8"))["integrity"]
     except DPRegError as exc:
         _fail(exc)
         return
     fields = _notice_fields(eps, seed)
     if led is not None:
         fields["ledger"] = _ledger_line(led)
+    integrity = {"sha256": record["sha256"], "key_id": record.get("key_id"),
+                 "hmac": "hmac_sha256" in record}
     if as_json:
-        _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt, **fields})
+        _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt,
+                     "integrity": integrity, **fields})
     else:
         what = (f"NOT PRIVATE SSCP matrix (ε=inf: exact, no noise) of {len(cols)} columns"
                 if math.isinf(eps) else
@@ -1023,6 +1196,10 @@ def release_cov(
         claim = "" if math.isinf(eps) else f" ((ε={eps:g}, δ={dlt:g})-DP)"
         console.print(f"wrote {what} to {out}{claim}; analyse it with: dpreg regress {out} "
                       f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
+        console.print(f"integrity: sha256 {integrity['sha256']}"
+                      + (f"; signed with HMAC-SHA256, key id {integrity['key_id']}"
+                         if integrity["hmac"] else "; not signed (no --key)"),
+                      highlight=False, soft_wrap=True)
         if fields["notice"]:
             console.print(fields["notice"], highlight=False)
         if led is not None:
@@ -1035,20 +1212,38 @@ def regress(
     formula: Annotated[str, typer.Argument(help='Formula over released columns, e.g. "y ~ x1 + x2".')],
     as_json: Annotated[bool, typer.Option("--json")] = False,
     ci: Annotated[float | None, typer.Option(
-        "--ci", help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
+        "--ci", parser=_ascii_float,
+        help="Report (1-ALPHA) DP-aware intervals (default level 0.05 in the summary).")] = None,
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="Seed of the interval's simulation (post-processing: it does not affect "
+        "--seed", parser=_ascii_int,
+        help="Seed of the interval's simulation (post-processing: it does not affect "
         "privacy). Default: derived from the release file and the formula, so the same "
         "release gives the same intervals on every run.")] = None,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the coefficients with their intervals to this file.")] = None,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help=f"Key file the release was signed with: its HMAC-SHA256 must match "
+        f"(default: ${RELEASE_KEY_ENV} if set).")] = None,
+    expect_digest: Annotated[str | None, typer.Option(
+        "--expect-digest", metavar="SHA256",
+        help="The release's SHA-256 digest as obtained out of band (e.g. published by the "
+        "curator): the file must match it.")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="--no-verify reads a file that fails its integrity check "
+        "(altered after it was written) anyway; every output then says UNVERIFIED.")] = True,
 ) -> None:
-    """OLS on a released DP SSCP matrix (post-processing: no further privacy cost)."""
+    """OLS on a released DP SSCP matrix (post-processing: no further privacy cost).
+
+    The file's integrity record is checked first: a file altered after it was written is
+    refused (--no-verify reads it, marked UNVERIFIED); the outcome is printed and is the JSON
+    field release_integrity."""
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     try:
+        from dpreg._integrity import check_hex_digest
         from dpreg.covariance import SSCPRelease
 
-        rel = SSCPRelease.load(release)
+        rel = SSCPRelease.load(release, key=_release_key(key), verify=verify,
+                               expect_digest=check_hex_digest(expect_digest, "--expect-digest"))
         res = rel.regress(formula, rng=_release_seed(release, formula) if seed is None
                           else seed)
         ci_frame = _intervals(res, ci)
@@ -1056,10 +1251,28 @@ def regress(
     except DPRegError as exc:
         _fail(exc)
         return
+    status = rel.integrity
+    if status is not None and not status.verified:
+        _cli_warning(f"release file {release} is UNVERIFIED: {status.detail}")
     if as_json:
-        _print_json(_result_json(res, ci, ci_frame))
+        out = _result_json(res, ci, ci_frame)
+        out["release_integrity"] = None if status is None else status.as_dict()
+        _print_json(out)
     else:
         _print_summary(res, ci)
+        if status is not None:
+            console.print(f"release file {release}: {status.label}: {status.detail}"
+                          + (f"; sha256 {status.digest}" if status.digest else ""),
+                          highlight=False, soft_wrap=True)
+
+
+def _release_key(key: Path | None) -> Path | None:
+    """``--key``, else ``$DPREG_KEY``, else None."""
+    import os
+
+    if key is None and os.environ.get(RELEASE_KEY_ENV):
+        return Path(os.environ[RELEASE_KEY_ENV])
+    return key
 
 
 def _release_seed(path: Path, formula: str) -> int:
@@ -1077,23 +1290,25 @@ def plan_cmd(
     y: Annotated[str, typer.Option("--y", help="Response column.")],
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
-    n: Annotated[int, typer.Option("--n", help="The public number of rows.")],
+    n: Annotated[int, typer.Option("--n", parser=_ascii_int, help="The public number of rows.")],
     bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
     epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     target_sd: Annotated[float | None, typer.Option(
-        "--target-sd", help="Solve for the smallest ε whose noise sd meets this.")] = None,
+        "--target-sd", parser=_ascii_float,
+        help="Solve for the smallest ε whose noise sd meets this.")] = None,
     target: Annotated[str | None, typer.Option(
         "--target", help="Coefficient name or 'prediction' for --target-sd (default: the "
         "largest slope sd).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the public design.")] = 0,
-    n_sim: Annotated[int, typer.Option("--n-sim", help="Simulated releases.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", parser=_ascii_int, help="Seed of the public design.")] = 0,
+    n_sim: Annotated[int, typer.Option("--n-sim", parser=_ascii_int, help="Simulated releases.")] = 200,
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
     eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
     dlt = parse_delta(delta)
+    opts = parse_options(option, command="plan")
     _check_range(n, "--n", low=2, integer=True)
     _check_range(n_sim, "--n-sim", low=10, integer=True)
     _check_range(target_sd, "--target-sd", low=0, open_low=True)
@@ -1102,8 +1317,7 @@ def plan_cmd(
 
         formula = f"{y} ~ {' + '.join(x)}"
         res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
-                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim,
-                   **parse_options(option))
+                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim, **opts)
     except DPRegError as exc:
         _fail(exc)
         return
@@ -1116,27 +1330,25 @@ def plan_cmd(
 # ------------------------------------------------------------------ codebook
 @codebook_app.command("init")
 def codebook_init(
-    data: Annotated[Path, typer.Argument(help="CSV file: only its header line is read.")],
+    data: Annotated[Path, typer.Argument(help="CSV file (only its header line is read) or a "
+                                         "Parquet file (only its schema is read).")],
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Write the template here (default: standard output).")] = None,
 ) -> None:
-    """Write a codebook template: the CSV's column names with EMPTY bounds to fill in from
+    """Write a codebook template: the data's column names with EMPTY bounds to fill in from
     public knowledge (no value of the data is read)."""
     try:
-        import csv
-
         from dpreg.codebook import codebook_template
         from dpreg.exceptions import InvalidInputError
 
-        try:
-            with data.open("rb") as fh:  # the first line only: no data row is decoded
-                first = fh.readline(1 << 20).decode("utf-8-sig").rstrip("\r\n")
-            header = next(csv.reader([first]), None)
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise InvalidInputError(f"could not read the header line of {data} "
-                                    f"({type(exc).__name__})") from None
-        if not header:
-            raise InvalidInputError(f"{data} has no header line")
+        if not data.exists():
+            raise InvalidInputError(f"DATA file {data} does not exist")
+        if _is_parquet(data):  # the schema's names
+            header = _header(data)
+        else:  # the first record only, refused when it looks like a data row
+            from dpreg._source import csv_header
+
+            header = csv_header(data)
         text = codebook_template(header)
         if out is None:
             sys.stdout.write(text)
@@ -1165,8 +1377,22 @@ def ledger_init(
     not_private: Annotated[bool, typer.Option(
         "--not-private", help="Allow --epsilon inf (a NOT PRIVATE ledger that refuses no "
         "charge) and --delta in [0.5, 1).")] = False,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="Key file of the ledger's HMAC chain (created, mode 0600, if missing; "
+        f"default: ${LEDGER_KEY_ENV} if set, else PATH.key beside the ledger).")] = None,
+    no_key: Annotated[bool, typer.Option(
+        "--no-key", help="No key: an unkeyed SHA-256 chain, which detects accidental and naive "
+        "edits but not an edit whose chain was recomputed.")] = False,
 ) -> None:
-    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation."""
+    """Create a persistent ledger with a total (ε,δ) budget for one neighbouring relation.
+
+    Its events and total are protected by an HMAC-SHA256 chain under a key file (PATH.key,
+    created with mode 0600 unless --key names another or --no-key): an edited, deleted,
+    inserted or reordered event, a truncated history or an edited total is detected by every
+    later charge and by `dpreg ledger show`.  Keep the key readable only by those who charge
+    the ledger, and outside any folder others can write to."""
+    if key is not None and no_key:
+        _usage("--key and --no-key exclude each other")
     eps_total, delta_total = privacy_options(epsilon, delta, not_private)
     try:
         from dpreg.privacy import check_neighbouring as _relation
@@ -1186,7 +1412,9 @@ def ledger_init(
         total = PureDP(eps_total) if not delta_total else ApproxDP(eps_total, delta_total)
         if total.epsilon == 0:
             raise InvalidInputError("epsilon must be a real number with 0 < epsilon; got 0.0")
-        led = Ledger(total, path, neighbouring=rel)
+        key_file = False if no_key else _ledger_key(key)
+        led = Ledger(total, path, neighbouring=rel, key_file=key_file)
+        status = led.integrity
         led.close()
     except DPRegError as exc:
         _fail(exc)
@@ -1194,25 +1422,52 @@ def ledger_init(
     console.print(f"created ledger {path} with total {total} for {rel} neighbours"
                   + (" -- NOT PRIVATE: an infinite total refuses no charge"
                      if total.is_infinite else ""), highlight=False)
+    if isinstance(total, PureDP):  # say now what the first (ε, δ) fit would find out
+        console.print("note: without --delta this ledger accounts pure-ε releases only; "
+                      "methods that need δ (`dpreg methods`, column 'needs --delta') are refused "
+                      "before any data is read. Give --delta to allow them.", highlight=False,
+                      soft_wrap=True)
+    from dpreg.privacy.ledger import default_key_path
+
+    if status is not None and status.key_id:
+        where = key_file if isinstance(key_file, Path) else default_key_path(path)
+        console.print(f"integrity: HMAC-SHA256 chain under the key file {where} (key id "
+                      f"{status.key_id}); keep it readable only by those who charge the ledger",
+                      highlight=False, soft_wrap=True)
+    else:
+        console.print("integrity: unkeyed SHA-256 chain (--no-key): detects accidental and "
+                      "naive edits, not an edit whose chain was recomputed", highlight=False,
+                      soft_wrap=True)
 
 
 @ledger_app.command("show")
 def ledger_show(
     path: Annotated[Path, typer.Argument(help="Ledger file.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    key: Annotated[Path | None, typer.Option("--key", help=_LEDGER_KEY_HELP)] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify/--no-verify", help="--no-verify shows a ledger that fails its integrity check "
+        "(altered, or keyed and its key missing) anyway, marked UNVERIFIED; the exit code is "
+        "still 1.")] = True,
 ) -> None:
-    """Show a ledger's total, relation, spending and events (stated and charged budgets)."""
+    """Show a ledger's total, relation, spending, events (stated and charged budgets) and its
+    integrity check.  Exit code 1 when the ledger fails the check (altered outside dpreg, or
+    keyed and its key missing)."""
     try:
-        led = _open_ledger(path)
+        led = _open_ledger(path, key=key, verify=verify)
         info = led.as_dict()
         events = led.events()
         describe = led.describe()
+        status = led.integrity
         led.close()
     except DPRegError as exc:
         _fail(exc)
         return
+    failed = status is not None and status.status == "unverified"
     if as_json:
         _print_json(info)
+        if failed:
+            raise typer.Exit(code=1)
         return
     from dpreg.privacy import Budget
 
@@ -1236,6 +1491,84 @@ def ledger_show(
     if not info["private"]:
         console.print("NOT PRIVATE: this ledger has an infinite total or charge (a non-private "
                       "budget): its releases carry no privacy guarantee", highlight=False)
+    if status is not None:
+        console.print(f"integrity: {status.label}: {status.detail}"
+                      + (f"; head {status.digest}" if status.digest else ""),
+                      highlight=False, soft_wrap=True)
+    if failed:
+        err_console.print(f"[bold red]error:[/] ledger {path} is UNVERIFIED (shown with "
+                          "--no-verify): its content cannot be trusted", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(code=1)
+
+
+@ledger_app.command("seal")
+def ledger_seal(
+    path: Annotated[Path, typer.Argument(help="Ledger file.")],
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="Key file of the chain (created, mode 0600, if missing; default: "
+        f"${LEDGER_KEY_ENV} if set, else PATH.key beside the ledger).")] = None,
+    no_key: Annotated[bool, typer.Option(
+        "--no-key", help="An unkeyed SHA-256 chain (detects accidental and naive edits only).")
+    ] = False,
+    reseal: Annotated[bool, typer.Option(
+        "--reseal", help="Replace an existing integrity record (after its key was lost, or an "
+        "alteration was inspected with `ledger show --no-verify` and accepted).")] = False,
+) -> None:
+    """Add an integrity chain to a ledger written by an older dpreg (it has none).
+
+    Sealing accepts the ledger's content as it is now: inspect it first (`dpreg ledger show
+    PATH`).  One write transaction: all or nothing."""
+    if key is not None and no_key:
+        _usage("--key and --no-key exclude each other")
+    try:
+        from dpreg import Ledger
+        from dpreg.exceptions import InvalidInputError
+
+        if not path.exists():
+            raise InvalidInputError(f"ledger {path} does not exist")
+        with Ledger(None, path, key_file=False if no_key else _ledger_key(key),
+                    verify=False) as led:
+            status = led.seal(reseal=reseal)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"sealed ledger {path}: {status.label}: {status.detail}", highlight=False,
+                  soft_wrap=True)
+
+
+# ------------------------------------------------------------------ keys
+@key_app.command("init")
+def key_init(
+    path: Annotated[Path, typer.Argument(help="Key file to create (never overwritten).")],
+) -> None:
+    """Create a key file: 32 random bytes (Python's secrets module), mode 0600.  It signs
+    release files (release-cov --key) and ledgers (ledger init --key); whoever can read it can
+    also forge those signatures, so keep it private.  Prints the key's id, never the key."""
+    try:
+        from dpreg._integrity import create_key_file
+
+        kid = create_key_file(path)
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    console.print(f"created key file {path} (key id {kid}); keep it secret: whoever can read "
+                  "it can sign altered files", highlight=False, soft_wrap=True)
+
+
+@key_app.command("id")
+def key_id_cmd(
+    path: Annotated[Path, typer.Argument(help="Key file.")],
+) -> None:
+    """Print a key file's id (a hash prefix that names the key without revealing it)."""
+    try:
+        from dpreg._integrity import key_id, read_key_file
+
+        kid = key_id(read_key_file(path))
+    except DPRegError as exc:
+        _fail(exc)
+        return
+    sys.stdout.write(kid + "\n")
 
 
 # ------------------------------------------------------------------ demo, reproduce, audit
@@ -1245,11 +1578,13 @@ def demo(
     epsilon: Annotated[str | None, typer.Option(
         "--epsilon", "-e", metavar="EPS",
         help="ε per tract (default 16, the paper's setting; --scale nation: 1).")] = None,
-    trials: Annotated[int, typer.Option("--trials", help="DP runs per tract for the error measure.")] = 25,
+    trials: Annotated[int, typer.Option("--trials", parser=_ascii_int,
+        help="DP runs per tract for the error measure.")] = 25,
     tracts: Annotated[int | None, typer.Option(
-        "--tracts", help="Use only the first N tracts (--scale nation: a nation of N tracts; "
+        "--tracts", parser=_ascii_int,
+        help="Use only the first N tracts (--scale nation: a nation of N tracts; "
                          "default 73,057).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation runs.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", parser=_ascii_int, help="Seed of the evaluation runs.")] = 0,
     scale: Annotated[str, typer.Option(
         "--scale", metavar="state|nation",
         help="state: the bundled simulated state (3,108 tracts); nation: the national job on a "
@@ -1329,7 +1664,8 @@ def reproduce(
         "bench-output/reproduce"),
     resume: Annotated[bool, typer.Option(
         "--resume", help="Keep finished cells of OUT/NAME/results.csv (same spec hash).")] = False,
-    workers: Annotated[int, typer.Option("--workers", "-j", help="Processes for the cells.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", "-j", parser=_ascii_int,
+        help="Processes for the cells.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
                                                   help=_PROGRESS_HELP)] = None,
@@ -1367,8 +1703,12 @@ def reproduce(
         return
     console.print(f"{result.name}: {result.cells_run} cells run, {result.cells_skipped} resumed, "
                   f"{result.seconds:.1f}s -> {result.out_dir}", highlight=False)
+    if quick:
+        console.print(f"{result.name} --quick: {result.to_dict()['evidence']}.",
+                      highlight=False, markup=False)
     if len(result.claims):
-        table = Table(title="paper claims" + (" (quick grid: not evidence)" if quick else ""))
+        table = Table(title="paper claims" + (" (quick grid: too small to test a claim)"
+                                              if quick else ""))
         for col in ("claim", "measured", "verdict"):
             table.add_column(col, overflow="fold")
         for r in result.claims.itertuples():
@@ -1383,12 +1723,13 @@ def audit(
     pairs: Annotated[str | None, typer.Option(
         "--pairs", help="Comma-separated neighbouring pairs to use (default: all built-in).")] = None,
     samples: Annotated[int, typer.Option(
-        "--samples", "-n", help="Releases per side N (default 100000).")] = 100_000,
+        "--samples", "-n", parser=_ascii_int, help="Releases per side N (default 100000).")] = 100_000,
     alpha: Annotated[float, typer.Option(
-        "--alpha", help="Error level α of the lower confidence bound.")] = 1e-6,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the audit runs.")] = None,
+        "--alpha", parser=_ascii_float, help="Error level α of the lower confidence bound.")] = 1e-6,
+    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int,
+        help="Seed of the audit runs.")] = None,
     workers: Annotated[int, typer.Option(
-        "--workers", "-j", help="Processes for targets that loop over releases.")] = 1,
+        "--workers", "-j", parser=_ascii_int, help="Processes for targets that loop over releases.")] = 1,
     list_: Annotated[bool, typer.Option("--list", help="List audit targets and pairs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress",

@@ -34,6 +34,8 @@ imports nothing of dpreg above them).
 from __future__ import annotations
 
 import math
+import re
+import reprlib
 import tomllib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -42,7 +44,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from dpreg._validation import check_bounds, check_known_keys, did_you_mean
+from dpreg._validation import check_bounds, check_known_keys, did_you_mean, exact_float_key
 from dpreg.exceptions import InvalidInputError, UnknownNameError
 
 __all__ = [
@@ -53,10 +55,15 @@ __all__ = [
     "codebook_template",
     "merge_bounds",
     "CODEBOOK_MAX_BYTES",
+    "CODEBOOK_MAX_DEPTH",
 ]
 
 #: largest codebook file read (bytes)
 CODEBOOK_MAX_BYTES = 16 * 1024 * 1024
+#: deepest nesting of arrays and inline tables read (the schema needs 3: ``columns = {x =
+#: {bounds = [0, 1]}}``); a deeper file is refused before it is parsed, because tomllib
+#: parses nested values recursively and ends in a RecursionError near depth 300
+CODEBOOK_MAX_DEPTH = 32
 _TOP = ("dataset", "columns", "groups")
 _DATASET = ("n", "description")
 _COLUMN = ("type", "bounds", "levels", "description")
@@ -135,8 +142,15 @@ class Codebook:
                                     f"({exc.strerror or type(exc).__name__})") from None
         if size > CODEBOOK_MAX_BYTES:
             raise InvalidInputError(f"codebook {p}: larger than {CODEBOOK_MAX_BYTES} bytes")
+        too_deep = InvalidInputError(f"codebook {p}: arrays or inline tables nest deeper than "
+                                     f"{CODEBOOK_MAX_DEPTH} levels (a codebook needs at most 3)")
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            text = p.read_text(encoding="utf-8")
+            if nesting_depth(text) > CODEBOOK_MAX_DEPTH:
+                raise too_deep
+            data = tomllib.loads(text)
+        except RecursionError:  # pragma: no cover - the pre-scan refuses such files first
+            raise too_deep from None
         except UnicodeDecodeError:
             raise InvalidInputError(f"codebook {p}: not UTF-8 text") from None
         except OSError as exc:
@@ -144,7 +158,10 @@ class Codebook:
                                     f"({exc.strerror or type(exc).__name__})") from None
         except tomllib.TOMLDecodeError as exc:
             raise InvalidInputError(f"codebook {p}: not valid TOML ({exc})") from None
-        return cls.from_dict(data, source=str(p))
+        cb = cls.from_dict(data, source=str(p))
+        if cb.group_keys is not None:
+            _exact_keys(p.read_text(encoding="utf-8"), str(p))
+        return cb
 
     # ----------------------------------------------------------------- use
     def bounds(self) -> dict[str, tuple[float, float]]:
@@ -209,18 +226,84 @@ class Codebook:
         return out
 
 
+# --------------------------------------------------------------------- reading helpers
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a TOML document outside strings and comments (a
+    table header ``[a]`` counts 1, ``[[a]]`` 2): one linear pass, no recursion, so a hostile
+    file is measured before tomllib parses it.  Unclosed brackets count too."""
+    depth = deepest = 0
+    pos, n = 0, len(text)
+    while True:
+        m = _SPECIAL.search(text, pos)
+        if m is None:
+            return deepest
+        ch, i = m.group(), m.start()
+        if ch == "#":  # a comment runs to the end of the line
+            end = text.find("\n", i)
+            pos = n if end < 0 else end
+        elif ch in "\"'":
+            pos = _string_end(text, i)
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            pos = i + 1
+        else:
+            depth = max(depth - 1, 0)
+            pos = i + 1
+
+
+_SPECIAL = re.compile(r"[#\"'\[\]{}]")
+#: the rest of each kind of TOML string after its opening quotes, through its closing ones
+#: (escapes skipped whole; atomic, so an unclosed string fails in linear time)
+_STRING_REST = {
+    '"""': re.compile(r'(?:[^\\"]++|\\.|"(?!""))*+"""', re.S),
+    "'''": re.compile(r"(?:[^']++|'(?!''))*+'''"),
+    '"': re.compile(r'(?:[^\\"\n]++|\\.)*+"'),
+    "'": re.compile(r"[^'\n]*+'"),
+}
+
+
+def _string_end(text: str, i: int) -> int:
+    """Where the TOML string opened at ``text[i]`` ends (one past its closing quotes; the end
+    of the line for an unclosed one-line string, the end of the text for an unclosed
+    multi-line one).  Linear in the string's length."""
+    ch = text[i]
+    quote = ch * 3 if text.startswith(ch * 3, i) else ch
+    m = _STRING_REST[quote].match(text, i + len(quote))
+    if m is None:
+        end = text.find("\n", i) if len(quote) == 1 else -1
+        return len(text) if end < 0 else end
+    end = m.end()
+    if len(quote) == 3:  # up to two more quotes belong to the content
+        extra = 0
+        while extra < 2 and text.startswith(ch, end):
+            end, extra = end + 1, extra + 1
+    return end
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 2, 60, 60
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = 6
+
+
+def _shown(value: Any) -> str:
+    """A codebook value for a message: its repr cut short (depth and length bounded, so a
+    deep or long value gives a short message and no RecursionError)."""
+    return _SHORT.repr(value)
+
+
 # --------------------------------------------------------------------- validation helpers
 def _error(where: str, key: str, expected: str, got: Any) -> InvalidInputError:
-    at = f" field {key!r}" if key else ""
-    return InvalidInputError(f"codebook {where}:{at} must be {expected}; got {got!r}")
+    at = f" field {_shown(key)}" if key else ""
+    return InvalidInputError(f"codebook {where}:{at} must be {expected}; got {_shown(got)}")
 
 
 def _keys(table: Mapping[str, Any], allowed: Sequence[str], where: str, at: str) -> None:
     for key in table:
         if key not in allowed:
             raise UnknownNameError(
-                f"codebook {where}: unknown key {key!r}"
-                f"{' in [' + at + ']' if at else ''}{did_you_mean(str(key), allowed)} "
+                f"codebook {where}: unknown key {_shown(key)}"
+                f"{' in [' + at + ']' if at else ''}{did_you_mean(str(key)[:100], allowed)} "
                 f"(allowed: {list(allowed)})")
 
 
@@ -228,6 +311,26 @@ def _text(value: Any, where: str, key: str) -> str:
     if not isinstance(value, str):
         raise _error(where, key, "a text", value)
     return value
+
+
+class _FloatText(str):
+    """A TOML float as its text (``tomllib``'s ``parse_float``), told apart from TOML strings."""
+
+
+def _exact_keys(text: str, where: str) -> None:
+    """The ``[groups] keys`` written as floats must be exactly the doubles the TOML reader
+    makes of them (:func:`dpreg._validation.exact_float_key`, the rule of ``--groups-file``):
+    ``9007199254740993.0`` would become the key 2**53, a group the codebook never listed."""
+    keys = tomllib.loads(text, parse_float=_FloatText).get("groups", {}).get("keys", [])
+    for i, key in enumerate(keys):
+        if isinstance(key, _FloatText):
+            try:
+                exact_float_key(str(key))
+            except ValueError as why:
+                raise InvalidInputError(
+                    f"codebook {where}: field 'groups.keys' entry {i} ({key}) cannot be a "
+                    f"key: {why}; write each key exactly as the number it is (an integer "
+                    "without a decimal point is read exactly)") from None
 
 
 def _level(value: Any, where: str, key: str) -> Any:
@@ -261,7 +364,9 @@ def _column(name: str, spec: Any, where: str) -> ColumnSpec:
     kind = spec.get("type", "numeric")
     if kind not in _TYPES:
         raise InvalidInputError(f"codebook {where}: field '{at}.type' must be one of "
-                                f"{list(_TYPES)}{did_you_mean(str(kind), _TYPES)}; got {kind!r}")
+                                f"{list(_TYPES)}"
+                                f"{did_you_mean(kind, _TYPES) if isinstance(kind, str) else ''}"
+                                f"; got {_shown(kind)}")
     desc = _text(spec.get("description", ""), where, f"{at}.description")
     if kind == "categorical":
         if "bounds" in spec:

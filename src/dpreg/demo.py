@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg import methods
 from dpreg._validation import check_epsilon, check_int
 from dpreg.bench.metrics import c_hat
 from dpreg.data import load_oa_simulated
@@ -36,8 +37,8 @@ from dpreg.grouped import group_seed_sequence
 
 __all__ = ["run_demo", "DEMO_METHODS"]
 
-DEMO_METHODS = ("theil-sen-exp", "theil-sen-wide", "theil-sen-smooth", "noisy-stats", "dp-gd",
-                "dp-intercept")
+#: every one-x method of the simple harness (the method registry's order)
+DEMO_METHODS = methods.names(harness="simple")
 X_BOUNDS = (0.0, 1.0)
 Y_BOUNDS = (0.0, 1.0)
 OUTPUT_RANGE = (-0.5, 1.5)  # Alabi et al. Table 1, for data in [0, 1]
@@ -47,8 +48,8 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
              max_tracts: int | None = None, seed: int = 0, methods: tuple[str, ...] = DEMO_METHODS,
              progress: bool = True, console: Any = None) -> dict[str, Any]:
     """Run the demo; returns a JSON-ready summary (also written to ``out``)."""
+    from dpreg.replicates import replicate_predictions
     from dpreg.simple import ols, ols_prediction_se
-    from dpreg.simple.replicates import replicate_predictions
 
     eps = check_epsilon(epsilon, allow_inf=False)
     trials = check_int(trials, "trials", minimum=1)
@@ -189,11 +190,12 @@ def _print(console: Any, summary: pd.DataFrame, report: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------- the national job
-#: methods of ``dpreg demo --scale nation`` by default (seconds each on 20.9 M rows); the
-#: Theil-Sen variants take minutes (``--method all`` or ``--method theil-sen-exp``)
-NATION_DEMO_METHODS = ("noisy-stats", "dp-intercept", "dp-gd")
-NATION_METHODS = ("noisy-stats", "dp-intercept", "dp-gd", "theil-sen-exp", "theil-sen-wide",
-                  "theil-sen-smooth")
+#: methods of ``dpreg demo --scale nation`` by default: those whose per-group release is one
+#: vectorised kernel (seconds each on 20.9 M rows); the per-group ones (the Theil-Sen variants)
+#: take minutes (``--method all`` or ``--method theil-sen-exp``)
+NATION_DEMO_METHODS = tuple(m.name for m in methods.specs(local=True) if m.local_kind == "vector")
+NATION_METHODS = NATION_DEMO_METHODS + tuple(m.name for m in methods.specs(local=True)
+                                             if m.local_kind != "vector")
 
 
 def nation_data(path: str | Path, tracts: int) -> Path:

@@ -14,6 +14,8 @@ __all__ = [
     "UnknownNameError",
     "BudgetExceededError",
     "LedgerFileError",
+    "LedgerIntegrityError",
+    "ReleaseIntegrityError",
     "MechanismFailure",
     "InsufficientBudgetError",
     "UnreliableReleaseWarning",
@@ -63,6 +65,23 @@ class LedgerFileError(DPRegError):
     """A ledger file cannot be used: it is a directory, corrupt, truncated, not an SQLite
     database, an SQLite database that is not a dpreg ledger, read-only, or locked past the
     timeout.  The message names the file; nothing was charged (the charge is rolled back)."""
+
+
+class LedgerIntegrityError(LedgerFileError):
+    """A ledger file's integrity record does not match its content: an event was edited,
+    inserted, removed or reordered, the history was truncated, or the stored total, relation or
+    integrity settings were edited (docs/threat-model.md) -- or a keyed ledger was opened
+    without its key.  Nothing was charged, and nothing can be charged to it: an edit never
+    buys budget.  The message names the file and the first place the record breaks; it never
+    contains the key."""
+
+
+class ReleaseIntegrityError(InvalidInputError):
+    """A release file was altered after it was written (its digest or MAC does not match its
+    content, or its integrity record is missing or malformed), or it cannot be verified as
+    asked (a key was given but the file is not signed with it; its digest is not the expected
+    one).  Refused by default; ``verify=False`` (CLI ``--no-verify``) reads it anyway, marked
+    UNVERIFIED.  The message contains no value of the file and never the key."""
 
 
 class InsufficientBudgetError(DPRegError):

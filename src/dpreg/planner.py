@@ -49,8 +49,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._validation import (
+    EPSILON_MAX,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -58,9 +59,6 @@ from dpreg._validation import (
     check_positive,
     did_you_mean,
 )
-from dpreg.auto.noise import adassp_cov as _adassp
-from dpreg.auto.noise import covariance_cov as _covariance
-from dpreg.auto.noise import noisy_stats_cov as _noisy_stats
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
@@ -69,8 +67,10 @@ __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
 PLAN_DESIGN = ("n rows; each regressor uniform over its declared bounds, the response uniform "
                "over its bounds and independent of the regressors (zero-slope truth); "
                "numpy.random.default_rng(seed)")
-#: methods planned in closed form (the others are simulated on the public design)
-ANALYTIC_METHODS = ("noisy-stats", "covariance-ols", "adassp")
+#: methods planned in closed form (their spec has ``expected_cov``; the others are simulated
+#: on the public design)
+ANALYTIC_METHODS = tuple(m.name for m in methods.specs(selector=False)
+                         if type(m).expected_cov is not methods.MethodSpec.expected_cov)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -203,21 +203,16 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
          xb: list[tuple[float, float]], yb: tuple[float, float], intercept: bool,
          options: Mapping[str, Any], seed: int, n_sim: int) -> Plan:
     names = (["intercept"] if intercept else []) + xs
+    spec = methods.get(method)
     fail = 0.0
+    closed = None if math.isinf(eps) else spec.expected_cov(
+        epsilon=eps, delta=dlt, n=n, x_bounds=xb, y_bounds=yb, fit_intercept=intercept,
+        options=options)
     if math.isinf(eps):
         cov = np.zeros((len(names), len(names)))
         how = "ε = inf: no privacy noise"
-    elif method == "noisy-stats":
-        cov, fail = _noisy_stats(eps, n, xb[0], yb)
-        how = "analytic (Laplace noise of Alabi et al. Alg. 1, second-order delta method)"
-    elif method == "covariance-ols":
-        assert dlt is not None
-        cov = _covariance(eps, dlt, n, xb, yb, intercept, options)
-        how = "analytic (Analyze-Gauss entry sd, first-order propagation through OLS)"
-    elif method == "adassp":
-        assert dlt is not None
-        cov = _adassp(eps, dlt, n, xb, yb, intercept, options)
-        how = "analytic (Wang's noise scales, first-order propagation, ridge λ of the design)"
+    elif closed is not None:
+        cov, fail, how = closed
     else:
         X, y = _design(n, xb, yb, seed)
         draws, fail, got = _simulate(method, eps, dlt, n, X, y, xs, yname, xb, yb, intercept,
@@ -229,28 +224,12 @@ def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], ynam
             cov = np.full((len(names), len(names)), math.nan)
         how = (f"simulation: {n_sim} releases on the public design (seed={seed}), sd over the "
                "releases")
-        if method == "tukey-em":
-            from dpreg.auto.rules import tukey_pass_probability
-
-            m = int(options.get("n_models", 1000))
-            fail = 1.0 - tukey_pass_probability(m, len(names), epsilon=eps, delta=float(dlt or 0))
+        analytic_fail = spec.failure_probability(epsilon=eps, delta=dlt, n=n, d=len(names),
+                                                 options=options)
+        if analytic_fail is not None:
+            fail = analytic_fail
             how += "; P(⊥) from the analytic PTR pass probability"
-    interval = None
-    if method == "noisy-stats" and options.get("inference", "auto") is not False:
-        from dpreg.simple._noisy_stats import interval_refusal
-
-        interval = (interval_refusal(n, eps, xb[0]) or "offered") if n >= 3 else \
-            "none: fewer than 3 rows"
-    elif method.startswith("theil-sen-") and n >= 2 and math.isfinite(eps):
-        from dpreg.simple.ci import calibrated_refusal_for
-        from dpreg.simple.line_with_ci import line_ci_split
-
-        # the slope interval a ci_alpha= request would give (default ci_method="auto"):
-        # the same public rule the fit consults, at the interval's ε/2
-        why = calibrated_refusal_for(n=n, pairs=options.get("pairs", "all"),
-                                     epsilon=line_ci_split(eps)[1].epsilon)
-        interval = ("offered with ci_alpha=: calibrated (coverage close to nominal)" if not why
-                    else "with ci_alpha=: tight (coverage >= 1 − α, conservative) -- " + why)
+    interval = spec.planned_interval(epsilon=eps, n=n, x_bounds=xb, options=options)
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     return Plan(method, eps, dlt, n, dict(zip(names, map(float, sd))),
                 _pred_sd(cov, xb, "intercept" in names), float(fail), how,
@@ -285,7 +264,7 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
 
     Uses only these public inputs; reads no data and charges nothing.
     """
-    entry = _registry.get(method)
+    entry = methods.get(method)
     if entry.is_selector:
         raise InvalidInputError("method must be a concrete method (plan the one 'auto' would "
                                 "choose); got 'auto'")
@@ -302,6 +281,9 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(options)
     opts = {k: v for k, v in options.items()}
 
     def at(eps: float) -> Plan:
@@ -326,12 +308,8 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         return p.coef_sd[target]
 
     hi = 1.0
-    if method == "adassp" and options.get("calibration") == "wang":
-        from dpreg.multivariate.ssp import adassp_max_epsilon
-
-        cap = adassp_max_epsilon(dlt or 1e-6) * (1 - 1e-9)
-    else:
-        cap = 1e4
+    # above EPSILON_MAX a release is not private (treated as epsilon = inf)
+    cap = min(EPSILON_MAX, entry.max_epsilon(delta=dlt, options=opts) * (1 - 1e-9))
     while not value(at(hi)) <= goal:
         hi *= 4.0
         if hi > cap:

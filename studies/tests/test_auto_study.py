@@ -94,7 +94,7 @@ def test_paired_releases_share_random_numbers_and_keep_the_release_law():
 
     from dpreg._random import simulation_generator
     from dpreg.bench.generators import alabi_uniform
-    from dpreg.simple.replicates import replicate_predictions
+    from dpreg.replicates import replicate_predictions
     from studies.auto import _OPTS, _paired_p25
 
     x, y = alabi_uniform(300, sigma_x2=0.02, sigma_e2=0.02, rng=np.random.default_rng(3))

@@ -14,6 +14,7 @@ from dpreg._random import simulation_generator
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import lambda_min_sensitivity, xty_sensitivity
 from dpreg.multivariate._common import clip_rows
+from dpreg.privacy import EPSILON_MAX
 from dpreg.privacy.budgets import ApproxDP
 from studies.ihm.mechanism import (
     _ALPHAS,
@@ -160,11 +161,16 @@ def test_epsilon_inf_is_ols_and_large_epsilon_approaches_it():
     with pytest.warns(Warning):
         r = hessian_mixing(X, y, epsilon=math.inf, delta=1e-6, rng=0)
     np.testing.assert_allclose(r.params, ols, rtol=1e-10, atol=1e-12)
-    # finite ε: the sketch error contracts geometrically with the iterations (IHS)
-    errs = [np.linalg.norm(hessian_mixing(X, y, epsilon=1e8, delta=1e-6, n_iter=T,
+    # the largest private ε (EPSILON_MAX = 100): the sketch error contracts geometrically with
+    # the iterations (IHS: 0.042 -> 0.0031 here, against |OLS| = 1.4)
+    errs = [np.linalg.norm(hessian_mixing(X, y, epsilon=EPSILON_MAX, delta=1e-6, n_iter=T,
                                           rng=simulation_generator(1)).params - ols)
             for T in (3, 12)]
-    assert errs[1] < 1e-4 * np.linalg.norm(ols) and errs[1] < errs[0]
+    assert errs[1] < 0.01 * np.linalg.norm(ols) and errs[1] < errs[0] / 4
+    # above the cap ε is treated as inf (issue 32): the exact OLS, NOT PRIVATE
+    with pytest.warns(Warning):
+        big = hessian_mixing(X, y, epsilon=1e8, delta=1e-6, rng=0)
+    np.testing.assert_allclose(big.params, r.params, rtol=0, atol=0)
 
 
 def test_noise_scales_statistical_and_reject_half_noise():

@@ -178,7 +178,7 @@ BOX = (0.0, 1.0)
 
 
 def _ns_correct(data, n, rng, *, bounds=BOX, x_eval=None):
-    from dpreg.simple.replicates import replicate_predictions
+    from dpreg.replicates import replicate_predictions
 
     return replicate_predictions("noisy-stats", data["x"], data["y"], epsilon=NS_EPS,
                                  x_bounds=bounds, y_bounds=bounds, trials=n, x_eval=x_eval,
@@ -216,7 +216,7 @@ def _ns_bottom_unnoised(data, n, rng):
 def _ns_bounds_from_data(data, n, rng):
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xb, yb = (float(x.min()), float(x.max())), (float(y.min()), float(y.max()))
-    from dpreg.simple.replicates import replicate_predictions
+    from dpreg.replicates import replicate_predictions
 
     return replicate_predictions("noisy-stats", x, y, epsilon=NS_EPS, x_bounds=xb, y_bounds=yb,
                                  trials=n, x_eval=(0.3, 0.7), rng=rng)

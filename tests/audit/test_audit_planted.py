@@ -13,7 +13,7 @@ from planted import by_name, draw, planted_bugs
 
 from dpreg.audit import audit_samples
 from dpreg.exceptions import InvalidInputError
-from dpreg.simple.replicates import replicate_predictions
+from dpreg.replicates import replicate_predictions
 
 ALPHA = 1e-6
 FAST = ["sum-bound-twice", "bottom-from-unnoised", "bounds-from-data", "clip-unused",

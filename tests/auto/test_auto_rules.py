@@ -36,6 +36,7 @@ from dpreg.auto import (
 )
 from dpreg.exceptions import BudgetExceededError, InvalidInputError
 from dpreg.linear_model import AutoDPRegression
+from dpreg.privacy import EPSILON_MAX
 
 
 def _line(n, seed=0, sx2=0.02, se=0.1):
@@ -47,7 +48,7 @@ def _line(n, seed=0, sx2=0.02, se=0.1):
 
 
 # ----------------------------------------------------------------------------- budget splits
-@given(st.floats(1e-6, 1e6), st.floats(0.001, 0.5), st.floats(0.001, 0.45))
+@given(st.floats(1e-6, EPSILON_MAX), st.floats(0.001, 0.5), st.floats(0.001, 0.45))
 def test_parts_never_exceed_the_whole(eps, fs, fb):
     a, b = split_selection(eps, fs)
     assert a.epsilon + b.epsilon <= eps
@@ -61,8 +62,9 @@ def test_parts_never_exceed_the_whole(eps, fs, fb):
 def test_split_budget_skips_steps_and_rejects_bad_fractions():
     parts = split_budget(2.0, selection_fraction=None, bounds_fraction=None)
     assert parts["bounds"] is None and parts["selection"] is None and parts["method"].epsilon == 2.0
-    inf = split_budget(math.inf, selection_fraction=0.05, bounds_fraction=0.2)
-    assert all(p.epsilon == math.inf for p in inf.values())
+    for big in (math.inf, math.nextafter(EPSILON_MAX, math.inf), 1e6):  # above the cap: inf
+        inf = split_budget(big, selection_fraction=0.05, bounds_fraction=0.2)
+        assert all(p.epsilon == math.inf for p in inf.values())
     for fs, fb in [(0.0, 0.1), (1.0, None), (0.6, 0.5), ("x", None)]:
         with pytest.raises(InvalidInputError):
             split_budget(1.0, selection_fraction=fs, bounds_fraction=fb)

@@ -7,6 +7,7 @@ from fuzzlib import FUZZ, bounds, check_release, deltas, epsilons, positive, rng
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dpreg.replicates import REPLICABLE, replicate_predictions
 from dpreg.simple import (
     dp_intercept,
     gradient_descent,
@@ -17,7 +18,6 @@ from dpreg.simple import (
     theil_sen_ci,
     theta_guidance,
 )
-from dpreg.simple.replicates import REPLICABLE, replicate_predictions
 
 
 def simple_release(r):

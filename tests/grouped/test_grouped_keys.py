@@ -435,3 +435,57 @@ def test_fused_partition_equals_the_general_path():
         bad.loc[bad.index[bad["k"] == 4][0], col] = np.inf  # a declared group
         with pytest.raises(InvalidInputError, match=f"column '{col}' has a missing or non-finite"):
             partition_frame(bad, spec)
+
+
+# ------------------------------------------------------------------ key texts that round-trip
+#: number texts whose double is a different number: read as it, they would release a group the
+#: file never listed (9007199254740993.0 -> 2**53) or an inf key (1e309)
+NOT_EXACT = ["9007199254740993.0", "1e309", "-1e309", "1e23", "0.10000000000000001",
+             "1e-400", "2.5e-324", "9007199254740993e0"]
+
+
+@pytest.mark.parametrize("text", NOT_EXACT)
+def test_groups_file_numbers_that_do_not_round_trip_are_refused(text):
+    with pytest.raises(InvalidInputError, match="line 2") as err:
+        parse_key_list(["1", text, "3"], pd.Series([1.0, 2.0]))
+    msg = str(err.value)
+    assert "exactly" in msg
+    assert "9007199254740992" not in msg  # what it would have become is no key of the file
+
+
+def test_groups_file_numbers_that_round_trip_are_read():
+    got = parse_key_list(["0.1", "1.50", "1e3", "-0.0", "9007199254740992.0", "1e22",
+                          "9007199254740993", "-7"], pd.Series([1.0]))
+    assert got == [0.1, 1.5, 1000.0, 0.0, 2.0 ** 53, 1e22, 2 ** 53 + 1, -7]
+    assert isinstance(got[6], int)  # an integer text is an exact int, never a double
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "Int64", "object"])
+def test_integer_keys_beyond_2_53_are_matched_exactly(dtype):
+    """Python int keys are exact: 2**53 and 2**53 + 1 are two keys; a float64 column holds no
+    2**53 + 1, so that key gets no row (its group is empty), and the row 2**53 feeds only the
+    key 2**53 -- two listed keys are never merged, no unlisted group is released."""
+    big = 2 ** 53
+    vals = [big, big, big + 1, 7] if dtype != "float64" else [float(big), float(big), 7.0,
+                                                              7.0]
+    col = pd.Series(vals, dtype=dtype if dtype != "object" else object)
+    keys = [big, big + 1, 7]
+    codes = row_codes(col, keys, "number")
+    if dtype == "float64":
+        assert codes.tolist() == [0, 0, 2, 2]
+    else:
+        assert codes.tolist() == [0, 0, 1, 2]
+
+
+def test_cli_groups_file_refuses_a_number_that_does_not_round_trip(tmp_path):
+    df = frame(np.repeat([2.0 ** 53, 3.0], [50, 40]))
+    data = tmp_path / "d.csv"
+    df.to_csv(data, index=False)
+    keys = tmp_path / "keys.txt"
+    keys.write_text("3\n9007199254740993.0\n")
+    out = tmp_path / "o.csv"
+    code, text = _cli("fit-groups", str(data), "--by", "k", "--y", "y", "--x", "x", "-m",
+                      "noisy-stats", "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--groups-file",
+                      str(keys), "--out", str(out))
+    assert code == 1 and "line 2" in text, text
+    assert not out.exists()

@@ -13,7 +13,7 @@ import pytest
 
 from dpreg import InvalidInputError, fit_by_group
 from dpreg.grouped import group_seed_sequence, parse_key_list
-from dpreg.grouped._segments import segment_sums, segment_sums_numpy
+from dpreg.simple._segments import segment_sums, segment_sums_numpy
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -386,7 +386,7 @@ def test_secure_grouped_releases_are_on_the_grid_with_the_discrete_laplace_law()
 
 
 def test_clipped_stats_are_numpys():
-    from dpreg.grouped._segments import clipped_centred, clipped_means
+    from dpreg.simple._segments import clipped_centred, clipped_means
 
     g = np.random.default_rng(5)
     codes = g.integers(-1, 40, 5000)

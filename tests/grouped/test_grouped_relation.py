@@ -198,7 +198,7 @@ def test_the_check_rejects_the_old_add_remove_calibration(eps, true_delta):
     x, y = g.uniform(0, 1, (50, 1)), g.uniform(0, 1, 50)
     old = fit_arrays(x, y, method="adassp", epsilon=eps, delta=1e-6, x_bounds=[XB],
                      y_bounds=YB, random_state=1,
-                     calibration="wang")  # no neighbouring=: add/remove
+                     calibration="wang", inference=False)  # no neighbouring=: add/remove
     stmt = old.privacy
     assert str(stmt.neighbouring) == "add-remove"
     check_statement(stmt, eps, 1e-6, relation="add-remove")  # fine for what it was made for

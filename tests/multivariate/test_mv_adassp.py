@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, Ledger
 from dpreg.mechanisms.gaussian import gaussian_sigma
 from dpreg.multivariate import ssp as ad
+from dpreg.privacy import EPSILON_MAX
 from dpreg.privacy.budgets import compose, gdp_delta, gdp_mu, zcdp_to_approx_bun_steinke
 
 WANG = {"calibration": "wang"}
@@ -55,7 +56,7 @@ def test_epsilon_above_wangs_range_is_refused_before_charging():
 
 
 # ------------------------------------------------------------------------ exact calibration
-@pytest.mark.parametrize("eps", [30.0, 50.0, 1e3])
+@pytest.mark.parametrize("eps", [30.0, 50.0, EPSILON_MAX])
 def test_any_epsilon_is_calibrated_exactly(eps):
     """Issue 21: ε = 30 at δ = 1e-6 was refused.  The default calibration runs at any ε: the
     three noise scales compose (Gaussian mechanisms compose exactly in GDP: μ² adds) to at
@@ -91,7 +92,7 @@ def test_exact_calibration_adds_less_noise_than_wangs_constants():
 
 
 @settings(max_examples=150, deadline=None)
-@given(eps=st.floats(1e-3, 1e6), delta=st.floats(1e-12, 0.1), inference=st.booleans(),
+@given(eps=st.floats(1e-3, EPSILON_MAX), delta=st.floats(1e-12, 0.1), inference=st.booleans(),
        calibration=st.sampled_from(["gdp", "wang"]))
 def test_budget_parts_never_exceed_the_whole(eps, delta, inference, calibration):
     plan = ad.adassp_budget(eps, delta, calibration=calibration, inference=inference)
@@ -113,18 +114,26 @@ def test_adassp_split_is_a_pure_function():
 
 
 def test_noise_vanishes_continuously_as_epsilon_grows():
-    """ε → ∞ along the way: the noise scales decrease strictly to 0 (no cap), and at ε = 1e12
-    the fit equals the ε = inf fit (OLS on the clipped data) to high accuracy."""
-    grid = np.geomspace(0.1, 1e12, 40)
+    """ε → ∞ along the way: the noise scales decrease strictly up to the cap EPSILON_MAX (the
+    largest private ε), where the fit is close to the ε = inf fit (OLS on the clipped data);
+    above the cap ε is treated as inf (issue 32): the exact fit itself, NOT PRIVATE."""
+    grid = np.geomspace(0.1, EPSILON_MAX, 40)
     sds = [gaussian_sigma(1.0, ad.adassp_budget(float(e), 1e-6).parts[1]) for e in grid]
-    assert np.all(np.diff(sds) < 0) and sds[-1] < 1e-5
+    assert np.all(np.diff(sds) < 0) and 0 < sds[-1] < 0.01 * sds[0]
+    assert gaussian_sigma(1.0, ad.adassp_budget(1e12, 1e-6).parts[1]) == 0.0
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, size=(300, 3)) / 2
     y = X @ [1.0, -1.0, 0.5] + rng.normal(0, 0.1, 300)
     with pytest.warns(Warning):
         exact = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=math.inf, delta=1e-6)
-    big = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=1e12, delta=1e-6, rng=0)
-    np.testing.assert_allclose(big.params.to_numpy(), exact.params.to_numpy(), atol=1e-4)
+    near = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=EPSILON_MAX, delta=1e-6,
+                     rng=0)
+    np.testing.assert_allclose(near.params.to_numpy(), exact.params.to_numpy(), atol=0.05)
+    assert near.privacy.private
+    with pytest.warns(Warning):
+        big = ad.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=1e12, delta=1e-6, rng=0)
+    np.testing.assert_array_equal(big.params.to_numpy(), exact.params.to_numpy())
+    assert not big.privacy.private
 
 
 # ------------------------------------------------------------------------ noise scales

@@ -11,6 +11,7 @@ from _stats import ALPHA, chi2_pvalue
 from dpreg import ApproxDP, InvalidInputError, Ledger
 from dpreg.mechanisms import ptr_test, ptr_threshold
 from dpreg.multivariate import tukey as tk
+from dpreg.privacy import EPSILON_MAX
 from dpreg.privacy.neighbours import Neighbouring
 
 
@@ -305,7 +306,7 @@ def test_infinite_epsilon_is_a_point_of_maximal_depth(m):
 def test_large_epsilon_picks_the_deepest_level():
     X, y = data(3000, 2, seed=11)
     m = 100
-    res = tk.tukey_em(X, y, epsilon=2000.0, delta=0.01, n_models=m, rng=2)
+    res = tk.tukey_em(X, y, epsilon=EPSILON_MAX, delta=0.01, n_models=m, rng=2)
     gen = np.random.default_rng(2)
     P = tk.jitter_and_sort(tk.partition_models(X, y, m, gen), gen)
     assert tk.approximate_depth(res.params.to_numpy(), P.T) == m // 2

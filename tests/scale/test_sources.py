@@ -194,14 +194,13 @@ def test_methods_that_need_the_rows_refuse_a_path_before_anything_is_charged(dat
     path (and a Spark frame: the same check) with why and what to do, before the ledger is
     charged; the list of streaming methods is exactly the sufficient-statistics ones."""
     from dpreg import Ledger, PureDP
-    from dpreg._registry import names
+    from dpreg.methods import REGISTRY, names
 
     _, d = data
     assert set(dpreg.api.source_methods()) == {"noisy-stats", "dp-intercept", "adassp",
                                                "covariance-ols"}
-    from dpreg._registry import NEEDS_ROWS
-
-    assert set(NEEDS_ROWS) == set(names()) - set(dpreg.api.source_methods())
+    needs_rows = {m for m, spec in REGISTRY.items() if spec.needs_rows is not None}
+    assert needs_rows == set(names()) - set(dpreg.api.source_methods())
     led = Ledger(PureDP(100.0))
     for method in set(names()) - set(dpreg.api.source_methods()):
         with pytest.raises(InvalidInputError, match="cannot fit from a file") as e:

@@ -174,7 +174,7 @@ def test_dpreg_imports_and_runs_from_a_zipped_wheel(tmp_path):
             if f.is_file() and "__pycache__" not in f.parts:
                 zf.write(f, f.relative_to(src).as_posix())
     code = ("import numpy as np, dpreg\n"
-            "from dpreg.grouped._segments import segment_sums\n"
+            "from dpreg.simple._segments import segment_sums\n"
             "import dpreg.mechanisms.smooth\n"
             f"assert dpreg.__file__.startswith({str(archive)!r}), dpreg.__file__\n"
             "print(segment_sums(np.arange(10.0), np.array([0, 4, 10])))\n")

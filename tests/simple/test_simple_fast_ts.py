@@ -19,6 +19,7 @@ from scipy import stats
 from _stats import ALPHA, chi2_pvalue
 from dpreg import InvalidInputError
 from dpreg.mechanisms import exp_quantile
+from dpreg.replicates import replicate_predictions
 from dpreg.simple import theil_sen
 from dpreg.simple.fast import (
     HAVE_NUMBA,
@@ -36,7 +37,6 @@ from dpreg.simple.fast._reference import (
     law_release_cdf,
 )
 from dpreg.simple.pairs import all_pairs, doubled_pair_values
-from dpreg.simple.replicates import replicate_predictions
 
 BACKENDS = ["numpy"] + (["numba"] if HAVE_NUMBA else [])
 

@@ -5,9 +5,9 @@ import pytest
 from scipy import stats
 
 from _stats import ALPHA
+from dpreg.replicates import replicate_predictions
 from dpreg.simple import dp_intercept, gradient_descent, noisy_stats, theil_sen
 from dpreg.simple.ranges import default_prediction_range
-from dpreg.simple.replicates import replicate_predictions
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpreg.PrivacyLeakWarning")
 

@@ -83,7 +83,9 @@ def test_cli_regress_on_a_release_has_ci_and_seed(tmp_path):
     a = _regress(rel, "--ci", "0.1", "--seed", "5")
     b = _regress(rel, "--ci", "0.1", "--seed", "5")
     c = _regress(rel, "--ci", "0.1", "--seed", "6")
-    assert a["ci"]["alpha"] == 0.1 and set(a["ci"]) == {"alpha", "intercept", "x1", "x2"}
+    assert a["ci"]["alpha"] == 0.1
+    assert set(a["ci"]) == {"alpha", "intercept", "x1", "x2", "excludes_estimate"}
+    assert isinstance(a["ci"]["excludes_estimate"], list)  # checked at the requested α
     assert a["ci"] == b["ci"]  # same seed, same intervals
     assert a["ci"] != c["ci"]  # the seed drives the (post-processing) simulation
     lo, hi = a["ci"]["x1"]

@@ -185,10 +185,9 @@ def test_get_prediction_input_forms_and_errors():
 
 
 def test_every_method_without_fit_statistics_has_its_own_reason():
-    from dpreg import _registry
-    from dpreg.inference.prediction import no_fit_stats_text
+    from dpreg import methods
 
-    generic = no_fit_stats_text("no-such-method")
-    for name in _registry.REGISTRY:
+    for name, spec in methods.REGISTRY.items():
         if name != "covariance-ols":  # the SSCP release always carries them
-            assert no_fit_stats_text(name) != generic.replace("no-such-method", name), name
+            why = spec.interval.fit_statistics
+            assert why and "no" in why and name not in why, name

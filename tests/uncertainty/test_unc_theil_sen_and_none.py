@@ -11,7 +11,6 @@ import dpreg
 from dpreg import Ledger, PureDP
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import NoUncertaintyError
-from dpreg.inference.uncertainty import CI_SUPPORT, no_ci_text
 from dpreg.linear_model import BoostedAdaSSP, DPGradientDescent, DPTheilSen, TukeyEM
 
 
@@ -83,8 +82,12 @@ def test_methods_without_a_valid_interval_say_so(make):
 
 
 def test_support_table_covers_every_method():
-    from dpreg.api import METHODS
+    """Every method's spec says what interval it offers; those without one say why."""
+    from dpreg import methods
 
-    assert set(METHODS) <= set(CI_SUPPORT)
     for m in ("tukey-em", "boosted-adassp", "dp-gd", "dp-intercept"):
-        assert CI_SUPPORT[m] == "none" and no_ci_text(m).startswith("none:")
+        support = methods.get(m).interval
+        assert support.offered == "none" and support.request == "none"
+        assert support.missing.startswith("none:") and len(support.missing) > 60
+    for m in ("noisy-stats", "adassp", "covariance-ols", "theil-sen-exp"):
+        assert methods.get(m).interval.offered != "none"

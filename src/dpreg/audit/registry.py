@@ -4,7 +4,7 @@ worst-case neighbouring pairs.
 
 A sampler ``sampler(data, n, rng)`` returns an (n, k) array of n independent releases (a row
 of NaN is ⊥).  Where dpreg has a vectorised evaluation path that has exactly the distribution
-of one release (``size=`` of the medians, :func:`dpreg.simple.replicates.replicate_predictions`,
+of one release (``size=`` of the medians, :func:`dpreg.replicates.replicate_predictions`,
 the replicate runs of gradient descent) it is used; otherwise the public function or the
 estimator is called n times (``loop`` targets, which :func:`audit_target` can spread over
 worker processes).  Samplers are module-level functions bound with :func:`functools.partial`
@@ -233,7 +233,7 @@ def _r_ptr(data: dict[str, Any], rng: np.random.Generator, *, epsilon: float,
 # ----------------------------------------------------------------------------- simple samplers
 def _s_replicates(data: dict[str, Any], n: int, rng: np.random.Generator, *, method: str,
                   epsilon: float) -> np.ndarray:
-    from dpreg.simple.replicates import replicate_predictions
+    from dpreg.replicates import replicate_predictions
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -270,9 +270,9 @@ def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rh
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
-    plan = gd._plan(x, y, variant="zcdp", epsilon=None, rho=rho, delta=None,
+    plan = gd.plan_gradient_descent(x, y, variant="zcdp", epsilon=None, rho=rho, delta=None,
                     x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS, tau=1.0, steps=80, x_eval=xe)
-    p25, p75 = gd._run(plan, rng, replicates=n)
+    p25, p75 = gd.run_replicates(plan, rng, replicates=n)
     slope, intercept = plan.line(p25, p75)
     return np.column_stack([slope * xv + intercept for xv in xe])
 

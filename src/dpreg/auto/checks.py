@@ -81,17 +81,23 @@ def bounds_outside_probability(width: float, *, n: int, quantile_epsilon: float,
     return 1.0 / (1.0 + math.exp(min(700.0, log_in - log_out)))
 
 
+#: the methods whose closed-form plans stand for the pipeline's fit in the check
+ONE_X_PROXY = "noisy-stats"
+SEVERAL_X_PROXY = "adassp"
+
+
 def _relative_sd(n: int, epsilon: float, delta: float | None, n_x: int) -> float:
     """Planned slope sd / (w_y / w_x) at the method's ε: analytic, on unit bounds."""
     if math.isinf(epsilon):
         return 0.0
-    from dpreg.auto.noise import adassp_cov as _adassp
-    from dpreg.auto.noise import noisy_stats_cov as _noisy_stats
+    from dpreg import methods
 
-    if n_x == 1:
-        cov, _ = _noisy_stats(epsilon, n, (0.0, 1.0), (0.0, 1.0))
-    else:
-        cov = _adassp(epsilon, delta or 1e-6, n, [(0.0, 1.0)] * n_x, (0.0, 1.0), True, {})
+    # the analytic plan of the candidate the rules would fit (one x: noisy statistics, several
+    # x: the sufficient-statistics perturbation family), on unit bounds
+    proxy = methods.get(ONE_X_PROXY if n_x == 1 else SEVERAL_X_PROXY)
+    cov = proxy.expected_cov(epsilon=epsilon, delta=delta or 1e-6, n=n,
+                             x_bounds=[(0.0, 1.0)] * n_x, y_bounds=(0.0, 1.0),
+                             fit_intercept=True, options={})[0]
     return float(max(math.sqrt(max(cov[j, j], 0.0)) for j in range(1, cov.shape[0])))
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg import methods
 from dpreg._validation import check_bounds, check_delta, check_epsilon, check_rng, is_seeded
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
@@ -44,12 +45,12 @@ def check_options(options: dict[str, Any]) -> None:
     is charged: fit_auto's own keyword options and :data:`PASSED_ON`."""
     import inspect
 
-    from dpreg._dispatch import SET_BY_DISPATCH
+    from dpreg._spec import SET_BY_CALLER
 
     if not options:
         return
     params = inspect.signature(fit_auto).parameters
-    allowed = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY} - SET_BY_DISPATCH
+    allowed = {k for k, p in params.items() if p.kind is p.KEYWORD_ONLY} - SET_BY_CALLER
     allowed |= PASSED_ON
     unknown = sorted(set(options) - allowed)
     if unknown:
@@ -223,7 +224,7 @@ def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
                      "pass_probability": tukey_pass_probability(m, d_cols, epsilon=eps,
                                                                 delta=run.delta)  # type: ignore[arg-type]
                      if m >= 8 else 0.0})
-        need_bounds = method != "tukey-em" and unknown_bounds
+        need_bounds = methods.get(method).needs_bounds and unknown_bounds
         parts = split_budget(eps, selection_fraction=None, bounds_fraction=fb if need_bounds else None)
         return method, m, need_bounds, parts
     skip = not selection_possible(run.n, eps)
@@ -294,21 +295,20 @@ def _select_simple(run: _Run, sel: PureDP | None, xb: tuple[float, float],
 
 
 def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> dict[str, Any]:
-    """Phase 5: the chosen method's options (the user's where it has a use for them)."""
-    opts = dict(options)
-    if run.simple and method == "theil-sen-exp":
+    """Phase 5: the chosen method's options -- the user's where it has a use for them, the
+    interval request, and the public choices the rules made (the number of TukeyEM models,
+    Theil-Sen's matchings, the replace-one relation of the pipeline's statement)."""
+    spec = methods.get(method)
+    opts = {k: v for k, v in options.items() if k in spec.options or k == "ci_alpha"}
+    if run.simple and "pairs" in spec.options:
         from dpreg.simple._common import max_matchings
 
         opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(run.n)))
-        return opts
-    if run.simple:
-        opts.pop("output_range", None)
-        opts.pop("pairs", None)
-        return opts
-    if method == "tukey-em":
+    if "n_models" in spec.options:
         return {"n_models": m}
-    return {"neighbouring": "replace-one", **{k: v for k, v in opts.items()
-                                               if k not in ("output_range", "pairs")}}
+    if spec.takes_neighbouring and not run.simple:
+        opts["neighbouring"] = "replace-one"
+    return opts
 
 
 def _statement(total: Any, inner: PrivacyStatement, info: dict[str, Any],
@@ -371,7 +371,7 @@ def fit_auto(
     opts = _method_options(run, method, m, options)
     run.info["method"] = method
     run.info["method_epsilon"] = method_eps
-    if method == "tukey-em":  # needs no bounds: use the public ones only if all were given
+    if not methods.get(method).needs_bounds:  # TukeyEM: public bounds only if all were given
         known_all = run.all_bounds_known()
         out = _fit_tukey(run.X, run.y, epsilon=method_eps, delta=run.delta, n_models=m,  # type: ignore[arg-type]
                          names=run.names, y_name=run.y_name,
@@ -386,7 +386,7 @@ def fit_auto(
     known = {run.names[j]: b for j, b in enumerate(run.x_bounds) if b is not None}
     if run.y_bounds is not None:
         known[run.y_name] = run.y_bounds
-    run.info["bounds_needed"] = bool(need_bounds) or method != "tukey-em"
+    run.info["bounds_needed"] = bool(need_bounds) or methods.get(method).needs_bounds
     extra = {**out.extra, "auto": run.info}
     if not run.info.get("reliability", {}).get("reliable", True):
         extra["reliable"] = False  # allow_unreliable=True: fitted although predicted useless

@@ -5,7 +5,7 @@ mechanism on one fixed data set, with exactly the distribution of ``trials`` sep
 the public function (same pair designs, same budget split, same sensitivities, same noise).
 Re-running a mechanism on fixed data is an *evaluation device*: each replicate is a complete
 release that costs the full ε, so these engines charge no ledger and are only for simulated or
-public benchmark data (as :func:`dpreg.simple.replicates.replicate_predictions`).
+public benchmark data (as :func:`dpreg.replicates.replicate_predictions`).
 
 Why not call the public functions in a loop?  The full Alabi et al. Figure 5 grid needs
 hundreds of millions of pairwise estimates; these engines vectorise over trials:
@@ -302,7 +302,7 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     """
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
-    plan = _gd._plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
+    plan = _gd.plan_gradient_descent(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                      x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
     u, v, tau_ = plan.u, plan.v, plan.tau
     a = 0.75 - u

@@ -77,7 +77,14 @@ class RunResult:
             "cells_skipped": self.cells_skipped, "seconds": round(self.seconds, 2),
             "verdicts": self.claims[["claim_id", "verdict"]].to_dict(orient="records")
             if len(self.claims) else [],
+            "evidence": _quick_note() if self.quick else "full grid",
         }
+
+
+def _quick_note() -> str:
+    from dpreg.bench.claims import QUICK_NOTE
+
+    return QUICK_NOTE
 
 
 def cell_seed_sequence(seed: int, cell: int) -> np.random.SeedSequence:
@@ -235,6 +242,7 @@ def reproduce(name: str | Spec, *, out: str | Path = DEFAULT_OUT, quick: bool = 
         "rows": int(len(frame)), "seconds": round(seconds, 2),
         "cpu_seconds": round(_cpu_seconds() - cpu_start, 2), "workers": n_workers,
         "figures": [p.name for p in figures],
+        "evidence": _quick_note() if spec.quick else "full grid",
     }
     meta_json = folder / "meta.json"
     meta_json.write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")

@@ -35,7 +35,6 @@ Every public name is importable from ``dpreg.covariance``.
 from dpreg.covariance.calibration import INTERCEPT as INTERCEPT
 from dpreg.covariance.calibration import MECHANISM as MECHANISM
 from dpreg.covariance.calibration import SOURCE as SOURCE
-from dpreg.covariance.calibration import _sigma as _sigma
 from dpreg.covariance.calibration import repair_psd, upscale
 from dpreg.covariance.io import FORMAT as FORMAT
 from dpreg.covariance.io import FORMAT_VERSION as FORMAT_VERSION

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from dpreg._integrity import Integrity
 from dpreg.privacy.neighbours import PrivacyStatement
 
 __all__ = ["ReleaseView"]
@@ -29,6 +30,7 @@ class ReleaseView(Protocol):
     privacy: PrivacyStatement
     metadata: dict[str, Any]
     _scaled_repaired: np.ndarray | None
+    integrity: Integrity | None
 
     @property
     def failed(self) -> bool: ...

@@ -25,7 +25,8 @@ from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.neighbours import Neighbouring
 
-__all__ = ["INTERCEPT", "MECHANISM", "SOURCE", "scaling_matrix", "upscale", "repair_psd", "resolve_bounds"]
+__all__ = ["INTERCEPT", "MECHANISM", "SOURCE", "scaling_matrix", "upscale", "repair_psd", "resolve_bounds",
+           "analyze_gauss_sigma"]
 
 MECHANISM = "Analyze Gauss SSCP"
 INTERCEPT = "intercept"
@@ -114,8 +115,10 @@ def _noise_var_factors(bounds: Sequence[tuple[float, float]]) -> np.ndarray:
     return out
 
 
-def _sigma(d: int, epsilon: float, delta: float, neighbouring: Neighbouring,
-           calibration: str) -> tuple[float, float]:
+def analyze_gauss_sigma(d: int, epsilon: float, delta: float, neighbouring: Neighbouring,
+                        calibration: str) -> tuple[float, float]:
+    """(L2 sensitivity, Gaussian σ) of the Analyze-Gauss release of the (d + 1)×(d + 1)
+    augmented SSCP matrix of d released columns at (ε, δ) (σ = 0 at ε = inf)."""
     sens = sscp_sensitivity(d, neighbouring, intercept=True)
     if math.isinf(epsilon):
         return sens, 0.0

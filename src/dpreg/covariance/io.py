@@ -1,7 +1,8 @@
 """The SSCP release file: the versioned schema (:func:`validate_release_dict`), writing
-(:func:`release_to_dict`, strict JSON) and the consistency checks on reading -- a file is
-validated field by field and against the public parameters (σ against ε, δ, the sensitivity
-and the relation), and nothing in it is evaluated."""
+(:func:`release_to_dict`, strict JSON, sealed by :func:`seal_release_dict`) and the checks on
+reading -- the integrity record first (:func:`verify_release_dict`: was the file altered after
+it was written?), then field by field and against the public parameters (σ against ε, δ, the
+sensitivity and the relation).  Nothing in a file is evaluated."""
 
 from __future__ import annotations
 
@@ -11,25 +12,43 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._integrity import (
+    CANONICAL,
+    Integrity,
+    canonical_json,
+    digest,
+    key_id,
+    mac,
+    same,
+)
 from dpreg._json import jsonable
 from dpreg._release_file import Fields, finite_or_tag
 from dpreg._validation import fmt
 from dpreg.covariance._view import ReleaseView
-from dpreg.covariance.calibration import INTERCEPT, MECHANISM, _sigma
-from dpreg.exceptions import InvalidInputError
+from dpreg.covariance.calibration import INTERCEPT, MECHANISM, analyze_gauss_sigma
+from dpreg.exceptions import InvalidInputError, ReleaseIntegrityError
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "MAX_RELEASE_COLUMNS",
-           "release_to_dict", "validate_release_dict", "check_derived_matrix"]
+           "INTEGRITY_FIELD", "release_to_dict", "seal_release_dict", "verify_release_dict",
+           "validate_release_dict", "check_derived_matrix"]
 
 FORMAT = "dpreg-sscp-release"
-#: Version written by :meth:`SSCPRelease.save` (2: strict JSON, infinite ε as ``"inf"``);
-#: :meth:`SSCPRelease.load` reads 1 (files of earlier dpreg versions, also without the field)
-#: and 2.  The schema is :func:`validate_release_dict`.
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: Version written by :meth:`SSCPRelease.save` (3: strict JSON, infinite ε as ``"inf"``, and an
+#: integrity record); :meth:`SSCPRelease.load` reads 1 (files of earlier dpreg versions, also
+#: without the field), 2 (strict JSON, no integrity record) and 3.  The schema is
+#: :func:`validate_release_dict`; the integrity record :func:`verify_release_dict`.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+#: The first version whose files must carry an integrity record.
+FIRST_SEALED_VERSION = 3
+#: The top-level field holding the integrity record.
+INTEGRITY_FIELD = "integrity"
+#: Prefix of the MAC input of a release file (a MAC of a ledger is never valid here).
+RELEASE_DOMAIN = b"dpreg-sscp-release\x00"
+_RECORD_KEYS = {"canonical", "sha256", "key_id", "hmac_sha256"}
 #: Most columns a release file may hold (its matrices have (d + 1)² entries).
 MAX_RELEASE_COLUMNS = 1000
 
@@ -58,15 +77,145 @@ _TOP_FIELDS = ("format", "format_version", "columns", "bounds", "noisy_scaled", 
                "privacy", "metadata")
 
 
+def seal_release_dict(content: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
+    """``content`` (strict-JSON values, as :func:`release_to_dict` makes them) with its
+    integrity record added as the field ``"integrity"``::
+
+        {"canonical": "dpreg-canonical-json-1",
+         "sha256": SHA-256 of the canonical form of every other field,
+         "key_id": the key's id, "hmac_sha256": HMAC-SHA256(key, "dpreg-sscp-release\\0" ||
+                                                              canonical form)}   (with a key)
+
+    The canonical form is :func:`dpreg._integrity.canonical_json` of the document without the
+    ``integrity`` field (sorted keys, no white space, ASCII, no NaN/Infinity).
+    """
+    body = {k: v for k, v in content.items() if k != INTEGRITY_FIELD}
+    canon = canonical_json(body)
+    record: dict[str, Any] = {"canonical": CANONICAL, "sha256": digest(canon)}
+    if key is not None:
+        record["key_id"] = key_id(key)
+        record["hmac_sha256"] = mac(key, RELEASE_DOMAIN, canon)
+    return {**body, INTEGRITY_FIELD: record}
+
+
+def _record_ok(rec: Any) -> bool:
+    """Whether an integrity record has the shape :func:`seal_release_dict` writes."""
+    if not isinstance(rec, dict) or not set(rec) <= _RECORD_KEYS \
+            or rec.get("canonical") != CANONICAL or ("key_id" in rec) != ("hmac_sha256" in rec):
+        return False
+    hexes = [(rec.get("sha256"), 64)] + ([(rec["key_id"], 16), (rec["hmac_sha256"], 64)]
+                                         if "key_id" in rec else [])
+    return all(isinstance(v, str) and len(v) == n and all(c in "0123456789abcdef" for c in v)
+               for v, n in hexes)
+
+
+def verify_release_dict(data: Any, *, key: bytes | None = None,
+                        expect_digest: str | None = None, verify: bool = True
+                        ) -> tuple[Any, Integrity | None]:
+    """Check a parsed release file's integrity record; return the document without the record
+    (for :func:`validate_release_dict`) and the outcome.
+
+    Versions 1 and 2 (older dpreg) have no record: ``"no-record"``.  A version-3 file must have
+    one, and its SHA-256 must match the canonical form of the rest; with ``key`` it must also
+    carry an HMAC-SHA256 made with that key (a given key means a MAC is required); with
+    ``expect_digest`` (a digest obtained out of band) the content's digest must equal it.  A
+    keyed file read without a key is ``"unverified"`` (its MAC cannot be checked) once its
+    digest matches.  A failure raises :class:`~dpreg.exceptions.ReleaseIntegrityError` -- one
+    line, no value of the file, never the key -- unless ``verify=False``, which returns
+    ``"unverified"`` with the reason instead.  Anything that is not a readable release of a
+    known version is left to :func:`validate_release_dict` (returns ``None``).
+    """
+    if not isinstance(data, dict):
+        return data, None
+    version = data.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) \
+            or version not in READABLE_VERSIONS:
+        return data, None  # refused (or called newer) by the schema
+    body = {k: v for k, v in data.items() if k != INTEGRITY_FIELD}
+    try:
+        canon: bytes | None = canonical_json(body)
+    except (TypeError, ValueError):
+        canon = None
+    dig = None if canon is None else digest(canon)
+    rec = data.get(INTEGRITY_FIELD)
+    rec_id = rec.get("key_id") if isinstance(rec, dict) and isinstance(rec.get("key_id"),
+                                                                         str) else None
+
+    def fail(why: str, *, altered: bool = True) -> tuple[Any, Integrity]:
+        if verify:
+            head = "was altered after it was written: " if altered else "cannot be verified: "
+            raise ReleaseIntegrityError(
+                f"release file {head}{why}; refusing to read it (verify=False, CLI "
+                "--no-verify, reads it anyway, marked UNVERIFIED)")
+        return body, Integrity("unverified", ("ALTERED: " if altered else "") + why,
+                               digest=dig, key_id=rec_id if _record_ok(rec) else None)
+
+    given = "" if key is None else key_id(key)
+    if INTEGRITY_FIELD not in data:
+        if version >= FIRST_SEALED_VERSION:
+            return fail(f"its integrity record is missing (every format-version "
+                        f"{version} file has one)")
+        older = f"written by an older dpreg (format version {version})"
+        if key is not None:
+            return fail(f"it has no integrity record ({older}), so no MAC for the given key "
+                        f"(key id {given})", altered=False)
+        if expect_digest is not None:
+            if dig is None or not same(dig, expect_digest):
+                return fail("its SHA-256 digest is not the expected one", altered=False)
+            return body, Integrity("verified-pinned", f"no integrity record ({older}); its "
+                                   "SHA-256 digest equals the expected one", digest=dig)
+        return body, Integrity("no-record", older + ": it cannot be checked for edits",
+                               digest=dig)
+    if not _record_ok(rec):
+        return fail("its integrity record is malformed")
+    assert isinstance(rec, dict)
+    if dig is None:
+        return fail("it holds values dpreg never writes (NaN or Infinity)")
+    if not same(dig, rec["sha256"]):
+        return fail("its SHA-256 digest does not match the content")
+    pinned = expect_digest is not None
+    if pinned and not same(dig, str(expect_digest)):
+        return fail("its SHA-256 digest is not the expected one", altered=False)
+    keyed = "hmac_sha256" in rec
+    also = "; its SHA-256 digest equals the expected one" if pinned else ""
+    if key is not None:
+        if not keyed:
+            return fail(f"a key was given (key id {given}), but the file carries only an "
+                        "unkeyed digest, which anyone can recompute after an edit",
+                        altered=False)
+        if rec_id != given:
+            return fail(f"it was signed with the key whose id is {rec_id}; the given key's id "
+                        f"is {given}", altered=False)
+        assert canon is not None
+        if not same(mac(key, RELEASE_DOMAIN, canon), rec["hmac_sha256"]):
+            return fail("its HMAC-SHA256 does not match the content (changed by someone "
+                        "without the key)")
+        return body, Integrity("verified-hmac", f"HMAC-SHA256 with key id {given} matches{also}",
+                               digest=dig, key_id=given)
+    if pinned:
+        return body, Integrity("verified-pinned", "its SHA-256 digest equals the expected one"
+                               + (f" (signed with key id {rec_id}; MAC not checked: no key "
+                                  "given)" if keyed else ""), digest=dig, key_id=rec_id)
+    if keyed:
+        return body, Integrity("unverified", f"signed with key id {rec_id}: its MAC cannot be "
+                               "checked without the key (give key=, CLI --key); its unkeyed "
+                               "SHA-256 digest matches (no accidental edit)",
+                               digest=dig, key_id=rec_id)
+    return body, Integrity("verified-digest", "its unkeyed SHA-256 digest matches: no "
+                           "accidental or naive edit (an edit whose digest was recomputed is "
+                           "not detected without a key)", digest=dig)
+
+
 def validate_release_dict(data: Any, *, non_finite_literals: bool = False
                           ) -> tuple[dict[str, Any], np.ndarray | None]:
     """Check a parsed SSCP release file against the schema; return the constructor arguments
     of :class:`SSCPRelease` and the stored ``matrix`` (or None).
 
-    Schema (versions 1 and 2; version 2 is strict JSON)::
+    Schema (versions 1, 2 and 3; versions 2 and 3 are strict JSON; version 3 files also carry
+    the integrity record, checked and removed by :func:`verify_release_dict` first)::
 
         format          "dpreg-sscp-release"
-        format_version  1 or 2 (missing: 1)
+        format_version  1, 2 or 3 (missing: 1)
         columns         1..MAX_RELEASE_COLUMNS distinct non-empty strings, not "intercept"
         bounds          {column: [lo, hi]} for exactly the columns, finite, lo < hi
         noisy_scaled    (d+1)x(d+1) finite, exactly symmetric (the DP output)
@@ -104,10 +253,11 @@ def validate_release_dict(data: Any, *, non_finite_literals: bool = False
                       + (" (the file was written by a newer dpreg)" if newer else ""), version)
     if non_finite_literals and version >= 2:
         raise InvalidInputError(
-            "release file: format_version 2 files are strict JSON, but this one holds NaN or "
-            "Infinity literals (an infinite epsilon is written as \"inf\")"
+            f"release file: format_version {version} files are strict JSON, but this one holds "
+            "NaN or Infinity literals (an infinite epsilon is written as \"inf\")"
         )
-    unknown = sorted(set(data) - set(_TOP_FIELDS))
+    known = _TOP_FIELDS + ((INTEGRITY_FIELD,) if version >= FIRST_SEALED_VERSION else ())
+    unknown = sorted(set(data) - set(known))
     if unknown:
         raise InvalidInputError(f"release file: unknown field {fmt(unknown[0])} (a release has "
                                 f"{list(_TOP_FIELDS)})")
@@ -189,7 +339,7 @@ def validate_release_dict(data: Any, *, non_finite_literals: bool = False
         raise f.error("metadata.sensitivity", f"{want_sens!r} ({d} columns plus intercept, "
                       f"{rel.value})", sens)
     try:
-        _, want_sigma = _sigma(d, eps, delta, rel, cal)
+        _, want_sigma = analyze_gauss_sigma(d, eps, delta, rel, cal)
     except InvalidInputError as exc:
         raise InvalidInputError(f"release file: field 'metadata.calibration': {exc}") from None
     if sigma < want_sigma * (1.0 - 1e-9):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._integrity import Integrity, check_hex_digest, resolve_key
 from dpreg._release_file import read_json, strict_json
 from dpreg._source import ArraySource, DataSource, is_external, open_source
 from dpreg._validation import (
@@ -37,12 +38,18 @@ from dpreg.covariance.calibration import (
     SOURCE,
     _noise_var_factors,
     _quantile,
-    _sigma,
+    analyze_gauss_sigma,
     repair_psd,
     resolve_bounds,
     upscale,
 )
-from dpreg.covariance.io import check_derived_matrix, release_to_dict, validate_release_dict
+from dpreg.covariance.io import (
+    check_derived_matrix,
+    release_to_dict,
+    seal_release_dict,
+    validate_release_dict,
+    verify_release_dict,
+)
 from dpreg.covariance.sweep import regress_release
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
@@ -73,6 +80,12 @@ class SSCPRelease:
     metadata:
         ε, δ, σ, sensitivity, neighbouring, calibration, noisy n (Ĉ₀₀), public n (replace-one
         only), PSD repair record, dpreg version, creation time.
+    integrity:
+        For a release read from a file (:meth:`load`, :meth:`from_dict`), the outcome of its
+        integrity check (:class:`~dpreg.privacy.Integrity`: ``status`` ``"verified-hmac"``,
+        ``"verified-pinned"``, ``"verified-digest"``, ``"unverified"`` or ``"no-record"``);
+        carried into every regression on it (``extra["release_integrity"]`` and the summary).
+        ``None`` for a release made in this session.
     """
 
     def __init__(self, *, columns: Sequence[str], bounds: Sequence[tuple[float, float]],
@@ -98,6 +111,7 @@ class SSCPRelease:
                                        columns=names)
         self.raw = pd.DataFrame(upscale(self.noisy_scaled, self.bounds), index=names,
                                 columns=names)
+        self.integrity: Integrity | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -165,41 +179,79 @@ class SSCPRelease:
         return regress_release(self, formula, se=se, n_sim=n_sim, kind=kind, rng=rng)
 
     # ------------------------------------------------------------------ persistence
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, key: Any = None) -> dict[str, Any]:
         """The release file's content (format version :data:`~dpreg.covariance.io.FORMAT_VERSION`):
         strict JSON values only -- an infinite ε is ``"inf"``, a matrix entry that overflows in
-        original units is ``null`` (:func:`dpreg.covariance.io.release_to_dict`)."""
-        return release_to_dict(self)
+        original units is ``null`` (:func:`dpreg.covariance.io.release_to_dict`) -- sealed with
+        its integrity record (:func:`dpreg.covariance.io.seal_release_dict`): the SHA-256 of
+        the canonical form of the rest, and with ``key`` (a key file path or the 32 key bytes;
+        ``dpreg key init``) an HMAC-SHA256 and the key's id (never the key)."""
+        return seal_release_dict(release_to_dict(self), resolve_key(key))
 
-    def save(self, path: str | Path) -> Path:
-        """Write the release (matrix, bounds, privacy statement, metadata) as strict JSON."""
+    def save(self, path: str | Path, *, key: Any = None) -> Path:
+        """Write the release (matrix, bounds, privacy statement, metadata and the integrity
+        record of :meth:`to_dict`; signed with ``key`` if given) as strict JSON."""
+        doc = self.to_dict(key=key)
         out = Path(path)
-        out.write_text(strict_json(self.to_dict()))
+        out.write_text(strict_json(doc))
         return out
 
     @classmethod
-    def from_dict(cls, data: Any, *, non_finite_literals: bool = False) -> SSCPRelease:
-        """A release from a parsed release file, validated by :func:`validate_release_dict`
-        (one-line :class:`~dpreg.exceptions.InvalidInputError` naming the field otherwise)."""
-        kwargs, stored = validate_release_dict(data, non_finite_literals=non_finite_literals)
+    def from_dict(cls, data: Any, *, non_finite_literals: bool = False, key: Any = None,
+                  verify: bool = True, expect_digest: str | None = None) -> SSCPRelease:
+        """A release from a parsed release file: its integrity record checked
+        (:func:`~dpreg.covariance.io.verify_release_dict`; see :meth:`load` for ``key``,
+        ``verify`` and ``expect_digest``), then validated by
+        :func:`~dpreg.covariance.io.validate_release_dict` (one-line
+        :class:`~dpreg.exceptions.InvalidInputError` naming the field otherwise)."""
+        body, integrity = verify_release_dict(
+            data, key=resolve_key(key), expect_digest=check_hex_digest(expect_digest),
+            verify=_check_verify(verify))
+        kwargs, stored = validate_release_dict(body, non_finite_literals=non_finite_literals)
         rel = cls(**kwargs)
         check_derived_matrix(rel, stored)
+        rel.integrity = integrity
         return rel
 
     @classmethod
-    def load(cls, path: str | Path) -> SSCPRelease:
-        """Read a release written by :meth:`save` (format versions 1 and 2).
+    def load(cls, path: str | Path, *, key: Any = None, verify: bool = True,
+             expect_digest: str | None = None) -> SSCPRelease:
+        """Read a release written by :meth:`save` (format versions 1, 2 and 3).
 
-        The file is size- and depth-checked before parsing, must be strict UTF-8 JSON
-        (version 1 files may hold ``Infinity`` for ε = ∞) and is validated field by field and
-        for internal consistency (σ against ε, δ, the sensitivity and the neighbouring
-        relation; bounds; matrix shape and symmetry; n).  Nothing in it is evaluated.
+        First the integrity record (version 3): the file must not have been altered since it
+        was written -- its SHA-256 digest over the canonical form of the content must match;
+        with ``key`` (the key file it was signed with, or the 32 key bytes) its HMAC-SHA256
+        must match too (a file without a MAC is then refused); with ``expect_digest`` (64 hex
+        digits obtained out of band, e.g. published by the curator) the content's digest must
+        equal it.  A failure raises :class:`~dpreg.exceptions.ReleaseIntegrityError`;
+        ``verify=False`` reads the file anyway and marks it UNVERIFIED.  Files of earlier dpreg
+        versions (1, 2) have no record: they are read with ``integrity.status ==
+        "no-record"``.  A signed file read without its key is ``"unverified"`` (its digest is
+        still checked).  The outcome is :attr:`integrity`, and every regression on the
+        release carries it.
+
+        Then the content: the file is size- and depth-checked before parsing, must be strict
+        UTF-8 JSON (version 1 files may hold ``Infinity`` for ε = ∞) and is validated field by
+        field and for internal consistency (σ against ε, δ, the sensitivity and the
+        neighbouring relation; bounds; matrix shape and symmetry; n).  Nothing in it is
+        evaluated.
         """
+        the_key = resolve_key(key)
+        want = check_hex_digest(expect_digest)
         doc, non_finite = read_json(path, what="release file")
         try:
-            return cls.from_dict(doc, non_finite_literals=non_finite)
+            return cls.from_dict(doc, non_finite_literals=non_finite, key=the_key,
+                                 verify=verify, expect_digest=want)
         except InvalidInputError as exc:
-            raise InvalidInputError(f"{path}: {exc}") from None
+            raise type(exc)(f"{path}: {exc}") from None
+
+
+def _check_verify(verify: Any) -> bool:
+    if not isinstance(verify, bool):
+        from dpreg.exceptions import InvalidParameterError
+
+        raise InvalidParameterError(f"verify must be True or False; got {fmt(verify)}")
+    return verify
 
 
 def _check_columns(columns: Any) -> list[str]:
@@ -381,7 +433,7 @@ def release_sscp(
     if tol >= 1:
         raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
     d = len(cols)
-    sens, sigma = _sigma(d, eps, dlt, rel, cal)  # validates the classical range too
+    sens, sigma = analyze_gauss_sigma(d, eps, dlt, rel, cal)  # validates the classical range too
     gen = check_rng(rng)
     # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
     # on its executors); values are validated here, before anything is charged or drawn

@@ -110,10 +110,13 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
     x_idx = [allcols.index(c) for c in names]
     y_idx = allcols.index(response)
     public_n = rel.metadata.get("n_public")
+    integrity = rel.integrity
+    # how the release file checked out (read from a file only): carried into every result
+    marked = {} if integrity is None else {"release_integrity": integrity.as_dict()}
     if rel.failed or rel.matrix is None:
         return RegressionResults(np.zeros(len(names)), names=names, privacy=rel.privacy,
                                  method="sscp-ols", failed=True, reason=rel.reason,
-                                 dep_var=response)
+                                 dep_var=response, extra=marked)
     scaled = rel._scaled_repaired
     assert scaled is not None
     n_used = rel.n
@@ -122,7 +125,7 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
     except np.linalg.LinAlgError:
         return RegressionResults(
             np.zeros(len(names)), names=names, privacy=rel.privacy, method="sscp-ols",
-            failed=True, dep_var=response,
+            failed=True, dep_var=response, extra=marked,
             reason="the regressor block of the released matrix is singular (⊥)")
     bse = fit["bse"]
     uncertainty = PLUGIN_SE
@@ -185,7 +188,7 @@ def regress_release(rel: ReleaseView, formula: str, *, se: str = "dp", n_sim: in
     extra = {"rss": fit["rss"], "s2": fit["s2"], "rsquared": r2, "rsquared_adj": adj,
              "n_used": n_used, "n_noisy": rel.n_noisy, "df_model": df_model,
              "se_defined": fit["se_defined"], "se_kind": se_kind,
-             "formula": formula, **plugin_extra}
+             "formula": formula, **plugin_extra, **marked}
     return RegressionResults(
         fit["beta"], names=names, privacy=rel.privacy, method="sscp-ols", bse=bse,
         df_resid=df if df > 0 else None, uncertainty=uncertainty,

@@ -187,7 +187,9 @@ def fit_by_group(
         pandas DataFrame (any backend), a pyspark DataFrame (``backend="spark"``), or a path to
         a Parquet/CSV file (or a directory of them): with ``backend="spark"`` the executors
         read it (``spark.read``, nothing passes through the driver); with the local backends
-        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.
+        only the ``by``, ``x`` and ``y`` columns are read, through Arrow.  A CSV must start
+        with a header line, and x and y must hold numbers in every part file (the rules of
+        :mod:`dpreg._source`, checked before anything is read or charged).
     by, x, y:
         Group key column, regressor and response.
     method, epsilon, delta, bounds, **options:
@@ -254,16 +256,29 @@ def fit_by_group(
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)
+    from dpreg._dispatch import check_option_keys
+
+    check_option_keys(options)  # x_names=, fit_intercept=, ...: set per group, not options
     bounds, groups = _with_codebook(df, by, bounds, groups, codebook)
     if ledger is not None:
         from dpreg.privacy import Ledger
 
         if not isinstance(ledger, Ledger):
             raise InvalidInputError(f"ledger must be a dpreg.Ledger or None; got {ledger!r}")
+        from dpreg._dispatch import check_ledger_accepts, prepare_options, spec_of
+
+        # a table the ledger could never account is refused before any file or group is read
+        method_spec = spec_of(method)
+        check_ledger_accepts(method_spec, ledger, epsilon=epsilon, delta=delta,
+                             options=prepare_options(method_spec, options, n_features=1)[0],
+                             n_features=1)
     from dpreg._source import FileSource, is_spark_frame
 
     if not is_spark_frame(df) and isinstance(df, (str, os.PathLike)):
         source = FileSource(df)
+        # x and y hold numbers in every part file (the rule of the releases from a file), for
+        # every backend alike; names and types only, no value read
+        source.check_columns(list(dict.fromkeys([x, y])))
         if backend == "spark":  # the executors read the file
             from dpreg.grouped.spark import spark_session
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._keys import (
     FROM_DATA,
@@ -38,9 +38,6 @@ __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "pr
 #: the neighbouring relation of every per-group release: neighbouring tables differ in the
 #: values of one record, which stays in its group, so every group's n is public (and released)
 GROUP_RELATION = Neighbouring.REPLACE_ONE
-#: methods whose estimator takes ``neighbouring=`` (and defaults to add/remove for some); the
-#: others are replace-one only (checked on every release by :func:`check_release_relation`)
-_TAKES_RELATION = tuple(m.name for m in _registry.methods() if m.takes_neighbouring)
 
 
 def normalise_key(key: Any) -> Any:
@@ -126,34 +123,21 @@ def _check_groups_argument(groups: Any) -> None:
             "protected (the table reveals which groups occur)")
 
 
-#: what a per-group interval covers, by how the method gives it
-SLOPE_ONLY = "slope"
-SLOPE_AND_PREDICTIONS = "slope and predictions"
-
-
 @functools.lru_cache(maxsize=1)
 def interval_methods() -> dict[str, str]:
     """The methods whose per-group table carries (1 − α) intervals when ``ci_alpha=`` is
-    given, and what they cover -- read from the registry: the Theil-Sen methods (a ``median``
-    option) spend ε/2 on the Sarathy–Vadhan slope interval
-    (:func:`dpreg.simple.theil_sen_with_ci`, slope only); a one-x method whose estimator takes
-    ``inference=`` (noisy-stats) releases the extra statistics of ``inference=True`` and its
-    DP-aware parametric bootstrap gives slope and prediction intervals by post-processing
-    (:mod:`dpreg.inference.dpci`)."""
-    from dpreg._dispatch import takes_inference
-
-    out: dict[str, str] = {}
-    for m in _registry.methods(selector=False):
-        if m.estimator_options.get("median") is not None:
-            out[m.name] = SLOPE_ONLY
-        elif m.features == "one" and takes_inference(m.name):
-            out[m.name] = SLOPE_AND_PREDICTIONS
-    return out
+    given, and what they cover -- from the specs (``interval.per_group``): the Theil-Sen
+    methods spend ε/2 on the Sarathy–Vadhan slope interval (slope only); noisy-stats
+    releases the extra statistics of ``inference=True`` and its DP-aware parametric
+    bootstrap gives slope and prediction intervals by post-processing."""
+    return {m.name: m.interval.per_group for m in methods.specs(selector=False)
+            if m.interval.per_group is not None}
 
 
 def _bootstrapped(method: str) -> bool:
-    """True when the method's per-group interval is the bootstrap of its inference release."""
-    return interval_methods().get(method) == SLOPE_AND_PREDICTIONS
+    """True when the method's per-group interval is post-processing of its ``inference=True``
+    release (no budget of its own)."""
+    return method in interval_methods() and methods.get(method).interval.request == "inference"
 
 
 def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[str, Any], int]:
@@ -175,8 +159,7 @@ def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[
             raise InvalidInputError(
                 f"ci_alpha with {method} releases the statistics of inference=True (its "
                 f"DP-aware interval needs them); got inference={opts['inference']!r}")
-        return opts, 3
-    return opts, 0
+    return opts, methods.get(method).interval.per_group_min_rows
 
 
 def interval_options(spec: GroupSpec, options: dict[str, Any]) -> dict[str, Any]:
@@ -258,19 +241,8 @@ def interval_text(spec: GroupSpec) -> str:
     if "ci_alpha" not in spec.options:
         return ""
     level = f"{1 - float(spec.options['ci_alpha']):g}"
-    eps = spec.epsilon
-    if _bootstrapped(spec.method):  # noisy-stats, the only one-x method with inference=
-        from dpreg.simple._noisy_stats import INFERENCE_SPLIT
-
-        tot = sum(INFERENCE_SPLIT)
-        parts = ", ".join(f"{name} ε×{w / tot:g}" for name, w in
-                          zip(("ncov", "nvar", "intercept", "nvar(y)", "x̄"), INFERENCE_SPLIT))
-        return (f" Intervals: level {level} for the slope and the predictions, from the "
-                f"inference=True release (per-group ε split {parts}); the intervals are "
-                "post-processing of those statistics (DP-aware parametric bootstrap), no extra "
-                "budget.")
-    return (f" Intervals: level {level} for the slope only (Sarathy–Vadhan); per-group ε split "
-            f"ε/2 = {eps / 2:g} for the line, ε/2 = {eps / 2:g} for the slope interval.")
+    return " " + methods.get(spec.method).group_interval_text(level=level,
+                                                              epsilon=spec.epsilon)
 
 
 def check_group_relation(options: dict[str, Any]) -> dict[str, Any]:
@@ -293,10 +265,16 @@ def release_options(spec: GroupSpec) -> dict[str, Any]:
     """The options one group's :func:`dpreg.api.fit_arrays` call gets: the user's, plus the
     per-group relation for every method whose estimator takes ``neighbouring=`` (AdaSSP,
     BoostedAdaSSP and CovarianceOLS default to add/remove; calibrated for add/remove but
-    stated as replace-one they would spend up to 7/3 of the charged ρ)."""
+    stated as replace-one they would spend up to 7/3 of the charged ρ), and -- for a method
+    whose interval is an option of its release (``inference``) -- the plain release unless
+    the table asks for intervals (``ci_alpha``): a table shows intervals only then, so
+    ``inference="auto"`` resolves to that."""
+    entry = methods.get(spec.method)
     opts = dict(spec.options)
-    if spec.method in _TAKES_RELATION:
+    if entry.takes_neighbouring and entry.uses("neighbouring", opts, {"n_features": 1}):
         opts["neighbouring"] = GROUP_RELATION.value
+    if entry.interval.request == "inference" and "inference" in entry.options:
+        opts.setdefault("inference", False)
     return opts
 
 
@@ -339,7 +317,7 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
                                 " with public limits")
     from dpreg._validation import check_bounds
 
-    entry = _registry.get(method, allowed=sorted(_registry.REGISTRY))
+    entry = methods.get(method, allowed=sorted(methods.REGISTRY))
     xb = check_bounds(bounds[x], f"bounds[{x!r}]")
     yb = check_bounds(bounds[y], f"bounds[{y!r}]")
     options = check_group_relation(options)

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpreg._validation import exact_float_key
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple.fast._kernels import jit_on_first_use
 
@@ -383,7 +384,10 @@ def parse_key_lines(lines: Sequence[str], kind: str) -> list[Any]:
     """Keys from the lines of a groups file (one key per line; leading/trailing whitespace is
     not part of a key; blank lines are skipped), read as the key column's kind: numbers by a
     whitelist (decimal integers and decimal/scientific floats; no inf/nan, no ``_``), bool as
-    true/false (any case), str as the stripped text.  Duplicates are refused afterwards by
+    true/false (any case), str as the stripped text.  Integers are read as exact Python ints
+    (any size); a float text must denote exactly the double it is read as
+    (:func:`dpreg._validation.exact_float_key`: ``9007199254740993.0`` would be 2**53, ``1e309``
+    inf -- refused, naming the line).  Duplicates are refused afterwards by
     :func:`check_declared_keys` (e.g. ``1``, ``01`` and ``1.0`` in a numeric column)."""
     keys: list[Any] = []
     for lineno, line in enumerate(lines, start=1):
@@ -394,7 +398,13 @@ def parse_key_lines(lines: Sequence[str], kind: str) -> list[Any]:
             if _INT.fullmatch(text):
                 keys.append(int(text))
             elif _FLOAT.fullmatch(text):
-                keys.append(float(text))
+                try:
+                    keys.append(exact_float_key(text))
+                except ValueError as why:
+                    raise InvalidInputError(
+                        f"the groups file has a number on line {lineno} that cannot be a key: "
+                        f"{why}; write each key exactly as the number it is (an integer "
+                        "without a decimal point is read exactly)") from None
             else:
                 raise InvalidInputError(
                     f"the groups file has a key that is not a number on line {lineno}, but the "

@@ -16,19 +16,16 @@ through :mod:`dpreg.mechanisms` with one row per group
 * **secure** (no seed): the same batched exact samplers read one os.urandom source for the
   whole batch (the per-group loop is not needed: secure noise is not reproducible anyway).
 
-Kernels (statistics step here, release in :mod:`dpreg.simple`):
+The kernels belong to the methods (their specs, :mod:`dpreg.methods`); this module only
+partitions, runs and assembles.  A spec says how (``local_kind``):
 
-* ``noisy-stats`` / ``dp-intercept``: clipped means by segment pairwise sums (NumPy's own
-  summation order), nvar/ncov per segment, then
-  :func:`dpreg.simple._noisy_stats.release_noisy_stats` /
-  :func:`~dpreg.simple._noisy_stats.release_dp_intercept` on all groups;
-* ``dp-gd``: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on all groups,
-  the per-round gradient sums computed by segment sums;
-* ``theil-sen-*``: :func:`dpreg.simple._theil_sen.release_theil_sen` per group (its cost is
-  the median itself: sorting and sampling the doubled multiset, or the O(n log n) exact-fast
-  path for groups with n >= 400, :data:`dpreg.simple._theil_sen.AUTO_FAST_MIN_N`), run on
-  ``workers`` threads -- NumPy (and the compiled
-  smooth-sensitivity bound) release the GIL in the heavy parts.  The first group goes
+* ``"vector"`` -- ``release_groups`` on a :class:`~dpreg._spec.GroupBatch` of all groups at
+  once (noisy-stats, dp-intercept: clipped means by segment pairwise sums in NumPy's own
+  summation order, nvar/ncov per segment, then the core's batched release; dp-gd: the
+  batched gradient descent with per-round gradient sums by segment sums);
+* ``"each"`` -- ``group_release`` per group (theil-sen-*: its cost is the median itself,
+  sorting and sampling the doubled multiset, or the O(n log n) exact-fast path for groups
+  with n >= 400), run on ``workers`` threads or forked processes.  The first group goes
   through the core, which validates the options.
 
 Methods or options the vectorised kernels do not cover (the multivariate methods, ``ci_alpha``,
@@ -47,8 +44,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._progress import job
+from dpreg._spec import GroupBatch, GroupLines
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -56,16 +54,14 @@ from dpreg.grouped._common import (
     group_generator,
     group_randomness,
 )
-from dpreg.grouped._segments import clipped_centred, clipped_means, gd_gradient_sums
 
-__all__ = ["fit_local", "LOCAL_METHODS", "release_noisy_stats", "release_dp_intercept",
-           "supported"]
+__all__ = ["fit_local", "LOCAL_METHODS", "release_from_statistics", "supported"]
 
-#: methods the LocalBackend runs itself, with the options each accepts (the method registry's
+#: methods the LocalBackend runs itself, with the options each accepts (the specs'
 #: ``local_options``; Theil-Sen uses algorithm="auto", as the estimator does: groups with
 #: n >= AUTO_FAST_MIN_N (400) take the O(n log n) exact-fast path on every backend)
 LOCAL_METHODS: dict[str, tuple[str, ...]] = {
-    m.name: m.local_options for m in _registry.methods(local=True)
+    m.name: m.local_options for m in methods.specs(local=True)
     if m.local_options is not None}
 
 
@@ -120,214 +116,43 @@ class _Frame:
                         self.preds)
 
 
-# ---------------------------------------------------------------------- batched kernels
-def _active_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y and segment starts restricted to the active groups ``idx`` (ascending, as the
-    partition is in key order)."""
-    counts = part.counts
-    active = np.zeros(counts.size, dtype=bool)
-    active[idx] = True
-    starts = np.concatenate(([0], np.cumsum(counts[idx]))).astype(np.int64)
-    if np.all(active | (counts == 0)):  # every row belongs to an active group
-        return part.x, part.y, starts
-    rows = np.repeat(active, counts)
-    return part.x[rows], part.y[rows], starts
-
-
-def _nonempty_segments(part: Partition, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Segment starts of every group with rows (they tile the partition's x and y, so no copy
-    is made) and the positions of the active groups ``idx`` among them.  For the kernels whose
-    per-segment statistics are independent of each other: computing a few inactive groups'
-    statistics (1 <= n < min_rows, never released) costs less than copying the rows out."""
+# ---------------------------------------------------------------------- batched releases
+def _batch(spec: GroupSpec, part: Partition, idx: np.ndarray) -> GroupBatch:
+    """The groups of ``part`` as a :class:`~dpreg._spec.GroupBatch`: the segments of every
+    group with rows (they tile the partition's x and y, so no copy is made) and the positions
+    of the active groups ``idx`` among them -- computing a few inactive groups' statistics
+    (1 <= n < min_rows, never released) costs less than copying the rows out.  Each active
+    group's randomness is its own (:func:`~dpreg.grouped._common.group_randomness`)."""
     counts = part.counts
     nonempty = np.flatnonzero(counts > 0)
     starts = np.concatenate(([0], np.cumsum(counts[nonempty]))).astype(np.int64)
-    return starts, np.searchsorted(nonempty, idx)
+    active = np.searchsorted(nonempty, idx)
+    keys = [spec.keys[k] for k in idx]
+    pos = {int(p): j for j, p in enumerate(active)}
+
+    def randomness(positions: np.ndarray) -> Any:
+        return group_randomness(spec, [keys[pos[int(p)]] for p in positions])
+
+    return GroupBatch(part.x, part.y, starts, active, randomness, spec.epsilon, spec.delta,
+                      spec.x_bounds, spec.y_bounds, dict(spec.options))
 
 
-def _noisy_stats_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
-    idx = out.active
+def _write(out: _Frame, idx: np.ndarray, lines: GroupLines) -> None:
+    out.set_line(idx, lines.slope, lines.intercept, dict(lines.predictions), lines.ok,
+                 list(lines.reasons))
+
+
+def release_from_statistics(spec: GroupSpec, out: _Frame, idx: np.ndarray,
+                            stats: Any) -> None:
+    """The groups ``idx`` released from per-group statistics computed elsewhere (Spark's
+    native aggregation): the method's own release of a batch
+    (``release_line_statistics`` of its spec), written into ``out``."""
     if idx.size == 0:
         return
-    xb, yb = spec.x_bounds, spec.y_bounds
-    starts, sel = _nonempty_segments(part, idx)
-    # x̄, ȳ of the clipped data and the centred clipped values (the reference's np.mean and
-    # subtraction, bit for bit, in one pass per column)
-    xbar, dx = clipped_centred(part.x, starts, *xb)
-    ybar, dy = clipped_centred(part.y, starts, *yb)
-    nvar = np.empty(idx.size)
-    ncov = np.empty(idx.size)
-    dot = np.dot
-    begin, end = starts[sel].tolist(), starts[sel + 1].tolist()
-    for j in range(idx.size):  # BLAS dot products, as the reference computes them
-        a, b = begin[j], end[j]
-        da = dx[a:b]
-        nvar[j] = dot(da, da)
-        ncov[j] = dot(da, dy[a:b])
-    release_noisy_stats(spec, out, idx, np.diff(starts)[sel], xbar[sel], ybar[sel], nvar, ncov)
-
-
-def release_noisy_stats(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
-                        xbar: np.ndarray, ybar: np.ndarray, nvar: np.ndarray,
-                        ncov: np.ndarray) -> None:
-    """DPSuffStats for the groups ``idx`` from their clipped statistics (x̄, ȳ, nvar, ncov):
-    :func:`dpreg.simple._noisy_stats.release_noisy_stats` on the batch (seeded: each group's own
-    keys, so each row equals the group's own fit), written into ``out``."""
-    from dpreg._validation import check_epsilon
-    from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval
-    from dpreg.simple._noisy_stats import LineStatistics
-    from dpreg.simple._noisy_stats import release_noisy_stats as release
-
-    if idx.size == 0:
-        return
-    xb = spec.x_bounds
-    parts = PureDP(check_epsilon(spec.epsilon)).split([1, 1, 1])
-    stats = LineStatistics(np.asarray(n, dtype=np.int64), *(np.asarray(v, dtype=np.float64)
-                                                            for v in (xbar, ybar, nvar, ncov)))
-    draw = release(stats, x_bounds=xb, y_bounds=spec.y_bounds, parts=parts,
-                   rng=group_randomness(spec, [spec.keys[k] for k in idx]))
-    slope, intercept, reason = draw["slope"], draw["intercept"], draw["reason"]
-    with np.errstate(invalid="ignore", over="ignore"):
-        preds = {float(v): slope * v + intercept for v in default_x_eval(xb)}
-    out.set_line(idx, slope, intercept, preds, reason == "", reason.tolist())
-
-
-def _dp_intercept_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
-    idx = out.active
-    if idx.size == 0:
-        return
-    starts, sel = _nonempty_segments(part, idx)
-    release_dp_intercept(spec, out, idx, np.diff(starts)[sel],
-                         clipped_means(part.y, starts, *spec.y_bounds)[sel])
-
-
-def release_dp_intercept(spec: GroupSpec, out: _Frame, idx: np.ndarray, n: np.ndarray,
-                         mean: np.ndarray) -> None:
-    """DPIntercept for the groups ``idx`` from the means of their clipped y:
-    :func:`dpreg.simple._noisy_stats.release_dp_intercept` on the batch, written into ``out``."""
-    from dpreg._validation import check_epsilon
-    from dpreg.simple._common import default_x_eval
-    from dpreg.simple._noisy_stats import release_dp_intercept as release
-
-    if idx.size == 0:
-        return
-    level = release(np.asarray(mean, dtype=np.float64), np.asarray(n, dtype=np.int64),
-                    y_bounds=spec.y_bounds, epsilon=check_epsilon(spec.epsilon),
-                    rng=group_randomness(spec, [spec.keys[k] for k in idx]))
-    preds = {float(v): level for v in default_x_eval(spec.x_bounds)}
-    out.set_line(idx, np.zeros(idx.size), level, preds, np.ones(idx.size, dtype=bool),
-                 [""] * idx.size)
-
-
-def _dp_gd_kernel(spec: GroupSpec, part: Partition, out: _Frame) -> None:
-    """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent` on
-    the batch, with the per-round gradient sums of every group computed by segment sums
-    (bit-identical to the per-group ``.sum()``) and one mechanism call per group per round."""
-    from dpreg.simple import _gradient_descent as gd
-
-    idx = out.active
-    if idx.size == 0:
-        return
-    opts = dict(spec.options)
-    variant = opts.get("variant", "pure")
-    # the estimator passes only the budget parameters its variant uses
-    eps = None if variant == "zcdp" else spec.epsilon
-    delta = spec.delta if variant == "approx" else None
-    rho = opts.get("rho") if variant == "zcdp" else None
-    probe = np.array([spec.x_bounds[0], spec.x_bounds[1]])
-    plan = gd._plan(probe, probe, variant=variant, epsilon=eps, rho=rho, delta=delta,
-                    x_bounds=spec.x_bounds, y_bounds=spec.y_bounds, tau=opts.get("tau", 1.0),
-                    steps=opts.get("steps", 80), x_eval=None)
-    xs, ys, starts = _active_segments(part, idx)
-    (xlo, xhi), (ylo, yhi) = plan.x_bounds, plan.y_bounds
-    u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
-    v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
-    tau = plan.tau
-    a = np.ascontiguousarray(0.75 - u)
-    b = np.ascontiguousarray(u - 0.25)
-    v = np.ascontiguousarray(v)
-    del u
-    scratch = (np.empty(a.size), np.empty(a.size))
-
-    def gradient(p: np.ndarray) -> np.ndarray:
-        return gd_gradient_sums(a, b, v, starts, p, tau, scratch)
-
-    p25, p75 = gd.release_gradient_descent(
-        gradient, plan=plan, rows=idx.size,
+    lines = methods.get(spec.method).release_line_statistics(
+        stats, epsilon=spec.epsilon, x_bounds=spec.x_bounds, y_bounds=spec.y_bounds,
         rng=group_randomness(spec, [spec.keys[k] for k in idx]))
-    slope, intercept = plan.line(p25, p75)
-    preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
-    out.set_line(idx, slope, intercept, preds, np.ones(idx.size, dtype=bool), [""] * idx.size)
-
-
-# ---------------------------------------------------------------------- per-group cores
-def _core_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator], Any]:
-    """The functional core exactly as the reference's estimator calls it."""
-    from dpreg.simple import dp_intercept, gradient_descent, noisy_stats, theil_sen
-    from dpreg.simple.ranges import default_prediction_range
-
-    xb, yb, opts = spec.x_bounds, spec.y_bounds, dict(spec.options)
-    m = spec.method
-    if m == "noisy-stats":
-        return lambda x, y, g: noisy_stats(x, y, epsilon=spec.epsilon, x_bounds=xb, y_bounds=yb,
-                                           release_stats=True, rng=g)
-    if m == "dp-intercept":
-        return lambda x, y, g: dp_intercept(x, y, epsilon=spec.epsilon, y_bounds=yb,
-                                            x_bounds=xb, rng=g)
-    if m == "dp-gd":
-        variant = opts.get("variant", "pure")
-        eps = None if variant == "zcdp" else spec.epsilon
-        delta = spec.delta if variant == "approx" else None
-        rho = opts.get("rho") if variant == "zcdp" else None
-        return lambda x, y, g: gradient_descent(
-            x, y, epsilon=eps, rho=rho, delta=delta, variant=variant, x_bounds=xb, y_bounds=yb,
-            tau=opts.get("tau", 1.0), steps=opts.get("steps", 80), rng=g)
-    median = m.rsplit("-", 1)[1]
-    out_range = opts.get("output_range")
-    rng_out = default_prediction_range(yb) if out_range is None else tuple(out_range)
-    return lambda x, y, g: theil_sen(
-        x, y, epsilon=spec.epsilon, output_range=rng_out, x_bounds=xb, median=median,
-        pairs=opts.get("pairs", "all"), estimand="predictions", theta=opts.get("theta"),
-        dof=opts.get("dof", 3), rng=g)
-
-
-def _release_call(spec: GroupSpec) -> Callable[[np.ndarray, np.ndarray, np.random.Generator],
-                                              Any]:
-    """theil-sen-* on one group from options validated once: the core's own release
-    (:func:`dpreg.simple._theil_sen.release_theil_sen`, the same draws as
-    :func:`dpreg.simple.theil_sen`) without the per-call validation, ledger and statement
-    (the first group still goes through the core, which validates the options)."""
-    from dpreg.privacy import PureDP
-    from dpreg.simple._common import check_pairs_arg, default_x_eval
-    from dpreg.simple._result import SimpleRegressionResult
-    from dpreg.simple._theil_sen import check_theta, release_theil_sen, resolve_algorithm
-    from dpreg.simple.ranges import default_prediction_range
-
-    opts = spec.options
-    median = spec.method.rsplit("-", 1)[1]
-    out_range = opts.get("output_range")
-    lo, hi = default_prediction_range(spec.y_bounds) if out_range is None else out_range
-    lo, hi = float(lo), float(hi)
-    th = check_theta(opts.get("theta"), median, (lo, hi))
-    targets = PureDP(spec.epsilon).split([1, 1])
-    xe = default_x_eval(spec.x_bounds)
-    pairs, dof, method = opts.get("pairs", "all"), int(opts.get("dof", 3)), spec.method
-
-    def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
-        n = int(x.size)
-        pairs_arg = check_pairs_arg(pairs, n)
-        (p1, p2), _ = release_theil_sen(
-            x, y, median=median, estimand="predictions", pairs=pairs_arg, x_eval=xe,
-            targets=targets, lo=lo, hi=hi, theta=th, dof=dof,
-            algorithm=resolve_algorithm("auto", n=n, pairs=pairs_arg, median=median), rng=gen)
-        (x1, x2) = xe
-        slope = (p2 - p1) / (x2 - x1)
-        return SimpleRegressionResult(method, None,  # type: ignore[arg-type]
-                                      released_slope=slope, released_intercept=p1 - slope * x1,
-                                      released_predictions={x1: p1, x2: p2}, n=n)
-
-    return call
+    _write(out, idx, lines)
 
 
 #: a group's release as the table needs it: (slope, intercept, {x_eval: prediction}, failed,
@@ -350,11 +175,18 @@ def _summary(r: Any) -> _Summary:
             {float(k): float(v) for k, v in r.predictions.items()}, False, "")
 
 
+def _group_release(spec: GroupSpec, *, validated: bool) -> Callable[..., Any]:
+    """One group's release of the method (its spec's ``group_release``)."""
+    return methods.get(spec.method).group_release(
+        epsilon=spec.epsilon, x_bounds=spec.x_bounds, y_bounds=spec.y_bounds,
+        options=dict(spec.options), validated=validated, delta=spec.delta)
+
+
 def _fit_chunk(ks: list[int]) -> list[_Summary]:
     """Worker process: the lean release of the groups ``ks`` of the forked job."""
     assert _FORK_JOB is not None
     spec, part = _FORK_JOB
-    fn = _release_call(spec)
+    fn = _group_release(spec, validated=True)
     out = []
     for k in ks:
         s, e = part.starts[k], part.starts[k + 1]
@@ -381,9 +213,10 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
     key; secure: fresh OS entropy), so the table does not depend on the workers, the chunks or
     their order -- bit-identical to ``workers=1`` for the same seed."""
     global _FORK_JOB
-    call = _core_call(spec)
+    call = _group_release(spec, validated=False)
     idx = out.active
-    lean = _release_call(spec) if math.isfinite(spec.epsilon) and idx.size > 1 else None
+    lean = _group_release(spec, validated=True) \
+        if math.isfinite(spec.epsilon) and idx.size > 1 else None
 
     def run(k: int, fn: Callable[..., Any] = call) -> _Summary:
         s, e = part.starts[k], part.starts[k + 1]
@@ -440,13 +273,10 @@ def _per_group(spec: GroupSpec, part: Partition, out: _Frame, workers: int) -> N
 def fit_local(spec: GroupSpec, part: Partition, *, workers: int | None = None) -> pd.DataFrame:
     """Vectorised per-group releases (see the module doc); ``spec`` must be :func:`supported`."""
     out = _Frame(spec, part)
-    nw = _workers(workers)
-    if spec.method == "noisy-stats":
-        _noisy_stats_kernel(spec, part, out)
-    elif spec.method == "dp-intercept":
-        _dp_intercept_kernel(spec, part, out)
-    elif spec.method == "dp-gd":
-        _dp_gd_kernel(spec, part, out)
+    entry = methods.get(spec.method)
+    if entry.local_kind == "vector":
+        if out.active.size:
+            _write(out, out.active, entry.release_groups(_batch(spec, part, out.active)))
     else:
-        _per_group(spec, part, out, nw)
+        _per_group(spec, part, out, _workers(workers))
     return out.table(spec)

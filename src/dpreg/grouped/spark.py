@@ -5,7 +5,7 @@
   ``covar_pop``: nvar = n·var_pop, ncov = n·covar_pop), computed by **one native
   ``groupBy().agg``** on the executors.  The G-row table of statistics comes back to the
   driver, which adds the noise group by group from each key's own stream
-  (:func:`dpreg.grouped.local.release_noisy_stats` / ``release_dp_intercept``, the same code
+  (:func:`dpreg.grouped.local.release_from_statistics`: the method's batched release, the same code
   as the LocalBackend).  The draws are identical to the LocalBackend's; the statistics differ
   only by the floating-point summation order of the aggregation (relative differences of
   order 1e-15 in the release).
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg.exceptions import InvalidInputError
 from dpreg.grouped._common import GroupSpec, Partition, group_generator, make_spec
 from dpreg.grouped._keys import KeyProblem, canonical_key
@@ -59,7 +59,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 #: methods whose statistics come from one native aggregation (the method registry's
 #: ``spark_native``)
-NATIVE_METHODS = _registry.names(spark_native=True)
+NATIVE_METHODS = methods.names(spark_native=True)
 _ROW = "__dpreg_row"
 
 
@@ -300,18 +300,16 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
 def _release_native(spec: GroupSpec, out: Any, idx: np.ndarray, stats: pd.DataFrame,
                     pos: list[int]) -> None:
     from dpreg.grouped import local
+    from dpreg.simple._noisy_stats import LineStatistics
 
     row_of = {p: j for j, p in enumerate(pos)}
     take = np.array([row_of[int(k)] for k in idx], dtype=np.int64)
     n = stats["n"].to_numpy(np.int64)[take]
     xbar = stats["xbar"].to_numpy(np.float64)[take]
     ybar = stats["ybar"].to_numpy(np.float64)[take]
-    if spec.method == "dp-intercept":
-        local.release_dp_intercept(spec, out, idx, n, ybar)
-        return
     nvar = n * stats["vx"].to_numpy(np.float64)[take]
     ncov = n * stats["cxy"].to_numpy(np.float64)[take]
-    local.release_noisy_stats(spec, out, idx, n, xbar, ybar, nvar, ncov)
+    local.release_from_statistics(spec, out, idx, LineStatistics(n, xbar, ybar, nvar, ncov))
 
 
 def _release_groups(spec: GroupSpec, counts: np.ndarray, clipped: Any) -> pd.DataFrame:
@@ -370,7 +368,7 @@ def _release_apply(spec: GroupSpec, out: Any, idx: np.ndarray, clipped: Any) -> 
 
     from dpreg.grouped import local
 
-    call = local._core_call(spec)
+    call = local._group_release(spec, validated=False)
     # validate the method options on the driver, on public dummy data of the smallest active
     # group size (n is public), so a bad option is an InvalidInputError here rather than an
     # executor failure; nothing private is read and the dummy release is discarded

@@ -16,7 +16,8 @@ adassp                 with ``inference``: R² = 1 − RSS/TSS of the released c
                        public (replace-one) or the noisy count (add/remove)
 covariance-ols /       R² and σ̂² = RSS/(n − p) of the sweep OLS on the released SSCP matrix
 SSCPRelease.regress    (n public or the noisy count)
-other methods          none: the release has no residual or total sum of squares
+other methods          none: the release has no residual or total sum of squares (each
+                       result says why: ``RegressionResults.no_fit_statistics``)
 =====================  ======================================================================
 
 Noisy statistics can be inconsistent (e.g. a released residual sum of squares <= 0 when the
@@ -46,32 +47,8 @@ from scipy import stats
 from dpreg._validation import check_probability
 from dpreg.exceptions import InvalidInputError
 
-__all__ = ["PredictionResults", "NO_FIT_STATS", "no_fit_stats_text", "sscp_fit_statistics",
+__all__ = ["PredictionResults", "sscp_fit_statistics",
            "simple_fit_statistics", "design_rows"]
-
-#: why a method's release carries no R² / residual variance (shown by the errors)
-NO_FIT_STATS: dict[str, str] = {
-    "noisy-stats": "the release has no nvar(y); fit with inference=True (the default "
-                   "inference='auto' releases it whenever n >= 3)",
-    "adassp": "the release has no yᵀy; fit with inference=True (the default inference='auto' "
-              "releases it whenever the model has an intercept or n is public)",
-    "theil-sen": "the DP Theil-Sen release is a median of pairwise slopes: no residual or total "
-                 "sum of squares is released",
-    "dp-intercept": "the intercept-only baseline releases a flat line: no sum of squares is "
-                    "released",
-    "dp-gd": "DP gradient descent releases clipped-gradient iterates: no residual or total sum "
-             "of squares is released",
-    "boosted-adassp": "BoostedAdaSSP clips residuals in every round: the released statistics "
-                      "do not determine the residual sum of squares",
-    "tukey-em": "TukeyEM releases one exponential-mechanism draw: no sum of squares is released",
-    "auto": "the chosen method's release has no residual or total sum of squares",
-}
-
-
-def no_fit_stats_text(method: str) -> str:
-    key = "theil-sen" if method.startswith("theil-sen") else method
-    return NO_FIT_STATS.get(key, f"{method} releases no residual or total sum of squares")
-
 
 def _adjusted(r2: float, n: float, p: int, intercept: bool) -> float:
     df = n - p
@@ -207,7 +184,8 @@ class PredictionResults:
         s2 = self._results.extra.get("s2")
         if s2 is None or not self.df or self.df <= 0:
             return (f"{self.method}: the release has no residual variance, so there is no "
-                    f"interval for a new observation ({no_fit_stats_text(self.method)})")
+                    "interval for a new observation ("
+                    + (self._results.no_fit_statistics or "it releases no sum of squares") + ")")
         if not (math.isfinite(float(s2)) and float(s2) > 0):
             return (f"{self.method}: the residual variance estimated from the release is not "
                     "positive (the privacy noise dominates the released sums of squares), so "

@@ -119,6 +119,9 @@ class RegressionResults:
         (other constructions: ``bootstrap.conf_int(alpha, kind="percentile")``), or ``None``.
     nobs:
         Number of observations if public (``None`` when n itself is private).
+    no_fit_statistics:
+        Why the release has no R² or residual variance (the method's own words; raised by
+        :attr:`rsquared` and friends when ``extra`` has none).
     failed, reason:
         ⊥ flag and explanation.
     extra:
@@ -132,7 +135,7 @@ class RegressionResults:
 
     #: what :meth:`replace` may change: metadata around the release, not the release itself
     _REPLACEABLE = ("privacy", "method", "dep_var", "bounds", "extra", "nobs", "uncertainty",
-                    "ci_method")
+                    "ci_method", "no_fit_statistics")
 
     def __init__(
         self,
@@ -154,6 +157,7 @@ class RegressionResults:
         bounds: Mapping[str, tuple[float, float]] | None = None,
         ci_method: str | None = None,
         bootstrap: Any = None,
+        no_fit_statistics: str | None = None,
     ) -> None:
         if names is None:
             names = list(params.index) if isinstance(params, pd.Series) else (
@@ -168,6 +172,7 @@ class RegressionResults:
         self._interval_fn = interval_fn
         self._fn_cache: dict[float, pd.DataFrame] = {}
         self.uncertainty = uncertainty
+        self.no_fit_statistics = no_fit_statistics
         self._ci_method = ci_method
         self.bootstrap = bootstrap
         self.privacy = privacy
@@ -291,6 +296,19 @@ class RegressionResults:
             f"(intervals computed at fit time for alpha: {avail}; uncertainty: {self.uncertainty})"
         )
 
+    def excludes_estimate(self, alpha: float = 0.05) -> list[str]:
+        """Names of the parameters whose (1 − α) interval (:meth:`conf_int`) excludes the
+        released point estimate -- at any α, not only the level checked at fit time.  It can
+        happen where the interval is for another quantity than the point (AdaSSP's interval is
+        for the un-shrunk coefficient, its estimate is shrunk by λ) or is a separate release
+        (the Theil-Sen slope interval).  Post-processing of released values; the summary shows
+        it as a ``Note`` row at its α and ``dpreg fit --json`` as ``ci.excludes_estimate``.
+        Raises :class:`NoUncertaintyError` where there is no interval."""
+        ci = self.conf_int(alpha)
+        p = self._params
+        out = (p < ci["lower"]) | (p > ci["upper"])
+        return [str(k) for k, v in out.items() if bool(v)]
+
     def predict(self, X: Any) -> np.ndarray:
         """Linear predictions for rows of X (columns in the order of the non-intercept params)."""
         p = self.params
@@ -319,10 +337,9 @@ class RegressionResults:
         self._guard()
         value = self.extra.get(key)
         if value is None:
-            from dpreg.inference.prediction import no_fit_stats_text
-
-            raise NoUncertaintyError(f"{self.method} has no {what}: "
-                                     f"{no_fit_stats_text(self.method)}")
+            why = self.no_fit_statistics or \
+                f"{self.method} releases no residual or total sum of squares"
+            raise NoUncertaintyError(f"{self.method} has no {what}: {why}")
         return float(value)
 
     @property
@@ -413,6 +430,17 @@ class RegressionResults:
         return f"<RegressionResults {self.method}: {coefs}; {shown}>"
 
 
+def _integrity_text(checked: Mapping[str, Any]) -> str:
+    """The ``Release file`` row: how the file's integrity record checked out."""
+    status = str(checked.get("status", ""))
+    head = {"verified-hmac": "verified (HMAC-SHA256)",
+            "verified-pinned": "verified (expected SHA-256 digest)",
+            "verified-digest": "digest matches (unkeyed SHA-256)",
+            "no-record": "UNVERIFIED (no integrity record)"}.get(status, "UNVERIFIED")
+    dig = checked.get("digest")
+    return head + (f"; sha256 {str(dig)[:16]}..." if dig else "")
+
+
 @dataclass
 class Summary:
     """Printable summary: ``str()`` / ``as_text()``, ``_repr_html_()`` / ``as_html()``,
@@ -433,11 +461,14 @@ class Summary:
             *((("Accounting", acc),) if (acc := describe_accounting(priv.requested, priv.budget))
               else ()),
             ("Neighbouring", str(priv.neighbouring)),
+            *(("Ledger charge", str(c)) for c in priv.charges),
             ("No. observations", "private" if r.nobs is None else str(r.nobs)),
             self._bounds_row(),
+            *((("Estimates", str(r.extra["target"])),) if r.extra.get("target") else ()),
             ("Uncertainty", r.uncertainty),
             *self._fit_rows(),
             *((("Interval method", r.ci_method),) if r._ci_method else ()),
+            *self._exclusion_rows(),
             ("Randomness", priv.randomness_description),
             ("Source", priv.source or "-"),
             ("dpreg", r.version),
@@ -446,6 +477,13 @@ class Summary:
             rows.insert(1, ("Status", f"FAILED (⊥): {r.reason}"))
         if not priv.private:
             rows.insert(0, ("WARNING", NOT_PRIVATE_NOTICE))
+        checked = r.extra.get("release_integrity")  # a regression on a release file
+        if isinstance(checked, Mapping):
+            rows.append(("Release file", _integrity_text(checked)))
+            if not checked.get("verified"):
+                why = " (no integrity record)" if checked.get("status") == "no-record" else ""
+                rows.insert(0, ("WARNING", f"UNVERIFIED release file{why}: "
+                                + str(checked.get("detail", ""))))
         if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
             rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
                             "DP bounds was predicted too small for a useful release"))
@@ -477,6 +515,21 @@ class Summary:
                          for k, (lo, hi) in r.bounds.items())
         return ("Bounds" if private else "Public bounds", text)
 
+    def _exclusion_rows(self) -> list[tuple[str, str]]:
+        """A ``Note`` row when an interval at this summary's α excludes its point estimate."""
+        r = self.results
+        if r.failed:
+            return []
+        try:
+            names = r.excludes_estimate(self.alpha)
+        except NoUncertaintyError:
+            return []
+        if not names:
+            return []
+        return [("Note", f"the {1 - self.alpha:.0%} interval of {', '.join(names)} excludes "
+                         "the point estimate (the interval is for another quantity or is a "
+                         "separate release: see Uncertainty)")]
+
     def table(self) -> pd.DataFrame | None:
         r = self.results
         if r.failed:
@@ -503,7 +556,7 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
-            if k == "Accounting":  # one long sentence: wrapped under its value column
+            if k in ("Accounting", "Ledger charge", "Estimates", "Note"):  # wrapped
                 import textwrap
 
                 v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))

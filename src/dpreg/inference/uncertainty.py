@@ -38,63 +38,17 @@ import numpy as np
 from dpreg.inference.dpci.engine import SOURCE, ParametricBootstrap
 
 __all__ = [
-    "CI_SUPPORT",
-    "NO_CI",
     "bootstrap_kwargs",
-    "no_ci_text",
+    "point_estimates_only",
     "ci_label",
     "refusal_kwargs",
     "excluded_estimates",
 ]
 
-#: method name -> one line on the interval it offers
-CI_SUPPORT: dict[str, str] = {
-    "noisy-stats": "parametric bootstrap with inference=True (ε split five ways); else none",
-    "adassp": "parametric bootstrap with inference=True (adds a noisy yᵀy from the same "
-              "budget); else none",
-    "covariance-ols": "parametric bootstrap of the SSCP release (default); plug-in on request",
-    "sscp-ols": "parametric bootstrap of the SSCP release (default); plug-in on request",
-    "theil-sen-exp": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
-    "theil-sen-wide": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
-    "theil-sen-smooth": "Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
-    "boosted-adassp": "none",
-    "tukey-em": "none",
-    "dp-gd": "none",
-    "dp-intercept": "none",
-}
-
-#: why a method has no interval (shown in ``uncertainty`` and raised by ``conf_int``)
-NO_CI: dict[str, str] = {
-    "noisy-stats": ("none: this release lacks the residual spread and x̄ the DP interval needs; "
-                    "refit with inference=True (ε is then split five ways and the interval is a "
-                    "parametric bootstrap of the release, no extra budget). The OLS standard "
-                    "error of the same data would ignore the privacy noise"),
-    "adassp": ("none: this release lacks yᵀy, so the error variance is unknown; refit with "
-               "inference=True (a fourth Gaussian release of yᵀy from the same budget) for a "
-               "parametric-bootstrap interval"),
-    "boosted-adassp": ("none: BoostedAdaSSP clips residuals in every round, so the release is a "
-                       "nonlinear function of individual residuals that the released statistics "
-                       "do not determine; no valid post-processing interval is available (use "
-                       "AdaSSP(inference=True) or CovarianceOLS for intervals)"),
-    "tukey-em": ("none: TukeyEM releases one exponential-mechanism draw from a Tukey-depth region "
-                 "of subsample models; no valid interval is known that is post-processing of "
-                 "this release (a subsample-and-aggregate interval would need its own budget "
-                 "and is not offered)"),
-    "dp-gd": ("none: DP gradient descent's iterates depend on per-example gradient clipping, so "
-              "the released line does not determine its sampling distribution; no valid "
-              "interval is available"),
-    "dp-intercept": ("none: the intercept-only baseline releases a flat line (slope 0 by "
-                     "construction); there is no slope interval to give"),
-    "theil-sen": ("none: the Sarathy–Vadhan slope interval consumes budget, so it exists only "
-                  "when requested at fit time (ci_alpha=..., which spends half of ε on it) and "
-                  "then only at that α"),
-}
-
-
-def no_ci_text(method: str) -> str:
-    """The explanation for a method without a (further) interval."""
-    key = "theil-sen" if method.startswith("theil-sen") else method
-    return NO_CI.get(key, f"none: {method} releases point estimates only")
+def point_estimates_only(method: str) -> str:
+    """The uncertainty text of a release without an interval whose method gave no reason of
+    its own (each method's own reason is in its spec: ``dpreg.methods.get(m).interval``)."""
+    return f"none: {method} releases point estimates only"
 
 
 def ci_label(kind: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from dpreg._source import ArraySource
 from dpreg.linear_model._base import _MultivariateBase, resolve_inference
-from dpreg.multivariate.ssp import SSPStatistics, adassp, ssp_statistics
+from dpreg.multivariate.ssp import EIGEN_FLOOR_SCALE, SSPStatistics, adassp, ssp_statistics
 
 __all__ = ["AdaSSP"]
 
@@ -50,6 +50,12 @@ class AdaSSP(_MultivariateBase):
         in Wang 2018.
     n_boot:
         Bootstrap replicates for the interval (2000).
+    lambda_rule, floor_scale:
+        ``"wang"`` (default): Wang's ridge λ from a released λ_min (a third of the budget).
+        ``"eigen-floor"``: no λ_min release -- XᵀX and Xᵀy get the whole budget -- and the
+        eigenvalues of the noisy XᵀX below ``floor_scale``·σ_XX·√(d+1) are raised to it
+        (post-processing; same charge).  More accurate at n of a few hundred to a few
+        thousand rows (docs/accuracy.md); :func:`dpreg.multivariate.ssp_solve`.
     random_state, ledger:
         Randomness (None: fresh entropy) and an optional :class:`~dpreg.Ledger`.
     """
@@ -60,7 +66,8 @@ class AdaSSP(_MultivariateBase):
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
                  inference: bool | str = "auto", n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None,
-                 calibration: str = "gdp") -> None:
+                 calibration: str = "gdp", lambda_rule: str = "wang",
+                 floor_scale: float = EIGEN_FLOOR_SCALE) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -73,6 +80,8 @@ class AdaSSP(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
         self.calibration = calibration
+        self.lambda_rule = lambda_rule
+        self.floor_scale = floor_scale
 
     def fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
@@ -104,6 +113,7 @@ class AdaSSP(_MultivariateBase):
                       neighbouring=self.neighbouring, failure_prob=self.failure_prob,
                       inference=infer, n_boot=self.n_boot,
                       calibration=self.calibration,
+                      lambda_rule=self.lambda_rule, floor_scale=self.floor_scale,
                       count_index=0 if scaling.fit_intercept else None,
                       rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)

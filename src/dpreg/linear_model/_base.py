@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpreg._validation import check_bounds, check_delta, check_epsilon, check_xy
 from dpreg.exceptions import InvalidInputError, InvalidParameterError, MechanismFailure
 from dpreg.inference import RegressionResults
-from dpreg.inference.uncertainty import no_ci_text, reparametrised_kwargs
+from dpreg.inference.uncertainty import reparametrised_kwargs
 from dpreg.multivariate._common import PublicScaling
 from dpreg.simple._result import SimpleRegressionResult
 
@@ -374,12 +374,20 @@ class _MultivariateBase(DPRegressorBase):
 
     def _finish(self, core: RegressionResults, scaling: PublicScaling | None,
                 names: list[str], fit_intercept: bool) -> DPRegressorBase:
+        from dpreg import methods
+
         out_names = (["intercept"] if fit_intercept else []) + names
         extra = dict(core.extra)
+        entry = methods.REGISTRY.get(core.method)
+        support = entry.interval if entry is not None else None  # the method's own words
+        missing = support.missing if support is not None else ""
+        no_fit = core.no_fit_statistics or (support.fit_statistics if support else None)
         if core.failed:
             res = RegressionResults(np.zeros(len(out_names)), names=out_names,
                                     privacy=core.privacy, method=core.method, failed=True,
-                                    reason=core.reason, nobs=core.nobs, extra=extra)
+                                    reason=core.reason, nobs=core.nobs, extra=extra,
+                                    uncertainty=missing or core.uncertainty,
+                                    no_fit_statistics=no_fit)
             return self._store(res)
         theta = core.params.to_numpy()
         if scaling is not None:
@@ -402,10 +410,11 @@ class _MultivariateBase(DPRegressorBase):
             kw.update(_ssp_fit_statistics(core.bootstrap.model, scaling, fit_intercept, extra))
         else:
             own = core.has_bse or core.extra.get("dp_ci_refused")  # a refusal keeps its reason
-            kw = {"uncertainty": core.uncertainty if own else no_ci_text(core.method),
+            kw = {"uncertainty": core.uncertainty if own else (missing or core.uncertainty),
                   "ci_method": None if core.has_bse else "none"}
         res = RegressionResults(params, names=out_names, privacy=core.privacy,
-                                method=core.method, nobs=core.nobs, extra=extra, **kw)
+                                method=core.method, nobs=core.nobs, extra=extra,
+                                no_fit_statistics=no_fit, **kw)
         return self._store(res)
 
     @staticmethod

@@ -20,6 +20,7 @@ from dpreg.multivariate.ssp import (
     adassp_guarantee,
     adassp_max_epsilon,
     adassp_split,
+    ssp_solve,
 )
 from dpreg.multivariate.tukey import approximate_depth, tukey_em
 
@@ -29,6 +30,7 @@ __all__ = [
     "adassp_guarantee",
     "adassp_split",
     "adassp_max_epsilon",
+    "ssp_solve",
     "boosted_adassp",
     "tukey_em",
     "approximate_depth",

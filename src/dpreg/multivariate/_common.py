@@ -135,7 +135,10 @@ def check_design(X: Any, y: Any, *, min_rows: int = 1) -> tuple[np.ndarray, np.n
 
 def warn_if_not_private(epsilon: float, what: str) -> None:
     if math.isinf(epsilon):
-        warnings.warn(f"epsilon=inf: {what} is computed without noise and is NOT private",
+        from dpreg.privacy.notices import INFINITE_BUDGET
+
+        warnings.warn(f"{INFINITE_BUDGET}: {what} is computed without noise and is NOT "
+                      "private",
                       PrivacyLeakWarning, stacklevel=3)
 
 

@@ -36,7 +36,6 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import no_ci_text
 from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -60,6 +59,13 @@ from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neigh
 __all__ = ["boosted_adassp", "boosted_split", "boosted_budget"]
 
 SOURCE = "Tang, Aydore, Kearns, Rho, Roth, Wang, Wu, Zhang 2023 (BoostedAdaSSP, Alg. 1)"
+#: why a BoostedAdaSSP release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: BoostedAdaSSP clips residuals in every round, so the release is a "
+               "nonlinear function of individual residuals that the released statistics do "
+               "not determine; no valid post-processing interval is available (use "
+               "AdaSSP(inference=True) or CovarianceOLS for intervals)")
+NO_FIT_STATISTICS = ("BoostedAdaSSP clips residuals in every round: the released statistics "
+                     "do not determine the residual sum of squares")
 
 
 def boosted_split(split: Any, n_rounds: int) -> tuple[float, float, float]:
@@ -230,7 +236,7 @@ def boosted_adassp(
     )
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="boosted-adassp",
-        uncertainty=no_ci_text("boosted-adassp"), ci_method="none",
+        uncertainty=NO_INTERVAL, ci_method="none", no_fit_statistics=NO_FIT_STATISTICS,
         nobs=n if rel is Neighbouring.REPLACE_ONE else None,
         extra={"ridge_lambda": lam, "xtg_releases": releases},
     )

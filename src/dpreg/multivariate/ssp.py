@@ -37,6 +37,16 @@ error variance.  The SAME whole budget is then split 0.3 : 0.3 : 0.3 : 0.1 (λ_m
 yᵀy; μ² or ρ) instead of thirds, so the three original releases get √(10/9) ≈ 1.054× more noise
 and the charge and the implied (ε, δ) are unchanged.  The interval is a parametric bootstrap of
 the four releases (:mod:`dpreg.inference.dpci.ssp`; post-processing).
+
+``lambda_rule="eigen-floor"`` (an option, issue 30; docs/accuracy.md) makes no λ_min release:
+the whole budget goes to XᵀX and Xᵀy (μ² halved between them; 0.45 : 0.45 : 0.1 with yᵀy for
+``inference``), and the estimate is the post-processing :func:`ssp_solve` of the two noisy
+statistics: every eigenvalue of XᵀX^ below f·σ_XX·√d is raised to that floor (f =
+``floor_scale``, :data:`EIGEN_FLOOR_SCALE` by default) and θ̃ = V·diag(1/max(w_i, f·σ_XX·√d))·Vᵀ
+Xᵀy^.  Privacy: two (or three) Gaussian releases with the sensitivities above composed in GDP
+to μ -- the same charge as the default; the floor is a function of the released matrix and of
+public constants only (post-processing), so nothing else is spent.  σ_XX·√d is the order of the
+spectral norm of the symmetric noise matrix, below which an eigenvalue of XᵀX^ is mostly noise.
 """
 
 from __future__ import annotations
@@ -64,7 +74,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.engine import ParametricBootstrap, check_kind
 from dpreg.inference.dpci.ssp import AdaSSPModel
 from dpreg.inference.results import RegressionResults
-from dpreg.inference.uncertainty import bootstrap_kwargs, no_ci_text, refusal_kwargs
+from dpreg.inference.uncertainty import bootstrap_kwargs, refusal_kwargs
 from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
 from dpreg.mechanisms.sensitivity import (
     gram_sensitivity,
@@ -85,7 +95,8 @@ from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neigh
 
 __all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "adassp_budget",
            "adassp_split", "yty_sensitivity", "AdaSSPBudget", "CALIBRATIONS", "INFERENCE_SPLIT",
-           "SSPStatistics", "SSPGram", "ssp_statistics"]
+           "SSPStatistics", "SSPGram", "ssp_statistics", "ssp_solve", "LAMBDA_RULES",
+           "EIGEN_FLOOR_SCALE"]
 
 #: shares of the whole budget (μ² or ρ) for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
 INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
@@ -93,6 +104,17 @@ INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
 EQUAL_SPLIT = (1.0, 1.0, 1.0)
 #: ``calibration=`` values: the exact GDP conversion (default) or Wang's constants
 CALIBRATIONS = ("gdp", "wang")
+#: ``lambda_rule=`` values: Wang's ridge from a released λ_min (default), or no λ_min release
+#: and the eigenvalue floor of :func:`ssp_solve` (post-processing of the noisy XᵀX)
+LAMBDA_RULES = ("wang", "eigen-floor")
+#: shares of XᵀX and Xᵀy (and yᵀy) when no λ_min is released (``lambda_rule="eigen-floor"``)
+NO_LAMBDA_SPLIT = (1.0, 1.0)
+NO_LAMBDA_INFERENCE_SPLIT = (0.45, 0.45, 0.1)
+#: f of the eigenvalue floor f·σ_XX·√d: the smallest geometric-mean excess error over the
+#: dev and tuning data sets of docs/accuracy.md (f = 1 ... 4 tried; 2.5-3 best, 1 and 4 worst)
+EIGEN_FLOOR_SCALE = 3.0
+#: ``ssp_solve`` rules
+SOLVE_RULES = ("eigen-floor", "noisy-gram")
 
 
 @dataclass(frozen=True)
@@ -203,6 +225,14 @@ def yty_sensitivity(label_bound: float, neighbouring: str | Neighbouring) -> flo
     check_neighbouring(neighbouring)
     return c * c
 
+#: why a plain AdaSSP release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: this release lacks yᵀy, so the error variance is unknown; refit with "
+               "inference=True (a fourth Gaussian release of yᵀy from the same budget) for a "
+               "parametric-bootstrap interval")
+NO_FIT_STATISTICS = ("the release has no yᵀy; fit with inference=True (the default "
+                     "inference='auto' releases it whenever the model has an intercept or n "
+                     "is public)")
+
 SOURCE = ("Wang 2018 (AdaSSP, Alg. 2; Wang's constants as in google-research "
           "dp_regression/baselines.py, or the exact GDP calibration)")
 
@@ -212,36 +242,85 @@ def _rho_each(epsilon: float, delta: float) -> float:
     return (epsilon / 3.0) ** 2 / (2.0 * math.log(6.0 / delta))
 
 
-def adassp_split(inference: bool = False) -> tuple[float, ...]:
+def adassp_split(inference: bool = False, lambda_rule: str = "wang") -> tuple[float, ...]:
     """Weights of the additive budget (μ² in GDP, ρ in zCDP) over the releases λ_min, XᵀX, Xᵀy
-    -- and yᵀy with ``inference`` (:data:`INFERENCE_SPLIT`) -- in that order.  A pure function;
-    ``Budget.split`` turns the weights into parts that never compose to more than the whole."""
+    -- and yᵀy with ``inference`` (:data:`INFERENCE_SPLIT`) -- in that order.  With
+    ``lambda_rule="eigen-floor"`` there is no λ_min release and the weights are those of XᵀX,
+    Xᵀy (and yᵀy).  A pure function; ``Budget.split`` turns the weights into parts that never
+    compose to more than the whole."""
+    rule = check_choice(lambda_rule, "lambda_rule", LAMBDA_RULES)
+    if rule == "eigen-floor":
+        return NO_LAMBDA_INFERENCE_SPLIT if inference else NO_LAMBDA_SPLIT
     return INFERENCE_SPLIT if inference else EQUAL_SPLIT
+
+
+def ssp_solve(xtx_hat: Any, xty_hat: Any, *, noise_sd: float, rule: str = "eigen-floor",
+              scale: float = EIGEN_FLOOR_SCALE) -> np.ndarray:
+    """θ from noisy sufficient statistics without a released λ_min: pure post-processing.
+
+    With Â = XᵀX^ (symmetrised) = V·diag(w)·Vᵀ, d its size and s = ``scale``·``noise_sd``·√d
+    (``noise_sd`` = σ_XX, the public noise sd of every entry of Â; σ·√d is the order of the
+    spectral norm of the symmetric noise matrix):
+
+    * ``"eigen-floor"``: θ = V·diag(1/max(w_i, s))·Vᵀ·Xᵀy^ -- eigen-directions the noise
+      dominates are regularised, well-determined ones are left alone (no shrinkage there);
+    * ``"noisy-gram"``: the ridge θ = (Â + λI)⁻¹Xᵀy^ with λ = max(0, s − w_min), Wang's
+      rule with λ_min read off the noisy Â instead of a separate release.
+
+    Privacy: a function of released values and public constants only, so it costs nothing
+    (post-processing).  ``noise_sd = 0`` (ε = ∞) gives the plain solve (pseudo-inverse where
+    Â is singular).
+    """
+    A = np.asarray(xtx_hat, dtype=float)
+    b = np.asarray(xty_hat, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or b.shape != (A.shape[0],):
+        raise InvalidInputError(f"xtx_hat must be a square matrix and xty_hat a vector of its "
+                                f"size; got shapes {A.shape} and {b.shape}")
+    sd = check_positive(noise_sd, "noise_sd", allow_zero=True)
+    f = check_positive(scale, "scale", allow_zero=True)
+    how = check_choice(rule, "rule", SOLVE_RULES)
+    A = (A + A.T) / 2.0
+    floor = f * sd * math.sqrt(A.shape[0])
+    w, V = np.linalg.eigh(A)
+    if how == "noisy-gram":
+        lam = max(0.0, floor - float(w[0]))
+        w = w + lam
+    else:
+        w = np.maximum(w, floor)
+    tol = np.finfo(float).eps * max(1.0, float(np.max(np.abs(w)))) * A.shape[0]
+    inv = np.where(np.abs(w) > tol, 1.0 / np.where(np.abs(w) > tol, w, 1.0), 0.0)
+    return np.asarray(V @ (inv * (V.T @ b)), dtype=float)
 
 
 class AdaSSPBudget(NamedTuple):
     """The budget of one AdaSSP run (:func:`adassp_budget`)."""
 
     whole: Budget  # GDP(μ) for (ε, δ) ("gdp") or Wang's composed ZCDP(ρ) ("wang")
-    parts: tuple[Budget, ...]  # λ_min, XᵀX, Xᵀy (, yᵀy)
+    parts: tuple[Budget, ...]  # λ_min, XᵀX, Xᵀy (, yᵀy); no λ_min with "eigen-floor"
     charged: Budget  # what the ledger is charged: ``whole`` (the parts compose to at most it)
     implied_epsilon: float  # the ε the charge implies at δ
+    releases: tuple[str, ...] = ("lambda_min", "XtX", "Xty")  # the names of ``parts``
 
 
 def adassp_budget(epsilon: float, delta: float, *, calibration: str = "gdp",
-                  inference: bool = False) -> AdaSSPBudget:
+                  inference: bool = False, lambda_rule: str = "wang") -> AdaSSPBudget:
     """The budget split of an AdaSSP run at (ε, δ) -- a pure function of public inputs.
 
     ``"gdp"``: the largest μ with μ-GDP ⇒ (ε, δ)-DP, μ² split by :func:`adassp_split`; the
     implied ε is exact (<= ε for every ε).  ``"wang"``: Wang's per-release
     (ε/3)²/(2 ln(6/δ))-zCDP composed (thirds), or that composition split by
     :data:`INFERENCE_SPLIT`; the implied ε exceeds ε above :func:`adassp_max_epsilon` (this
-    function reports it; :func:`adassp` refuses such ε).
+    function reports it; :func:`adassp` refuses such ε).  ``lambda_rule="eigen-floor"``: no
+    λ_min release; the same whole split over XᵀX, Xᵀy (and yᵀy) by :func:`adassp_split`
+    (with ``"wang"`` calibration: Wang's composed ρ of three releases, split over two or three).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
     cal = check_choice(calibration, "calibration", CALIBRATIONS)
-    weights = adassp_split(bool(inference))
+    rule = check_choice(lambda_rule, "lambda_rule", LAMBDA_RULES)
+    weights = adassp_split(bool(inference), rule)
+    names = ((("lambda_min",) if rule == "wang" else ()) + ("XtX", "Xty")
+             + (("yty",) if inference else ()))
     whole: Budget
     parts: list[Budget]
     if cal == "gdp":
@@ -256,11 +335,12 @@ def adassp_budget(epsilon: float, delta: float, *, calibration: str = "gdp",
     else:
         each = ZCDP(math.inf) if math.isinf(epsilon) else ZCDP(_rho_each(epsilon, delta))
         whole = compose([each, each, each])
-        parts = list(whole.split(weights)) if inference else [each, each, each]
+        parts = (list(whole.split(weights)) if inference or rule != "wang"
+                 else [each, each, each])
         charged = whole
         assert isinstance(charged, ZCDP)
         implied = math.inf if charged.is_infinite else zcdp_epsilon(charged.rho, delta)
-    return AdaSSPBudget(whole, tuple(parts), charged, implied)
+    return AdaSSPBudget(whole, tuple(parts), charged, implied, names)
 
 
 def adassp_guarantee(epsilon: float, delta: float, *, calibration: str = "gdp"
@@ -319,6 +399,8 @@ def adassp(
     count_index: int | None = None,
     n_boot: int = 2000,
     kind: str = "percentile",
+    lambda_rule: str = "wang",
+    floor_scale: float = EIGEN_FLOOR_SCALE,
 ) -> RegressionResults:
     """AdaSSP ridge regression on the design ``X`` (include a ones column for an intercept).
 
@@ -350,6 +432,12 @@ def adassp(
         replicates, construction ``kind``).  Needs n: public under replace-one, otherwise the
         index of a PUBLIC column of ones in ``X`` (``count_index``) whose noisy Gram diagonal
         entry serves as the count.
+    lambda_rule, floor_scale:
+        ``"wang"`` (default): Wang's ridge from a released λ_min (a third of the budget).
+        ``"eigen-floor"``: no λ_min release (the budget goes to XᵀX and Xᵀy) and the estimate
+        is :func:`ssp_solve`'s eigenvalue floor ``floor_scale``·σ_XX·√d of the noisy XᵀX
+        (post-processing; module doc).  The interval of ``inference`` is unchanged: it is read
+        off the de-shrunk estimate, which no λ enters.
 
     Notes
     -----
@@ -388,6 +476,8 @@ def adassp(
         raise InvalidInputError(f"X must have more rows than columns ({d}) for inference=True "
                                 "under replace-one neighbours")
     cal = check_choice(calibration, "calibration", CALIBRATIONS)
+    rule = check_choice(lambda_rule, "lambda_rule", LAMBDA_RULES)
+    floor_f = check_positive(floor_scale, "floor_scale", allow_zero=True)
     if cal == "wang" and not math.isinf(eps):
         eps_max = adassp_max_epsilon(dlt)
         if eps > eps_max:
@@ -398,7 +488,7 @@ def adassp(
                 f"default calibration='gdp' has no limit); got {epsilon!r}"
             )
     gen = check_rng(rng)
-    plan = adassp_budget(eps, dlt, calibration=cal, inference=infer)
+    plan = adassp_budget(eps, dlt, calibration=cal, inference=infer, lambda_rule=rule)
     budget, implied = plan.charged, plan.implied_epsilon
     charge(ledger, budget, "AdaSSP", rel)
     warn_if_not_private(eps, "AdaSSP")
@@ -411,22 +501,32 @@ def adassp(
     d_xx = gram_sensitivity(bnd, rel)
     d_lam = lambda_min_sensitivity(bnd, rel)
     d_xy = xty_sensitivity(bnd, cbd, rel)
-    b_lam, b_xx, b_xy = plan.parts[:3]
-    b_yy = plan.parts[3] if infer else None
+    part = dict(zip(plan.releases, plan.parts))
+    b_xx, b_xy = part["XtX"], part["Xty"]
+    b_yy = part.get("yty")
     sd_xx = gaussian_sigma(d_xx, b_xx)
-    sd_lam = gaussian_sigma(d_lam, b_lam)
     sd_xy = gaussian_sigma(d_xy, b_xy)
     log6 = math.log(6.0 / dlt)
 
-    lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
-    lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=b_lam, rng=gen))
-    lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
-    lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
-    xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
-    xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
-    theta = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
+    extra: dict[str, Any] = {}
+    if rule == "wang":
+        b_lam = part["lambda_min"]
+        sd_lam = gaussian_sigma(d_lam, b_lam)
+        lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
+        lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=b_lam, rng=gen))
+        lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
+        lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
+        xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
+        xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
+        theta = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
+        extra["ridge_lambda"] = lam
+    else:  # no λ_min release: the eigenvalue floor of the noisy XᵀX (post-processing)
+        sd_lam = lam_noisy = 0.0
+        xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
+        xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
+        theta = ssp_solve(xtx_hat, xty_hat, noise_sd=sd_xx, rule="eigen-floor", scale=floor_f)
+        extra["eigen_floor"] = floor_f * sd_xx * math.sqrt(d)
     dp_kw: dict[str, Any] = {}
-    extra: dict[str, Any] = {"ridge_lambda": lam}
     details_inf: dict[str, Any] = {}
     if infer:
         assert b_yy is not None
@@ -434,12 +534,14 @@ def adassp(
         sd_yy = gaussian_sigma(d_yy, b_yy)
         yty_hat = float(gaussian(yty, sensitivity=d_yy, budget=b_yy, rng=gen))
         details_inf = {"inference": True, "budget_shares": dict(zip(
-            ("lambda_min", "XtX", "Xty", "yty"), INFERENCE_SPLIT)),
+            plan.releases, adassp_split(True, rule))),
             "sensitivity_yty": d_yy, "noise_sd_yty": sd_yy}
+        wang = rule == "wang"  # the eigen floor replays no ridge: λ = 0 in the bootstrap world
         model = AdaSSPModel(
             xtx=xtx_hat, xty=xty_hat, yty=yty_hat, lam_min=lam_noisy, theta=theta,
             sd={"XtX": sd_xx, "Xty": sd_xy, "yty": sd_yy, "lambda_min": sd_lam},
-            log_term=math.sqrt(log6), ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)),
+            log_term=math.sqrt(log6) if wang else 0.0,
+            ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)) if wang else 0.0,
             n_public=float(n) if rel is Neighbouring.REPLACE_ONE else None,
             count_index=count_index, count_scale=1.0, label_bound=cbd, names=labels)
         boot_seed = int(gen.integers(0, 2**63 - 1))
@@ -459,15 +561,20 @@ def adassp(
             "implied_epsilon": implied,
             "delta": dlt,
             "x_norm_bound": bnd, "y_bound": cbd,
-            "sensitivity": {"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy},
-            "noise_sd": {"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy},
+            "sensitivity": ({"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy} if rule == "wang"
+                            else {"XtX": d_xx, "Xty": d_xy}),
+            "noise_sd": ({"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy} if rule == "wang"
+                         else {"XtX": sd_xx, "Xty": sd_xy}),
             "failure_prob": fail,
             "calibration": cal,
+            "lambda_rule": rule,
+            **({"floor_scale": floor_f} if rule != "wang" else {}),
             **details_inf,
         },
     )
     if not dp_kw:
-        dp_kw = {"uncertainty": no_ci_text("adassp"), "ci_method": "none"}
+        dp_kw = {"uncertainty": NO_INTERVAL, "ci_method": "none",
+                 "no_fit_statistics": NO_FIT_STATISTICS}
     return RegressionResults(
         theta, names=labels, privacy=privacy, method="adassp",
         nobs=n if rel is Neighbouring.REPLACE_ONE else None,

@@ -64,6 +64,12 @@ __all__ = ["TUKEY_AUTO_PASS_PROBABILITY", "TUKEY_MIN_EXTRA_ROWS", "tukey_min_row
 ]
 
 SOURCE = "Amin, Joseph, Ribero, Vassilvitskii 2023 (TukeyEM); Brown et al. 2021 (PTR lemma)"
+#: why a TukeyEM release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: TukeyEM releases one exponential-mechanism draw from a Tukey-depth "
+               "region of subsample models; no valid interval is known that is post-processing "
+               "of this release (a subsample-and-aggregate interval would need its own budget "
+               "and is not offered)")
+NO_FIT_STATISTICS = "TukeyEM releases one exponential-mechanism draw: no sum of squares is released"
 MIN_MODELS = 8
 
 
@@ -318,7 +324,7 @@ def tukey_em(
     if math.isinf(eps):
         theta = np.median(P, axis=1)
         return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
-                                 uncertainty="none: TukeyEM releases a point estimate only",
+                                 uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
                                  nobs=n, extra=extra)
     lv = log_volumes(P)
     details["ptr_threshold"] = ptr_threshold(eps_ptr, dlt)
@@ -329,13 +335,13 @@ def tukey_em(
             reason=("TukeyEM's propose-test-release check failed (⊥): the models are not "
                     "concentrated enough for this epsilon/delta and n_models. TukeyEM needs "
                     "n large compared with d (about n >= 1000*d, n_models around 1000)."),
-            nobs=n, extra=extra,
+            nobs=n, extra=extra, uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
         )
     levels, logits = level_log_weights(lv, t, eps_em)
     level = int(levels[gumbel_max_index(logits, gen)])
     theta = sample_at_depth(P, level, gen)
     return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
-                             uncertainty="none: TukeyEM releases a point estimate only",
+                             uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
                              nobs=n, extra=extra)
 
 

@@ -32,7 +32,14 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from scipy import optimize, special
 
-from dpreg._validation import check_delta, check_epsilon, check_mu, check_positive, check_rho
+from dpreg._validation import (
+    PRIVACY_PARAM_MAX,
+    check_delta,
+    check_epsilon,
+    check_mu,
+    check_positive,
+    check_rho,
+)
 from dpreg.exceptions import InvalidInputError
 
 __all__ = [
@@ -119,10 +126,29 @@ def _up(x: float, ulps: int = 2) -> float:
     return x
 
 
+#: relative slack of the caps for budget values: conversions and compositions round toward
+#: more loss by a few ulps (e.g. the (ε, δ) of the μ calibrated for ε = EPSILON_MAX is
+#: EPSILON_MAX·(1 + 1e-12)), which must not turn a release at the cap into an infinite one
+_CAP_SLACK = 1e-9
+
+
 def _budget_param(value: Any, name: str) -> float:
     """Budget parameters may be 0 (an empty budget, e.g. ``remaining()``) or inf (no privacy);
-    mechanisms reject 0 themselves."""
-    return check_positive(value, name, allow_inf=True, allow_zero=True)
+    mechanisms reject 0 themselves.  A value above its cap (:data:`dpreg.privacy.EPSILON_MAX`,
+    ``RHO_MAX``, ``MU_MAX``; up to the rounding slack :data:`_CAP_SLACK`) is no privacy
+    either and is stored as inf, so that every check of an infinite budget (NOT PRIVATE
+    statements, ledgers) applies to it unchanged."""
+    out = check_positive(value, name, allow_inf=True, allow_zero=True)
+    return math.inf if out > PRIVACY_PARAM_MAX[name] * (1 + _CAP_SLACK) else out
+
+
+def _number(value: Any) -> float:
+    """``value`` as a float for a comparison (``nan`` for anything that is not a real number;
+    the checks that follow report it)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _check_weights(weights: Iterable[float]) -> list[float]:
@@ -197,7 +223,11 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     -- i.e. rounding is toward more noise, with a margin that covers the evaluation error of the
     curve.
     """
-    epsilon = check_epsilon(epsilon)
+    # the budgets' own cap rule (:func:`_budget_param`, with its rounding slack), not the
+    # strict one of user input: a budget that is finite (private) must get a finite μ, or its
+    # Gaussian noise would silently vanish while it is still labelled private
+    epsilon = (_budget_param(epsilon, "epsilon") if _number(epsilon) > PRIVACY_PARAM_MAX["epsilon"]
+               else check_epsilon(epsilon))
     delta = check_delta(delta, allow_zero=False)
     if math.isinf(epsilon):
         return math.inf

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["RELEASE_KEYS", "current_release", "get_default_ledger", "release_context",
-           "swap_default_ledger"]
+__all__ = ["RELEASE_KEYS", "collect_charges", "current_release", "get_default_ledger",
+           "record_charge", "release_context", "swap_default_ledger"]
 
 #: the keys of :attr:`PrivacyEvent.info` (other keys of a release context are not recorded)
 RELEASE_KEYS = ("entry", "method", "formula", "columns", "data", "requested")
@@ -40,6 +40,35 @@ def release_context(**info: Any) -> Iterator[dict[str, Any]]:
 def current_release() -> dict[str, Any]:
     """The release context of the current call (empty outside one)."""
     return dict(_RELEASE.get() or {})
+
+
+_CHARGES: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "dpreg_charges", default=None)
+
+
+@contextlib.contextmanager
+def collect_charges() -> Iterator[list[Any]]:
+    """Collect the ledger charges made inside (each a
+    :class:`~dpreg.privacy.ledger.LedgerCharge`, appended by :meth:`Ledger.spend`), so that
+    the public entry point can show the price of its release where it is paid.  The
+    outermost scope owns the list; nested scopes share it."""
+    outer = _CHARGES.get()
+    if outer is not None:
+        yield outer
+        return
+    got: list[Any] = []
+    token = _CHARGES.set(got)
+    try:
+        yield got
+    finally:
+        _CHARGES.reset(token)
+
+
+def record_charge(charge: Any) -> None:
+    """Add a charge to the collecting scope (nothing outside one)."""
+    got = _CHARGES.get()
+    if got is not None:
+        got.append(charge)
 
 
 _DEFAULT_LOCK = threading.Lock()

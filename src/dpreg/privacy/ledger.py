@@ -53,6 +53,28 @@ A file that cannot be used (a directory, corrupt, truncated, not an SQLite datab
 database that is not a dpreg ledger, read-only, locked past the timeout) raises
 :class:`~dpreg.exceptions.LedgerFileError` naming the file; nothing is charged.
 
+Integrity
+---------
+A ledger file carries a hash chain (an HMAC chain with a key): each event row stores
+``c_i = F(b"dpreg-ledger-event\\0" || c_{i-1} || canonical(row_i))`` over its stored columns
+(id, ts, budget, label, neighbouring, stated, info; :func:`dpreg._integrity.canonical_json`),
+starting from ``c_0 = F(b"dpreg-ledger-genesis\\0" || canonical(integrity settings))``, and the
+``meta`` table stores the head (event count and ``c_n``) and a seal ``F(b"dpreg-ledger-seal\\0"
+|| canonical(total, relation, integrity settings, head))``.  ``F`` is HMAC-SHA256 under the
+ledger's key when it has one (a 32-byte key file, by default ``PATH.key`` beside the ledger,
+created with mode 0600 when the ledger is created; ``key_file=False``: none) and SHA-256
+otherwise.  The new row, the head and the seal are written inside the charge's write
+transaction, so a charge and its chain link commit together or not at all.  Opening a ledger
+verifies the whole chain; every read and every charge verifies the rows it has not verified
+before and the seal, and decides only on verified rows -- so an edited total, an edited,
+inserted, deleted or reordered event or a truncated history is refused with
+:class:`~dpreg.exceptions.LedgerIntegrityError` (``verify=False`` opens it read-only, marked
+UNVERIFIED), and an edit never buys budget.  Without a key the chain detects accidental and
+naive edits, not an edit whose chain was recomputed.  Files written by earlier dpreg versions
+have no chain: they open and charge as before, with ``integrity.status == "no-record"``, until
+:meth:`Ledger.seal` (CLI ``dpreg ledger seal``) adds one.  docs/threat-model.md says what this
+protects against and what not (the key's holders, deleting the file, restoring an older copy).
+
 Sharing
 -------
 ``copy.copy``/``copy.deepcopy`` (and so scikit-learn's ``clone``) return the ledger itself:
@@ -66,9 +88,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
+import hmac
 import json
 import math
 import os
+import secrets
 import signal
 import sqlite3
 import threading
@@ -79,8 +104,21 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from dpreg._integrity import (
+    Integrity,
+    canonical_json,
+    create_key_file,
+    key_id,
+    read_key_file,
+    same,
+)
 from dpreg._version import __version__
-from dpreg.exceptions import BudgetExceededError, InvalidInputError, LedgerFileError
+from dpreg.exceptions import (
+    BudgetExceededError,
+    InvalidInputError,
+    LedgerFileError,
+    LedgerIntegrityError,
+)
 from dpreg.privacy.budgets import (
     GDP,
     ZCDP,
@@ -99,14 +137,15 @@ from dpreg.privacy.context import (
     RELEASE_KEYS,
     current_release,
     get_default_ledger,
+    record_charge,
     release_context,
     swap_default_ledger,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 from dpreg.privacy.relations import convert_relation
 
-__all__ = ["Ledger", "PrivacyEvent", "charge", "NOT_PRIVATE", "BOTH_RELATIONS", "release_context",
-           "current_release", "set_default_ledger", "get_default_ledger", "RELEASE_KEYS"]
+__all__ = ["Ledger", "PrivacyEvent", "LedgerCharge", "charge", "NOT_PRIVATE", "BOTH_RELATIONS",
+           "release_context", "current_release", "set_default_ledger", "get_default_ledger", "RELEASE_KEYS"]
 
 _DEFAULT_SLACK = 1e-10
 #: seconds a charge waits for another process's write lock before giving up
@@ -199,6 +238,84 @@ class PrivacyEvent:
         if not self.private:
             text += f" -- {NOT_PRIVATE}"
         return text
+
+
+
+#: how a budget stated under add/remove neighbours is charged to a replace-one ledger
+#: (:func:`~dpreg.privacy.relations.add_remove_to_replace_one`), in words
+_CONVERSION_RULE = {"PureDP": "ε → 2ε", "ApproxDP": "(ε, δ) → (2ε, (1 + e^ε)·δ)",
+                    "ZCDP": "ρ → 4ρ", "GDP": "μ → 2μ"}
+
+
+@dataclass(frozen=True)
+class LedgerCharge:
+    """What one release cost on a ledger, in the ledger's units, and why -- the price shown
+    where it is paid (a fit's summary and JSON, :attr:`PrivacyStatement.charges`).
+
+    ``event`` is the recorded :class:`PrivacyEvent`; ``total`` and ``neighbouring`` are the
+    ledger's; ``spent_before`` and ``spent_after`` are :meth:`Ledger.spent` around this charge
+    (the ledger's composed loss, in its own definition).  Budget accounting only: public
+    numbers, never a data value."""
+
+    event: PrivacyEvent
+    total: Budget
+    neighbouring: Neighbouring
+    spent_before: Budget
+    spent_after: Budget
+
+    @property
+    def price(self) -> str:
+        """The charge in the ledger's units, e.g. ``ε=1.875 of the ledger's (ε=3, δ=1e-05)
+        (spent ε 0 → 1.875)``."""
+        b, a, t = self.spent_before, self.spent_after, self.total
+        if isinstance(t, GDP):
+            mb, ma = float(b.mu), float(a.mu)  # type: ignore[attr-defined]
+            return f"μ {mb:.4g} → {ma:.4g} of the ledger's {t} (μ composes in quadrature)"
+        if isinstance(t, ZCDP):
+            rb, ra = float(b.rho), float(a.rho)  # type: ignore[attr-defined]
+            return f"ρ={ra - rb:.4g} of the ledger's {t} (spent ρ {rb:.4g} → {ra:.4g})"
+        eb, ea = float(b.epsilon), float(a.epsilon)  # type: ignore[attr-defined]
+        if math.isinf(ea):
+            return f"ε=inf of the ledger's {t} ({NOT_PRIVATE})"
+        return f"ε={ea - eb:.4g} of the ledger's {t} (spent ε {eb:.4g} → {ea:.4g})"
+
+    @property
+    def why(self) -> str:
+        """Why the price is what it is: the budget as requested, the relation conversion and
+        how charges of another kind compose on this ledger ("" when there is nothing to
+        explain: a charge of the ledger's kind, relation and size as requested)."""
+        ev = self.event
+        stated = as_budget(ev.stated)
+        parts = []
+        req = ev.requested
+        if req is not None and req != stated:
+            parts.append(f"requested {req}, which the mechanism accounts as {stated}")
+        if ev.converted:
+            rule = _CONVERSION_RULE.get(type(stated).__name__, "")
+            parts.append(f"stated under {ev.neighbouring} neighbours, charged to this "
+                         f"{self.neighbouring}-neighbours ledger as {ev.budget}"
+                         + (f" ({rule}: one replacement is a removal and an addition)"
+                            if rule else ""))
+        if isinstance(self.total, ApproxDP) and isinstance(ev.budget, (ZCDP, GDP)):
+            parts.append(f"{type(ev.budget).__name__} charges are pooled and turned into (ε, δ) "
+                         f"once at the ledger's δ={self.total.delta:g}, so this charge adds "
+                         "its marginal ε (several such charges cost less than the sum of "
+                         "their ε)")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        why = self.why
+        return self.price + (f" -- {why}" if why else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"event_id": self.event.id, "price": self.price, "why": self.why,
+                "charged": self.event.budget.as_dict(),
+                "stated": as_budget(self.event.stated).as_dict(),
+                "release_neighbouring": self.event.neighbouring.value,
+                "ledger_neighbouring": self.neighbouring.value,
+                "converted": self.event.converted, "ledger_total": self.total.as_dict(),
+                "spent_before": self.spent_before.as_dict(),
+                "spent_after": self.spent_after.as_dict()}
 
 
 class _Totals:
@@ -299,14 +416,74 @@ def _sigint_deferred() -> Iterator[_Interrupts]:
         held.check()
 
 
-_EVENTS_DDL = ("CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+_EVENTS_DDL = ("CREATE TABLE IF NOT EXISTS {name} (id INTEGER PRIMARY KEY AUTOINCREMENT, "
                "ts REAL NOT NULL, budget TEXT NOT NULL, label TEXT NOT NULL, "
-               "neighbouring TEXT, stated TEXT, info TEXT)")
+               "neighbouring TEXT, stated TEXT, info TEXT, chain TEXT NOT NULL)")
 _META_DDL = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _BASE_EVENT_COLUMNS = {"id", "ts", "budget", "label"}
 _RELATION_COLUMNS = {"neighbouring", "stated"}
 #: the column that says what was released (added to files written before it existed)
 _INFO_COLUMN = "info"
+#: the event columns covered by the integrity chain, in chain order
+_CHAINED = ("id", "ts", "budget", "label", "neighbouring", "stated", "info")
+#: the column holding each event's chain value (NOT NULL: an older dpreg cannot append an
+#: event without one -- its INSERT fails and charges nothing)
+_CHAIN_COLUMN = "chain"
+#: integrity schemes: name -> keyed
+_SCHEMES = {"hmac-sha256-chain-1": True, "sha256-chain-1": False}
+_GENESIS = b"dpreg-ledger-genesis\x00"
+_LINK = b"dpreg-ledger-event\x00"
+_SEAL = b"dpreg-ledger-seal\x00"
+
+
+def _f(key: bytes | None, *parts: bytes) -> bytes:
+    """HMAC-SHA256 under ``key`` (SHA-256 without one) of the concatenated ``parts``."""
+    data = b"".join(parts)
+    if key is None:
+        return hashlib.sha256(data).digest()
+    return hmac.new(key, data, hashlib.sha256).digest()
+
+
+def default_key_path(path: str | Path) -> Path:
+    """Where a ledger's key file lives unless given: ``PATH.key`` beside the ledger file."""
+    p = Path(path)
+    return p.with_name(p.name + ".key")
+
+
+def _chain_link(key: bytes | None, tip: bytes, row: tuple[Any, ...]) -> bytes | None:
+    """The chain value of an event row (its :data:`_CHAINED` columns as stored) after ``tip``
+    (None when the row has no canonical form: a value of a type dpreg never writes)."""
+    try:
+        body = canonical_json(list(row))
+    except (TypeError, ValueError):
+        return None
+    return _f(key, _LINK, tip, body)
+
+
+def _new_record(key: bytes | None) -> str:
+    """The integrity settings of a new chain (stored as meta 'integrity'): the scheme, the
+    key's id (never the key) and a random id that makes each ledger's chain its own."""
+    return canonical_json({"scheme": "hmac-sha256-chain-1" if key is not None else
+                           "sha256-chain-1", "key_id": None if key is None else key_id(key),
+                           "ledger_id": secrets.token_hex(16)}).decode("ascii")
+
+
+def _seal_value(key: bytes | None, meta: dict[str, str | None], record: str, head: str) -> str:
+    """The seal over the stored total, relation (None for a legacy file), integrity settings
+    and head, as stored."""
+    body = canonical_json({"total": meta.get("total"), "neighbouring": meta.get("neighbouring"),
+                           "integrity": record, "head": head})
+    return _f(key, _SEAL, body).hex()
+
+
+def _write_head(conn: sqlite3.Connection, key: bytes | None, meta: dict[str, str | None],
+                record: str, n: int, tip: bytes) -> None:
+    """Store the head (event count, last chain value) and the seal (inside the caller's write
+    transaction)."""
+    head = canonical_json({"events": n, "chain": tip.hex()}).decode("ascii")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('seal', ?)",
+                 (_seal_value(key, meta, record, head),))
 
 
 def _utc(ts: float) -> str:
@@ -352,6 +529,18 @@ class Ledger:
         file written before ledgers stored their relation is replace-one; :attr:`legacy`).
     slack:
         Relative tolerance for floating-point representation error (default 1e-10).
+    key_file:
+        The key of the file's integrity chain (module docstring, "Integrity").  ``None``
+        (default): ``PATH.key`` beside the ledger -- created (32 random bytes, mode 0600) when
+        the ledger is created, and required when it exists.  A path: that key file (created
+        with a new ledger if missing).  ``False``: no key -- a new ledger gets an unkeyed
+        SHA-256 chain, which detects accidental and naive edits but not an edit whose chain was
+        recomputed.  Only for file ledgers.
+    verify:
+        ``True`` (default): a ledger file whose integrity check fails (altered, or keyed and
+        opened without its key) raises :class:`~dpreg.exceptions.LedgerIntegrityError`.
+        ``False``: it opens read-only to inspect it (:attr:`integrity` says UNVERIFIED and
+        why); every charge is refused.
 
     Notes
     -----
@@ -360,22 +549,48 @@ class Ledger:
 
     def __init__(self, total: Budget | None, path: str | Path | None = None, *,
                  neighbouring: Neighbouring | str | None = None,
-                 slack: float = _DEFAULT_SLACK) -> None:
+                 slack: float = _DEFAULT_SLACK, key_file: str | Path | bool | None = None,
+                 verify: bool = True) -> None:
         if not (isinstance(slack, (int, float)) and 0 <= slack < 1e-3):
             raise InvalidInputError(f"slack must be a number in [0, 1e-3); got {slack!r}")
+        if not isinstance(verify, bool):
+            raise InvalidInputError(f"verify must be True or False; got {verify!r}")
+        if not (key_file is None or key_file is False or isinstance(key_file, (str, os.PathLike))):
+            raise InvalidInputError(
+                "key_file must be a key file path, None (PATH.key beside the ledger) or False "
+                f"(no key); got {type(key_file).__name__}")
         self._slack = float(slack)
         self._lock = threading.Lock()
-        #: (totals, events) of the committed charges last read; assigned in one step
-        self._state: tuple[_Totals, list[PrivacyEvent]] = (_Totals(), [])
+        #: (totals, events, chain tip) of the committed charges last read (and verified);
+        #: assigned in one step
+        self._state: tuple[_Totals, list[PrivacyEvent], bytes | None] = (_Totals(), [], None)
         self._path = None if path is None else Path(path)
         self._conn: sqlite3.Connection | None = None
         self._legacy = False
         self._pid = os.getpid()
+        self._verify = verify
+        #: where the key file is (None: no key, key_file=False)
+        self._key_path: Path | None = None
+        if self._path is not None and key_file is not False:
+            self._key_path = default_key_path(self._path) if key_file is None \
+                else Path(key_file)  # type: ignore[arg-type]
+        self._key: bytes | None = None
+        #: the stored integrity settings (meta 'integrity'), None for a file without a record
+        self._record: str | None = None
+        self._loaded = False  # whether _record/_key/_genesis reflect the file
+        self._genesis: bytes | None = None
+        #: why the integrity check failed (verify=False: the ledger is then read-only)
+        self._broken: str | None = None
+        #: the meta table as last read (the seal is written from it inside a charge)
+        self._meta: dict[str, str | None] = {}
         rel = None if neighbouring is None else check_neighbouring(neighbouring)
         if self._path is None:
             if total is None:
                 raise InvalidInputError("total must be a budget (PureDP, ApproxDP, ZCDP or GDP); "
                                         "got None (None is only allowed with an existing path)")
+            if key_file is not None:
+                raise InvalidInputError("key_file needs a ledger file (path=...): an in-memory "
+                                        "ledger has no file to protect")
             self._total = as_budget(total, "total")
             self._relation = rel or Neighbouring.REPLACE_ONE
         else:
@@ -427,7 +642,12 @@ class Ledger:
             tables = self._tables(conn)
             if not exists or not (tables - {"sqlite_sequence"}) or (
                     {"meta", "events"} <= tables and not self._has_total(conn)):
-                self._create(conn, total, rel)
+                foreign = tables - {"meta", "events", "sqlite_sequence"}
+                if foreign:  # refused before anything (a key file) is created
+                    raise self._not_a_ledger(f"it holds the tables {sorted(foreign)}")
+                if total is None:
+                    raise self._not_a_ledger("no total stored")
+                self._create(conn, total, rel, self._key_for_new())
             stored, stored_rel = self._read_meta(conn, total, rel)
             conn.execute("PRAGMA synchronous=FULL")
         except sqlite3.Error as exc:
@@ -439,12 +659,31 @@ class Ledger:
         self._conn = conn
         self._total, self._relation = stored, stored_rel
         try:
-            self._refresh()
+            self._refresh()  # loads the integrity record and verifies the whole chain
         except BaseException:
             self._conn = None
             conn.close()
             raise
         return stored, stored_rel
+
+    def _key_for_new(self) -> bytes | None:
+        """The key of a chain about to be written: the key file (created, mode 0600, if it
+        does not exist yet; a process creating it at the same time gives the same key), or
+        None with ``key_file=False``."""
+        where = self._key_path
+        if where is None:
+            return None
+        if not where.exists():
+            try:
+                create_key_file(where)
+            except InvalidInputError as exc:
+                if not where.exists():
+                    raise LedgerFileError(f"ledger {self._path}: cannot create its key file: "
+                                          f"{exc}; nothing was charged") from None
+        try:
+            return read_key_file(where)
+        except InvalidInputError as exc:
+            raise LedgerFileError(f"ledger {self._path}: {exc}; nothing was charged") from None
 
     @staticmethod
     def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -456,9 +695,10 @@ class Ledger:
         return conn.execute("SELECT 1 FROM meta WHERE key='total'").fetchone() is not None
 
     def _create(self, conn: sqlite3.Connection, total: Budget | None,
-                rel: Neighbouring | None) -> None:
-        """Write the schema, total and relation of a new ledger (one write transaction; another
-        process creating the same file at the same time finds it complete and compares)."""
+                rel: Neighbouring | None, key: bytes | None) -> None:
+        """Write the schema, total, relation and integrity record of a new ledger (one write
+        transaction; another process creating the same file at the same time finds it complete
+        and compares)."""
         if total is None:
             raise self._not_a_ledger("no total stored")
         if not (self._tables(conn) - {"sqlite_sequence"}):
@@ -470,15 +710,25 @@ class Ledger:
             if foreign:
                 raise self._not_a_ledger(f"it holds the tables {sorted(foreign)}")
             conn.execute(_META_DDL)
-            conn.execute(_EVENTS_DDL)
+            conn.execute(_EVENTS_DDL.format(name="events"))
             if not self._has_total(conn):
                 if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
                     raise self._not_a_ledger("events without a total")
-                conn.execute("INSERT INTO meta VALUES ('total', ?)", (json.dumps(total.as_dict()),))
+                cols = self._event_columns(conn)
+                for col in (*sorted(_RELATION_COLUMNS), _INFO_COLUMN, _CHAIN_COLUMN):
+                    if col not in cols:  # an empty events table made by someone else
+                        conn.execute(f"ALTER TABLE events ADD COLUMN {col} TEXT")
+                total_text = json.dumps(total.as_dict())
+                rel_text = (rel or Neighbouring.REPLACE_ONE).value
+                conn.execute("INSERT INTO meta VALUES ('total', ?)", (total_text,))
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('neighbouring', ?)",
-                             ((rel or Neighbouring.REPLACE_ONE).value,))
+                             (rel_text,))
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('created_by', ?)",
                              (f"dpreg {__version__}",))
+                record = _new_record(key)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('integrity', ?)", (record,))
+                _write_head(conn, key, {"total": total_text, "neighbouring": rel_text}, record,
+                            0, _f(key, _GENESIS, record.encode("utf-8")))
             conn.execute("COMMIT")
         finally:
             self._rollback(conn)
@@ -522,73 +772,216 @@ class Ledger:
     def _event_columns(conn: sqlite3.Connection) -> set[str]:
         return {str(r[1]) for r in conn.execute("PRAGMA table_info(events)").fetchall()}
 
-    def _read_events(self, after: int = 0) -> list[PrivacyEvent]:
-        """The committed events with id > ``after``, parsed (raises sqlite3.Error or
-        LedgerFileError)."""
+    def _read_rows(self, after: int = 0
+                   ) -> list[tuple[PrivacyEvent, tuple[Any, ...], str | None]]:
+        """The committed events with id > ``after``: each parsed, with its chained columns (as
+        stored) and its stored chain value (raises sqlite3.Error or LedgerFileError)."""
         conn = self._conn
         assert conn is not None
         cols = self._event_columns(conn)
-        extra = ", neighbouring, stated" if _RELATION_COLUMNS <= cols else ", NULL, NULL"
-        extra += f", {_INFO_COLUMN}" if _INFO_COLUMN in cols else ", NULL"
-        rows = conn.execute(f"SELECT id, ts, budget, label{extra} FROM events WHERE id > ? "
-                            "ORDER BY id", (after,)).fetchall()
-        events = []
-        for eid, ts, budget_json, label, rel_text, stated_json, info_json in rows:
+        picked = ", ".join(c if c in cols or c in _BASE_EVENT_COLUMNS else "NULL"
+                           for c in (*_CHAINED, _CHAIN_COLUMN))
+        rows = conn.execute(f"SELECT {picked} FROM events WHERE id > ? ORDER BY id",
+                            (after,)).fetchall()
+        out = []
+        for row in rows:
+            eid, ts, budget_json, label, rel_text, stated_json, info_json, chain = row
             try:
                 budget = Budget.from_dict(json.loads(budget_json))
                 rel = self._relation if rel_text is None else check_neighbouring(rel_text)
                 stated = budget if stated_json is None else Budget.from_dict(json.loads(stated_json))
                 info = _read_info(info_json)
-                events.append(PrivacyEvent(int(eid), budget, str(label), float(ts), rel, stated,
-                                           info))
+                event = PrivacyEvent(int(eid), budget, str(label), float(ts), rel, stated, info)
             except (ValueError, TypeError, AttributeError):
                 raise LedgerFileError(f"ledger {self._path} is corrupt: event {eid!r} cannot be "
                                       "read; nothing was charged") from None
-        return events
+            out.append((event, tuple(row[:len(_CHAINED)]),
+                        chain if isinstance(chain, str) else None))
+        return out
 
-    def _cache_holds(self, events: list[PrivacyEvent]) -> bool:
+    def _cache_holds(self, events: list[PrivacyEvent], tip: bytes | None) -> bool:
         """Whether ``events`` (read earlier) are exactly the committed rows up to the last one:
-        same count and the same last row.  Ids grow in commit order (AUTOINCREMENT under one
-        write lock), so the rows still to read are those with a larger id."""
+        same count, the same last row (and its chain value).  Ids grow in commit order (under
+        one write lock), so the rows still to read are those with a larger id."""
         assert self._conn is not None
         last = events[-1]
+        chained = self._record is not None and tip is not None and self._broken is None
         row = self._conn.execute(
             "SELECT count(*), (SELECT ts FROM events WHERE id = ?), "
-            "(SELECT budget FROM events WHERE id = ?) FROM events WHERE id <= ?",
-            (last.id, last.id, last.id)).fetchone()
+            "(SELECT budget FROM events WHERE id = ?), "
+            + (f"(SELECT {_CHAIN_COLUMN} FROM events WHERE id = ?) " if chained else "? ")
+            + "FROM events WHERE id <= ?",
+            (last.id, last.id, last.id, last.id)).fetchone()
         try:
             return (int(row[0]) == len(events) and row[1] == last.timestamp
-                    and json.loads(row[2]) == last.budget.as_dict())
+                    and json.loads(row[2]) == last.budget.as_dict()
+                    and (not chained or (isinstance(row[3], str) and tip is not None
+                                         and same(row[3], tip.hex()))))
         except (TypeError, ValueError):
             return False
 
-    def _sync(self) -> tuple[_Totals, list[PrivacyEvent]]:
+    def _fail(self, why: str, *, altered: bool = True) -> None:
+        """An integrity check failed: raise :class:`LedgerIntegrityError` (``verify=True``) or
+        remember why and make the ledger read-only (``verify=False``)."""
+        text = ("was altered outside dpreg: " if altered else "cannot be verified: ") + why
+        if self._verify:
+            raise LedgerIntegrityError(
+                f"ledger {self._path} {text}; nothing was charged (verify=False, CLI "
+                "--no-verify, opens it read-only to inspect it)")
+        if self._broken is None:
+            self._broken = text
+
+    def _read_meta_rows(self) -> dict[str, str | None]:
+        assert self._conn is not None
+        return {str(k): None if v is None else str(v)
+                for k, v in self._conn.execute("SELECT key, value FROM meta").fetchall()}
+
+    def _load_record(self, meta: dict[str, str | None]) -> None:
+        """Take the stored integrity settings: the scheme, and the key of a keyed ledger (whose
+        id must match); or note that the file has no record.  A key file for a ledger without
+        a keyed record, or a chain without a record, is a record replaced or removed."""
+        assert self._conn is not None
+        self._loaded = True
+        self._key = None
+        self._genesis = None
+        self._broken = None
+        record = meta.get("integrity")
+        self._record = record
+        cols = self._event_columns(self._conn)
+        where = self._key_path
+        available = where is not None and (where.exists() or where.is_symlink())
+        if record is None:
+            if _CHAIN_COLUMN in cols:
+                self._fail("its integrity record was removed (its events carry chain values, "
+                           "its meta table no record)")
+            elif available:
+                self._fail(f"it has no integrity record, but a key file exists for it ({where}):"
+                           " the record may have been removed; a ledger written by an older "
+                           "dpreg is sealed with Ledger.seal() (CLI: dpreg ledger seal)",
+                           altered=False)
+            return
+        try:
+            settings = json.loads(record)
+            kid = settings["key_id"]
+            keyed = _SCHEMES[settings["scheme"]]
+            if keyed != isinstance(kid, str) or not isinstance(settings.get("ledger_id"), str):
+                raise ValueError
+        except (ValueError, TypeError, KeyError):
+            self._fail("its integrity record is malformed")
+            return
+        if _CHAIN_COLUMN not in cols:
+            self._fail("its events carry no chain values")
+            return
+        if keyed:
+            if not available:
+                self._fail(f"it is keyed (key id {kid}) and its key file "
+                           f"{where if where is not None else '(none: key_file=False)'} was not "
+                           "found; give it with key_file= (CLI: --key or $DPREG_LEDGER_KEY)",
+                           altered=False)
+                return
+            assert where is not None
+            try:
+                key = read_key_file(where)
+            except InvalidInputError as exc:
+                self._fail(f"it is keyed (key id {kid}), but {exc}", altered=False)
+                return
+            if key_id(key) != kid:
+                self._fail(f"it is keyed with key id {kid}, but the key file {where} holds key "
+                           f"id {key_id(key)}", altered=False)
+                return
+            self._key = key
+        elif available:
+            self._fail(f"its chain is unkeyed, but a key file exists for it ({where}): a keyed "
+                       "record may have been replaced by an unkeyed one, which needs no key (a "
+                       "ledger created without a key is opened with key_file=False)")
+            return
+        self._genesis = _f(self._key, _GENESIS, record.encode("utf-8"))
+
+    def _check_seal(self, meta: dict[str, str | None], n: int, tip: bytes) -> None:
+        """The sealed head must be the verified chain's (count and last value), and the seal
+        must cover the stored total, relation, integrity settings and head."""
+        head = meta.get("head")
+        try:
+            parsed = json.loads(head or "")
+            count, chain = parsed["events"], parsed["chain"]
+            if isinstance(count, bool) or not isinstance(count, int) \
+                    or not isinstance(chain, str):
+                raise ValueError
+        except (ValueError, TypeError, KeyError):
+            self._fail("its sealed head is missing or malformed")
+            return
+        if count != n:
+            self._fail(f"it holds {n} events, but its seal records {count}: events were "
+                       + ("removed (the history was truncated)" if n < count else
+                          "added outside dpreg"))
+            return
+        if not same(chain, tip.hex()):
+            self._fail("its last event does not match the sealed head")
+            return
+        assert self._record is not None
+        want = _seal_value(self._key, meta, self._record, str(head))
+        if not same(want, meta.get("seal") or ""):
+            self._fail("its seal does not match: the stored total, neighbouring relation or "
+                       "head was edited")
+
+    def _sync(self) -> tuple[_Totals, list[PrivacyEvent], bytes | None]:
         """Bring the state up to what is committed in the file: check the rows read before
-        against the table and read every newer one (everything again if the check fails).  The
-        state only ever holds rows read from the table or committed by :meth:`spend`, so a
-        failed or interrupted attempt never enters it."""
-        totals, events = self._state
-        if events and not self._cache_holds(events):
-            totals, events = _Totals(), []
-        new = self._read_events(events[-1].id if events else 0)
+        against the table, read and verify every newer one (everything again if the check
+        fails or the integrity settings changed), and check the seal.  The state only ever
+        holds rows read from the table (verified, for a file with an integrity record) or
+        committed by :meth:`spend`, so a failed or interrupted attempt never enters it."""
+        meta = self._read_meta_rows()
+        totals, events, tip = self._state
+        if not self._loaded or meta.get("integrity") != self._record:
+            self._load_record(meta)  # (re)load: verify every event again
+            totals, events, tip = _Totals(), [], None
+        if events and not self._cache_holds(events, tip):
+            totals, events, tip = _Totals(), [], None
+        if not events:
+            tip = self._genesis
+        new = self._read_rows(events[-1].id if events else 0)
+        checking = self._record is not None and self._broken is None and tip is not None
+        for event, row, chain in new:
+            if not checking:
+                break
+            assert tip is not None
+            link = _chain_link(self._key, tip, row)
+            if link is None or chain is None or not same(link.hex(), chain):
+                self._fail(f"event #{event.id} does not match the integrity chain (it was "
+                           "edited, or an event before it was inserted, removed or reordered)")
+                checking = False
+            else:
+                tip = link
         if new:
             totals = totals.copy()
-            for e in new:
-                totals.add(e.budget)
-            events = [*events, *new]
-        state = (totals, events)
+            for event, _, _ in new:
+                totals.add(event.budget)
+            events = [*events, *(event for event, _, _ in new)]
+        if checking:
+            assert tip is not None
+            self._check_seal(meta, len(events), tip)
+        self._meta = meta
+        state = (totals, events, tip if self._broken is None else None)
         self._state = state
         return state
 
-    def _refresh(self) -> tuple[_Totals, list[PrivacyEvent]]:
-        """Re-read the committed events of a file ledger (no-op in memory or when closed)."""
-        if self._conn is None:
+    def _refresh(self) -> tuple[_Totals, list[PrivacyEvent], bytes | None]:
+        """Re-read (and verify) the committed events of a file ledger (no-op in memory or when
+        closed)."""
+        conn = self._conn
+        if conn is None:
             return self._state
-        self._rollback(self._conn)  # a transaction left by an interrupted call
+        self._rollback(conn)  # a transaction left by an interrupted call
         try:
+            # one read transaction: the meta table and the events are one snapshot (a charge
+            # committed by another process between two reads would look like an alteration);
+            # it takes no write lock
+            conn.execute("BEGIN")
             return self._sync()
         except sqlite3.Error as exc:
             raise self._file_error(exc, "read it", "nothing was charged by this read") from None
+        finally:
+            self._rollback(conn)
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection | None) -> None:
@@ -638,6 +1031,137 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ integrity
+    def _status(self) -> Integrity | None:
+        if self._path is None:
+            return None
+        kid = None if self._key is None else key_id(self._key)
+        if self._broken is not None:
+            return Integrity("unverified", self._broken, key_id=kid)
+        if self._record is None:
+            return Integrity("no-record", "written by an older dpreg; seal it with "
+                             f"Ledger.seal() (CLI: dpreg ledger seal {self._path})")
+        _, events, tip = self._state
+        head = None if tip is None else tip.hex()
+        n = len(events)
+        what = f"chain over {n} event{'' if n == 1 else 's'}, the total and the relation matches"
+        if self._key is not None:
+            return Integrity("verified-hmac", f"HMAC-SHA256 {what} (key id {kid})", digest=head,
+                             key_id=kid)
+        return Integrity("verified-digest", f"unkeyed SHA-256 {what} (detects accidental and "
+                         "naive edits, not an edit whose chain was recomputed)", digest=head)
+
+    @property
+    def integrity(self) -> Integrity | None:
+        """How the file's integrity check stands (:class:`~dpreg.privacy.Integrity`), after
+        re-reading it: ``"verified-hmac"`` (keyed chain), ``"verified-digest"`` (unkeyed
+        chain), ``"no-record"`` (a file written by an older dpreg; :meth:`seal` adds a chain)
+        or ``"unverified"`` (altered, or keyed and opened without its key; ``detail`` says
+        why).  ``digest`` is the chain's head.  ``None`` for an in-memory ledger."""
+        if self._path is None:
+            return None
+        with self._held():
+            try:
+                self._refresh()
+            except LedgerIntegrityError as exc:
+                return Integrity("unverified", str(exc),
+                                 key_id=None if self._key is None else key_id(self._key))
+            except LedgerFileError:
+                pass  # unreadable now: the last state read
+            return self._status()
+
+    def verify(self) -> Integrity:
+        """Verify the whole file again, from its integrity settings and key to every event and
+        the seal (opening a ledger does this; later reads and charges verify what they have not
+        verified before).  Returns :attr:`integrity`; raises
+        :class:`~dpreg.exceptions.LedgerIntegrityError` when the check fails, unless the ledger
+        was opened with ``verify=False``."""
+        with self._held():
+            self._usable_file("verify it")
+            self._loaded = False
+            self._refresh()
+            status = self._status()
+            assert status is not None
+            return status
+
+    def _usable_file(self, doing: str) -> sqlite3.Connection:
+        if self._path is None:
+            raise InvalidInputError(f"cannot {doing}: an in-memory ledger has no file")
+        if self._conn is None:
+            raise InvalidInputError(f"ledger {self._path} is closed; reopen it with "
+                                    f"Ledger(None, {str(self._path)!r})")
+        return self._conn
+
+    def seal(self, *, reseal: bool = False) -> Integrity:
+        """Write an integrity chain over the ledger's events as they are now, keyed with the
+        ledger's key file (created if missing; ``key_file=False``: unkeyed).
+
+        For a ledger written by an older dpreg (``integrity.status == "no-record"``).  A ledger
+        that has a record is refused unless ``reseal=True``, which replaces it -- e.g. after
+        its key was lost, or after an alteration that was inspected (``verify=False``) and
+        accepted.  Sealing **accepts the current content as true**: inspect it first.  One
+        write transaction (all or nothing).  Returns :attr:`integrity`."""
+        with self._held(), _sigint_deferred() as interrupts:
+            conn = self._usable_file("seal it")
+            if self._record is not None and not reseal:
+                status = self._status()
+                raise InvalidInputError(
+                    f"ledger {self._path} already has an integrity record ({status}); "
+                    "reseal=True (CLI: --reseal) replaces it, accepting its current content")
+            where = self._key_path
+            created = where is not None and not where.exists()
+            key = self._key_for_new()
+            committed = False
+            self._rollback(conn)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                meta = self._read_meta_rows()
+                if meta.get("integrity") is not None and not reseal:
+                    raise InvalidInputError(f"ledger {self._path} was sealed by another process "
+                                            "meanwhile")
+                rows = self._read_rows(0)
+                seq_row = conn.execute(
+                    "SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+                record = _new_record(key)
+                tip = _f(key, _GENESIS, record.encode("utf-8"))
+                conn.execute("DROP TABLE IF EXISTS events_sealing")
+                conn.execute(_EVENTS_DDL.format(name="events_sealing"))
+                for event, row, _ in rows:
+                    link = _chain_link(key, tip, row)
+                    if link is None:
+                        raise LedgerFileError(f"ledger {self._path} is corrupt: event "
+                                              f"{event.id} cannot be sealed; nothing was changed")
+                    conn.execute(f"INSERT INTO events_sealing ({', '.join(_CHAINED)}, "
+                                 f"{_CHAIN_COLUMN}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (*row, link.hex()))
+                    tip = link
+                conn.execute("DROP TABLE events")
+                conn.execute("ALTER TABLE events_sealing RENAME TO events")
+                if seq_row is not None and seq_row[0] is not None:
+                    conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE "
+                                 "name = 'events'", (int(seq_row[0]),))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('integrity', ?)", (record,))
+                _write_head(conn, key, meta, record, len(rows), tip)
+                interrupts.check()
+                conn.execute("COMMIT")
+                committed = True
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise self._file_error(exc, "seal it", "nothing was changed") from None
+            finally:
+                self._rollback(conn)
+                if created and not committed and where is not None:
+                    # a key file made for a seal that did not happen would mark the unsealed
+                    # ledger as stripped of its record
+                    with contextlib.suppress(OSError):
+                        where.unlink()
+            self._loaded = False
+            self._state = (_Totals(), [], None)
+            self._refresh()
+            status = self._status()
+            assert status is not None
+            return status
+
     # ------------------------------------------------------------------ sharing
     def __copy__(self) -> Ledger:
         return self
@@ -652,8 +1176,10 @@ class Ledger:
                 "the charges made here (and this one would not see its charges), so the total "
                 "could be exceeded; share a file ledger instead, Ledger(total, path), which every "
                 "process reopens (e.g. for n_jobs > 1 in scikit-learn model selection)")
+        # the key file's path travels, never the key
+        key_file: str | bool = False if self._key_path is None else str(self._key_path.resolve())
         return (_reopen, (str(self._path.resolve()), self._total.as_dict(), self._relation.value,
-                          self._slack))
+                          self._slack, key_file, self._verify))
 
     # ------------------------------------------------------------------ accounting
     @property
@@ -681,9 +1207,9 @@ class Ledger:
         """False when the total or any recorded charge is infinite (NOT PRIVATE)."""
         with self._held():
             try:
-                totals, _ = self._refresh()
+                totals, _, _ = self._refresh()
             except LedgerFileError:
-                totals, _ = self._state
+                totals, _, _ = self._state
         return not (self._total.is_infinite or totals.infinite)
 
     def _check_kind(self, budget: Budget) -> None:
@@ -695,10 +1221,18 @@ class Ledger:
             or (isinstance(t, GDP) and isinstance(budget, GDP))
         )
         if not ok:
+            remedy = ""
+            if isinstance(t, PureDP):
+                remedy = (" This ledger was created without δ, so it accounts pure-ε releases "
+                          "only: use a method that needs no δ (`dpreg methods`, "
+                          "column 'needs --delta'), or create the ledger with a δ "
+                          "(Ledger(ApproxDP(ε, δ), path); `dpreg ledger init PATH --epsilon E "
+                          "--delta D`).")
             raise InvalidInputError(
                 f"a ledger with total {t} cannot account a {type(budget).__name__} charge "
                 "(pure-DP ledgers take PureDP; GDP ledgers take GDP; zCDP ledgers take "
-                "PureDP/ZCDP/GDP; (ε,δ) ledgers take everything)"
+                "PureDP/ZCDP/GDP; (ε,δ) ledgers take everything)." + remedy
+                + " Nothing was charged."
             )
 
     def _loss(self, s: _Totals) -> tuple[Fraction | float, Fraction | float]:
@@ -759,14 +1293,19 @@ class Ledger:
         return stated, rel, charged
 
     def _commit_event(self, budget: Budget, label: str, neighbouring: Neighbouring,
-                      stated: Budget, last_id: int) -> PrivacyEvent:
+                      stated: Budget, last_id: int, tip: bytes | None = None,
+                      count: int = 0) -> tuple[PrivacyEvent, bytes | None]:
         """Record the event: an INSERT inside the open write transaction (file ledgers; the
-        COMMIT follows in :meth:`spend`), or just the next id (in memory)."""
+        COMMIT follows in :meth:`spend`), or just the next id (in memory).  With an integrity
+        record, the row carries its chain value after ``tip`` and the head and seal (over
+        ``count + 1`` events) are rewritten in the same transaction.  Returns the event and
+        the new chain tip."""
         ts = time.time()
         info = _jsonable_info(current_release())
+        new_tip = None
         if self._conn is None:
             eid = last_id + 1
-        else:
+        elif self._record is None:  # a file without an integrity record (older dpreg)
             cur = self._conn.execute(
                 "INSERT INTO events (ts, budget, label, neighbouring, stated, info) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -774,7 +1313,26 @@ class Ledger:
                  json.dumps(stated.as_dict()), json.dumps(info)),
             )
             eid = int(cur.lastrowid or 0)
-        return PrivacyEvent(eid, budget, label, ts, neighbouring, stated, info)
+        else:
+            assert tip is not None
+            eid = self._next_id()
+            row = (eid, ts, json.dumps(budget.as_dict()), label, neighbouring.value,
+                   json.dumps(stated.as_dict()), json.dumps(info))
+            new_tip = _chain_link(self._key, tip, row)
+            assert new_tip is not None
+            self._conn.execute(
+                f"INSERT INTO events ({', '.join(_CHAINED)}, {_CHAIN_COLUMN}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*row, new_tip.hex()))
+            _write_head(self._conn, self._key, self._meta, self._record, count + 1, new_tip)
+        return PrivacyEvent(eid, budget, label, ts, neighbouring, stated, info), new_tip
+
+    def _next_id(self) -> int:
+        """The id AUTOINCREMENT would give the next event (inside the write transaction)."""
+        assert self._conn is not None
+        top = self._conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+        seq = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'"
+                                 ).fetchone()
+        return max(int(top), int(seq[0]) if seq is not None and seq[0] is not None else 0) + 1
 
     def _refuse(self, charged: Budget, stated: Budget, rel: Neighbouring, label: str,
                 totals: _Totals) -> BudgetExceededError:
@@ -796,7 +1354,10 @@ class Ledger:
         Raises :class:`BudgetExceededError` (recording nothing) if the composed loss of all
         charges would exceed the total, :class:`InvalidInputError` for a budget type or
         relation the ledger cannot account, and :class:`~dpreg.exceptions.LedgerFileError` when
-        the file cannot be written.  The charge is durable before this method returns.
+        the file cannot be written -- or its subclass
+        :class:`~dpreg.exceptions.LedgerIntegrityError` when the file fails its integrity check
+        (altered, or opened with ``verify=False``).  The charge is durable before this method
+        returns.
         """
         stated, rel, charged = self._as_charge(budget, neighbouring)
         if not isinstance(label, str):
@@ -807,15 +1368,17 @@ class Ledger:
                     raise InvalidInputError(f"ledger {self._path} is closed; reopen it with "
                                             f"Ledger(None, {str(self._path)!r}). Nothing was charged.")
                 return self._spend_file(stated, rel, charged, label, interrupts)
-            totals, events = self._state
+            totals, events, _ = self._state
             trial = totals.copy()
             trial.add(charged)
             if not self._fits(trial):
                 raise self._refuse(charged, stated, rel, label, totals)
-            event = self._commit_event(charged, label, rel, stated, events[-1].id if events else 0)
+            event, _ = self._commit_event(charged, label, rel, stated,
+                                          events[-1].id if events else 0)
             # totals first: whatever happens between these two lines, nothing is under-counted
-            self._state = (trial, events)
+            self._state = (trial, events, None)
             events.append(event)
+            self._receipt(event, totals, trial)
             return event
 
     def _spend_file(self, stated: Budget, rel: Neighbouring, charged: Budget, label: str,
@@ -828,18 +1391,24 @@ class Ledger:
         try:
             conn.execute("BEGIN IMMEDIATE")
             # decide on what is committed in the file now, never on what this object saw
-            totals, events = self._sync()
+            # (verified: a file that fails its integrity check is refused here)
+            totals, events, tip = self._sync()
+            if self._broken is not None:
+                raise LedgerIntegrityError(
+                    f"ledger {self._path} {self._broken}; it was opened read-only "
+                    "(verify=False): nothing was charged")
             trial = totals.copy()
             trial.add(charged)
             if not self._fits(trial):
                 raise self._refuse(charged, stated, rel, label, totals)
-            cols = self._event_columns(conn)
-            if not _RELATION_COLUMNS <= cols:  # a legacy file
-                conn.execute("ALTER TABLE events ADD COLUMN neighbouring TEXT")
-                conn.execute("ALTER TABLE events ADD COLUMN stated TEXT")
-            if _INFO_COLUMN not in cols:  # written before events said what was released
-                conn.execute(f"ALTER TABLE events ADD COLUMN {_INFO_COLUMN} TEXT")
-            event = self._commit_event(charged, label, rel, stated, 0)
+            if self._record is None:  # a file written by an older dpreg: add what it lacks
+                cols = self._event_columns(conn)
+                if not _RELATION_COLUMNS <= cols:  # a legacy file
+                    conn.execute("ALTER TABLE events ADD COLUMN neighbouring TEXT")
+                    conn.execute("ALTER TABLE events ADD COLUMN stated TEXT")
+                if _INFO_COLUMN not in cols:  # written before events said what was released
+                    conn.execute(f"ALTER TABLE events ADD COLUMN {_INFO_COLUMN} TEXT")
+            event, new_tip = self._commit_event(charged, label, rel, stated, 0, tip, len(events))
             interrupts.check()  # a Ctrl-C so far (e.g. during the lock wait): charge nothing
             commit_sent = True
             conn.execute("COMMIT")
@@ -852,8 +1421,15 @@ class Ledger:
         finally:
             self._rollback(conn)
         assert event is not None
-        self._state = (trial, [*events, event])
+        self._state = (trial, [*events, event], new_tip)
+        self._receipt(event, totals, trial)
         return event
+
+    def _receipt(self, event: PrivacyEvent, before: _Totals, after: _Totals) -> None:
+        """Hand the charge to the public entry point collecting them (its price is shown in
+        the fit's output; :func:`~dpreg.privacy.context.collect_charges`)."""
+        record_charge(LedgerCharge(event, self._total, self._relation, self._describe(before),
+                                   self._describe(after)))
 
     def _recorded(self, event: PrivacyEvent | None) -> bool:
         """Whether an event whose COMMIT raised is in the file after all."""
@@ -865,11 +1441,27 @@ class Ledger:
         except sqlite3.Error:
             return True  # cannot tell: say it may be recorded (the safe statement)
 
+    def check_accepts(self, budget: Budget, *,
+                      neighbouring: Neighbouring | str | Sequence[Neighbouring | str] | None = None
+                      ) -> None:
+        """Raise :class:`InvalidInputError` (with the remedy) when this ledger cannot account
+        ``budget`` at all -- a kind it does not take (an (ε, δ), zCDP or GDP charge on a
+        pure-ε ledger) or a relation it cannot convert -- whatever is left; nothing is read or
+        charged.  The public entry points call it before they read any data, so a fit the
+        ledger could never pay for is refused before it is attempted.  ``neighbouring``: the
+        relation(s) the release is stated for, as for :func:`charge` (``None``: the ledger's)."""
+        if neighbouring is None or isinstance(neighbouring, (str, Neighbouring)):
+            rel = neighbouring
+        else:
+            rels = [check_neighbouring(r) for r in neighbouring]
+            rel = self._relation if self._relation in rels else (rels[0] if rels else None)
+        self._as_charge(budget, rel)
+
     def can_spend(self, budget: Budget, *, neighbouring: Neighbouring | str | None = None) -> bool:
         """Whether :meth:`spend` would accept ``budget`` now (no side effects)."""
         _, _, charged = self._as_charge(budget, neighbouring)
         with self._held():
-            totals, _ = self._refresh()
+            totals, _, _ = self._refresh()
             trial = totals.copy()
             trial.add(charged)
             return self._fits(trial)
@@ -894,7 +1486,7 @@ class Ledger:
         assigned to the concentrated part, so the reported δ equals the total δ.
         """
         with self._held():
-            totals, _ = self._refresh()
+            totals, _, _ = self._refresh()
             return self._describe(totals)
 
     def remaining(self) -> Budget:
@@ -923,7 +1515,7 @@ class Ledger:
         (ε=1.66, δ=1e-05) of (ε=2, δ=1e-05); remaining ε=0.338``, plus -- when zCDP/GDP charges
         are pooled -- why they compose to less than the sum of their ε."""
         with self._held():
-            totals, _ = self._refresh()
+            totals, _, _ = self._refresh()
         spent, left = self._describe(totals), self.remaining()
         if isinstance(left, ApproxDP) and isinstance(self._total, ApproxDP):
             shown = f"ε={left.epsilon:.4g}"
@@ -943,15 +1535,17 @@ class Ledger:
     def events(self) -> list[PrivacyEvent]:
         """All recorded events, oldest first."""
         with self._held():
-            _, events = self._refresh()
+            _, events, _ = self._refresh()
             return list(events)
 
     def as_dict(self) -> dict[str, Any]:
-        """Total, relation, spending and events (``private`` is False, with a ``note``, when
-        the total or a charge is infinite)."""
+        """Total, relation, spending, events and the integrity check (``integrity``: None in
+        memory; ``private`` is False, with a ``note``, when the total or a charge is
+        infinite)."""
         with self._held():
-            totals, events = self._refresh()
+            totals, events, _ = self._refresh()
             spent = self._describe(totals)
+            status = self._status()
         out: dict[str, Any] = {
             "path": None if self._path is None else str(self._path),
             "neighbouring": self._relation.value,
@@ -960,28 +1554,35 @@ class Ledger:
             "remaining": self.remaining().as_dict(),
             "private": not (self._total.is_infinite or totals.infinite),
             "events": [e.as_dict() for e in events],
+            "integrity": None if status is None else status.as_dict(),
         }
         if not out["private"]:
             out["note"] = NOT_PRIVATE
         return out
 
     def __repr__(self) -> str:
-        totals, events = self._state
+        totals, events, _ = self._state
         where = f", path={str(self._path)!r}" if self._path else ""
         text = (f"Ledger(total={self._total!r}{where}, neighbouring={self._relation.value!r}"
                 f"{' (legacy file)' if self._legacy else ''}, events={len(events)})")
         if self._total.is_infinite or totals.infinite:
             text += f" -- {NOT_PRIVATE}"
+        if self._path is not None and self._broken is not None:
+            text += " -- UNVERIFIED (failed its integrity check; read-only)"
+        elif self._path is not None and self._loaded and self._record is None:
+            text += " -- no integrity record"
         return text
 
 
-def _reopen(path: str, total: dict[str, Any], neighbouring: str, slack: float) -> Ledger:
+def _reopen(path: str, total: dict[str, Any], neighbouring: str, slack: float,
+            key_file: str | bool | None = None, verify: bool = True) -> Ledger:
     """Unpickle a file ledger: reopen the same file (it must still exist: a fresh file would
-    start from zero and under-count)."""
+    start from zero and under-count) with the same key file."""
     if not Path(path).exists():
         raise LedgerFileError(f"ledger {path} no longer exists; a pickled ledger reopens its "
                               "file and never creates a new one. Nothing was charged.")
-    return Ledger(Budget.from_dict(total), path, neighbouring=neighbouring, slack=slack)
+    return Ledger(Budget.from_dict(total), path, neighbouring=neighbouring, slack=slack,
+                  key_file=key_file, verify=verify)
 
 
 def _jsonable_info(info: dict[str, Any]) -> dict[str, Any]:

@@ -90,6 +90,10 @@ class PrivacyStatement:
         The budget as the user asked for it (``PureDP(ε)`` or ``ApproxDP(ε, δ)``), set by the
         public entry points (:mod:`dpreg.privacy.units`); ``None`` where a core was called
         directly.  ``budget`` stays the exact accounting; outputs show ``requested`` first.
+    charges:
+        The ledger charges the release made (:class:`~dpreg.privacy.ledger.LedgerCharge`:
+        the price in the ledger's units and why), set by the public entry point that charged
+        them; empty without a ledger.
     """
 
     budget: Budget
@@ -99,6 +103,11 @@ class PrivacyStatement:
     seeded: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
     requested: Budget | None = field(default=None, compare=False)
+    charges: tuple[Any, ...] = field(default=(), compare=False)
+
+    def with_charges(self, charges: Any) -> PrivacyStatement:
+        """This statement with the ledger charges its release made (see ``charges``)."""
+        return replace(self, charges=tuple(charges))
 
     def with_requested(self, epsilon: Any, delta: Any = None) -> PrivacyStatement:
         """This statement with ``requested`` set from the user's ε (and δ) -- unchanged when
@@ -164,6 +173,8 @@ class PrivacyStatement:
         if self.requested is not None:
             out["requested"] = requested_dict(self.requested)
         out["accounting"] = accounting_dict(self.budget, self.requested)
+        if self.charges:
+            out["ledger_charges"] = [c.as_dict() for c in self.charges]
         return out
 
     def __str__(self) -> str:

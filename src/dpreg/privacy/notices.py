@@ -1,7 +1,9 @@
 """What every output says about privacy, and the warnings for weak seeds and large δ.
 
 * :data:`NOT_PRIVATE_NOTICE` -- carried by every output of an ``epsilon=inf`` run (the exact,
-  non-private reference computation that the API keeps for comparisons).
+  non-private reference computation that the API keeps for comparisons), and of a run whose
+  budget is above the cap (:data:`~dpreg.privacy.EPSILON_MAX`, ``RHO_MAX``, ``MU_MAX``), which
+  is treated as ``inf``.
 * :data:`SEED_NOTICE` -- carried by every output of a seeded run: a seeded release is only as
   private as its seed is secret.  Anyone who knows the seed (or can guess it: a small integer
   is found by brute force in well under a second) regenerates the noise and subtracts it.  The
@@ -44,10 +46,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from dpreg._validation import EPSILON_MAX
 from dpreg.exceptions import LargeDeltaWarning, WeakSeedWarning
 
 __all__ = [
     "NOT_PRIVATE_NOTICE",
+    "INFINITE_BUDGET",
     "SEED_NOTICE",
     "SEED_ENTROPY_BITS",
     "WEAK_SEED_BITS",
@@ -67,9 +71,11 @@ __all__ = [
     "public_entry",
 ]
 
+#: why a budget is infinite, in the words of every NOT PRIVATE message
+INFINITE_BUDGET = f"epsilon = inf (or above the cap {EPSILON_MAX:g}, treated as inf)"
 #: the notice every output of an infinite-budget run carries
-NOT_PRIVATE_NOTICE = ("NOT PRIVATE: epsilon = inf, the exact non-private result (no noise was "
-                      "added); a reference for comparisons, never a release")
+NOT_PRIVATE_NOTICE = (f"NOT PRIVATE: {INFINITE_BUDGET}, the exact non-private result (no noise "
+                      "was added); a reference for comparisons, never a release")
 #: bits of entropy a seed needs for a seeded release to keep its guarantee
 SEED_ENTROPY_BITS = 128
 #: integer seeds below 2**WEAK_SEED_BITS carry at most that many bits (see the module doc)
@@ -226,6 +232,45 @@ def _call_release(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             "requested": requested_budget(a.get("epsilon"), a.get("delta"))}
 
 
+def attach_charges(out: Any, charges: list[Any]) -> Any:
+    """``out`` with the ledger charges its call made shown where they are paid: a result's
+    (or a release's, or an estimator's ``privacy_``/``results_``) privacy statement gets them
+    (:attr:`PrivacyStatement.charges`: summary row, JSON ``ledger_charges``); a grouped table
+    gets ``attrs["ledger_charges"]`` and a line in ``attrs["privacy"]``.  Unchanged without
+    charges."""
+    import dataclasses
+
+    if not charges:
+        return out
+    got = tuple(charges)
+
+    def stated(stmt: Any) -> Any:
+        return stmt.with_charges(got) if hasattr(stmt, "with_charges") else stmt
+
+    attrs = getattr(out, "attrs", None)
+    if isinstance(attrs, dict) and "privacy" in attrs:  # a grouped table (DataFrame)
+        attrs["ledger_charges"] = [c.as_dict() for c in got]
+        attrs["privacy"] = str(attrs["privacy"]) + "".join(
+            f"\nLedger charge: {c}" for c in got)
+        return out
+    if hasattr(out, "privacy_"):  # a fitted estimator (fit returns self)
+        old, new = out.privacy_, stated(out.privacy_)
+        out.privacy_ = new
+        res = getattr(out, "results_", None)
+        if res is not None and hasattr(res, "replace"):  # one statement object, as before
+            out.results_ = res.replace(privacy=new if res.privacy is old else stated(res.privacy))
+        return out
+    stmt = getattr(out, "privacy", None)
+    if not hasattr(stmt, "with_charges"):
+        return out
+    if hasattr(out, "replace") and not dataclasses.is_dataclass(out):  # RegressionResults
+        return out.replace(privacy=stated(stmt))
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        return dataclasses.replace(out, privacy=stated(stmt))
+    out.privacy = stated(stmt)  # a release object (SSCPRelease)
+    return out
+
+
 def public_function(seed_arg: str = "random_state",
                     n_public: Callable[[Any], int | None] = _nobs) -> Callable[[F], F]:
     """Decorator for public functions taking ``delta=`` and a seed (``seed_arg``) as keywords:
@@ -234,18 +279,20 @@ def public_function(seed_arg: str = "random_state",
     when its ``ledger`` keyword is None; every charge inside records what the call releases."""
 
     def deco(fn: F) -> F:
-        from dpreg.privacy.context import get_default_ledger, release_context
+        from dpreg.privacy.context import collect_charges, get_default_ledger, release_context
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             delta = kwargs.get("delta")
             with public_call(delta=delta, random_state=kwargs.get(seed_arg),
                              seed_name=seed_arg) as outer, \
-                    release_context(**_call_release(fn, args, kwargs)):
+                    release_context(**_call_release(fn, args, kwargs)), \
+                    collect_charges() as charges:
                 default = get_default_ledger() if outer else None
                 if default is not None and kwargs.get("ledger") is None:
                     kwargs["ledger"] = default
                 out = fn(*args, **kwargs)
+                out = attach_charges(out, charges)
             if outer:
                 _warn_per_n(delta, n_public(out))
             return out
@@ -261,7 +308,7 @@ def public_entry(fit: F) -> F:
     An outermost fit with ``ledger=None`` charges the session's default ledger (``self.ledger``
     is set to it for the fit and restored after); every charge inside records the estimator,
     its requested budget and the feature names of a DataFrame ``X``."""
-    from dpreg.privacy.context import get_default_ledger, release_context
+    from dpreg.privacy.context import collect_charges, get_default_ledger, release_context
     from dpreg.privacy.units import requested_budget
 
     @functools.wraps(fit)
@@ -273,7 +320,7 @@ def public_entry(fit: F) -> F:
                 "columns": [str(c) for c in cols] if cols is not None else None,
                 "requested": requested_budget(getattr(self, "epsilon", None), delta)}
         with public_call(delta=delta, random_state=getattr(self, "random_state", None)) as outer, \
-                release_context(**info):
+                release_context(**info), collect_charges() as charges:
             default = get_default_ledger() if outer else None
             if default is None or not hasattr(self, "ledger") or self.ledger is not None:
                 out = fit(self, *args, **kwargs)
@@ -283,6 +330,7 @@ def public_entry(fit: F) -> F:
                     out = fit(self, *args, **kwargs)
                 finally:
                     self.ledger = None
+            attach_charges(self, charges)
         if outer:
             _warn_per_n(delta, _nobs(getattr(self, "results_", None)))
         return out

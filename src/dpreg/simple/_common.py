@@ -138,8 +138,11 @@ def div_down(value: float, m: int) -> float:
 
 def warn_not_private(name: str) -> None:
     """Emit the PrivacyLeakWarning for an infinite budget (non-private reference run)."""
+    from dpreg.privacy.notices import INFINITE_BUDGET
+
     warnings.warn(
-        f"{name}: infinite privacy budget -- returning the exact non-private estimate",
+        f"{name}: infinite privacy budget ({INFINITE_BUDGET}) -- returning the exact "
+        "non-private estimate",
         PrivacyLeakWarning,
         stacklevel=3,
     )

@@ -64,9 +64,16 @@ from dpreg.simple._common import (
 )
 from dpreg.simple._result import SimpleRegressionResult
 
-__all__ = ["gradient_descent"]
+__all__ = ["gradient_descent", "GDPlan", "plan_gradient_descent", "resolve_budget",
+           "release_gradient_descent", "run_replicates", "step_noise"]
 
 _SOURCE = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.3, App. E, Alg. 7, Lemma 21"
+#: why a DP gradient-descent line has no interval / no R² (one x and several x alike)
+NO_INTERVAL = ("none: DP gradient descent's iterates depend on per-example gradient clipping, "
+               "so the released line does not determine its sampling distribution; no valid "
+               "interval is available")
+NO_FIT_STATISTICS = ("DP gradient descent releases clipped-gradient iterates: no residual or "
+                     "total sum of squares is released")
 _MAX_STEPS = 100_000
 
 Noise = Callable[[np.ndarray], np.ndarray]
@@ -130,7 +137,7 @@ def _average_last_half(iterates: np.ndarray) -> np.ndarray:
     return iterates[steps // 2 + 1:].mean(axis=0)
 
 
-def _resolve_budget(variant: str, epsilon: Any, rho: Any, delta: Any
+def resolve_budget(variant: str, epsilon: Any, rho: Any, delta: Any
                     ) -> tuple[Budget, Budget, dict[str, Any]]:
     """(budget charged, budget calibrating the noise, details) for a variant."""
     def forbid(name: str, value: Any) -> None:
@@ -214,14 +221,14 @@ def gradient_descent(
     Alg. 7 and Lemma 21 (with the descent sign corrected).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
-    plan = _plan(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
+    plan = plan_gradient_descent(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
                  x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
     gen = check_rng(rng)
     charge(ledger, plan.charged, "dpreg.simple.gradient_descent",
            Neighbouring.REPLACE_ONE)
     if plan.charged.is_infinite:
         warn_not_private("gradient_descent")
-    p25, p75 = _run(plan, gen)
+    p25, p75 = run_replicates(plan, gen)
     slope, intercept = plan.line(p25, p75)
     preds = {xv: intercept + slope * xv for xv in plan.x_eval}
     stmt = PrivacyStatement(plan.charged, Neighbouring.REPLACE_ONE, f"DPGD ({plan.variant})",
@@ -230,11 +237,12 @@ def gradient_descent(
                                   released_intercept=float(intercept), released_predictions=preds,
                                   n=plan.n, extra={"x_eval": list(plan.x_eval),
                                                    "normalised_predictions": (float(p25),
-                                                                              float(p75))})
+                                                                              float(p75))},
+                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
 
 
 @dataclass(frozen=True)
-class _Plan:
+class GDPlan:
     """Everything a DPGD run needs, computed from validated inputs (no randomness yet)."""
 
     variant: str
@@ -259,10 +267,14 @@ class _Plan:
         return slope, intercept
 
 
-def _plan(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any, rho: Any, delta: Any,
-          x_bounds: Any, y_bounds: Any, tau: Any, steps: Any, x_eval: Any) -> _Plan:
+def plan_gradient_descent(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any,
+                          rho: Any, delta: Any, x_bounds: Any, y_bounds: Any, tau: Any,
+                          steps: Any, x_eval: Any) -> GDPlan:
+    """Everything a DPGD run needs from validated inputs (no randomness): the budget of the
+    variant, its per-step split and noise, the normalised data.  ``xa``/``ya`` may be a
+    public probe (per-group releases take the data per group)."""
     var = check_choice(variant, "variant", ("pure", "zcdp", "approx"))
-    charged, calib, extra_details = _resolve_budget(var, epsilon, rho, delta)
+    charged, calib, extra_details = resolve_budget(var, epsilon, rho, delta)
     xb = check_bounds(x_bounds, "x_bounds")
     yb = check_bounds(y_bounds, "y_bounds")
     tau_ = check_positive(tau, "tau")
@@ -289,10 +301,10 @@ def _plan(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any, rho: An
     (xlo, xhi), (ylo, yhi) = xb, yb
     u = (np.clip(xa, xlo, xhi) - xlo) / (xhi - xlo)
     v = (np.clip(ya, ylo, yhi) - ylo) / (yhi - ylo)
-    return _Plan(var, charged, per_step, sens, u, v, tau_, t_steps, xb, yb, xe, n, details)
+    return GDPlan(var, charged, per_step, sens, u, v, tau_, t_steps, xb, yb, xe, n, details)
 
 
-def step_noise(plan: _Plan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
+def step_noise(plan: GDPlan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
     """The per-step gradient noise of ``plan``: Laplace at the per-step ε (pure variant) or
     Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity --
     T successive mechanism calls, their grid noise drawn by one batched call at the first
@@ -312,7 +324,7 @@ def step_noise(plan: _Plan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
     return noise
 
 
-def release_gradient_descent(gradient: Callable[[np.ndarray], np.ndarray], *, plan: _Plan,
+def release_gradient_descent(gradient: Callable[[np.ndarray], np.ndarray], *, plan: GDPlan,
                              rows: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
     """DPGD's release for a batch of ``rows`` runs from their per-round exact gradient sums
     (``gradient``: (rows, 2) iterates -> (rows, 2) clipped sums): the normalised (p₂₅, p₇₅)
@@ -326,7 +338,7 @@ def release_gradient_descent(gradient: Callable[[np.ndarray], np.ndarray], *, pl
     return avg[:, 0], avg[:, 1]
 
 
-def _run(plan: _Plan, gen: np.random.Generator, replicates: int | None = None
+def run_replicates(plan: GDPlan, gen: np.random.Generator, replicates: int | None = None
          ) -> tuple[Any, Any]:
     """Normalised (p25, p75) of one run, or arrays of ``replicates`` independent runs."""
     r = 1 if replicates is None else replicates

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import laplace, laplace_rows, laplace_scale
@@ -57,9 +58,24 @@ __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercep
            "noisy_stats_statistics", "release_noisy_stats", "release_dp_intercept",
            "noisy_stats_from_statistics", "noisy_stats_source_statistics", "LineMoments",
            "dp_intercept_from_statistics", "INTERVAL_MAX_NVAR_NOISE_SHARE",
+           "plan_noisy_stats", "release_line", "line_result", "NO_INTERVAL",
+           "NO_FIT_STATISTICS",
            "interval_nvar_noise_share", "interval_refusal"]
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
+
+#: why a plain DPSuffStats release has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: this release lacks the residual spread and x̄ the DP interval needs; "
+               "refit with inference=True (ε is then split five ways and the interval is a "
+               "parametric bootstrap of the release, no extra budget). The OLS standard "
+               "error of the same data would ignore the privacy noise")
+NO_FIT_STATISTICS = ("the release has no nvar(y); fit with inference=True (the default "
+                     "inference='auto' releases it whenever n >= 3)")
+#: the same for DPIntercept
+DP_INTERCEPT_NO_INTERVAL = ("none: the intercept-only baseline releases a flat line (slope 0 "
+                            "by construction); there is no slope interval to give")
+DP_INTERCEPT_NO_FIT_STATISTICS = ("the intercept-only baseline releases a flat line: no sum "
+                                  "of squares is released")
 _SOURCE_INT = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.4 (DPIntercept)"
 
 
@@ -196,6 +212,33 @@ def noisy_stats_from_statistics(
     clipped Σ(y_i − ȳ)² (``None`` unless ``inference``); its n is public.  Other parameters,
     guarantee (ε-DP, replace-one, n public) and result: as :func:`noisy_stats`.
     """
+    plan = plan_noisy_stats(epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
+                            x_eval=x_eval, neighbouring=neighbouring, release_stats=release_stats,
+                            inference=inference)  # every parameter checked before any read
+    gen = check_rng(rng)
+    opts = plan.options
+    stats, nvar_y = statistics(opts["x_bounds"], opts["y_bounds"], opts["inference"])
+    plan = plan_noisy_stats(epsilon=plan.budget.epsilon, n=int(stats.n[0]), **opts,
+                            neighbouring=plan.relation)
+    charge(ledger, plan.budget, "dpreg.simple.noisy_stats", plan.relation)
+    if plan.budget.is_infinite:
+        warn_not_private("noisy_stats")
+    return line_result(release_line(stats, nvar_y, plan, gen, seeded=is_seeded(rng)))
+
+
+#: the names of DPSuffStats's releases, in the order of the budget split
+_PARTS = ("ncov", "nvar", "intercept", "nvar_y", "xbar")
+
+
+def plan_noisy_stats(*, epsilon: float, x_bounds: tuple[float, float],
+                     y_bounds: tuple[float, float], x_eval: Any = None, n: int | None = None,
+                     neighbouring: str | Neighbouring = "replace-one",
+                     release_stats: bool = False, inference: bool = False) -> ReleasePlan:
+    """The public part of a DPSuffStats release: every parameter checked, the budget
+    ``PureDP(ε)`` split over ncov, nvar and the intercept (thirds) -- or, with ``inference``,
+    over those and nvar(y), x̄ (:data:`INFERENCE_SPLIT`) -- and, once the public n is known,
+    the replace-one sensitivities and Laplace scales of each part.  Reads no data, draws
+    nothing: a plan can be shown, compared and charged before the release."""
     eps = check_epsilon(epsilon)
     xb = check_bounds(x_bounds, "x_bounds")
     yb = check_bounds(y_bounds, "y_bounds")
@@ -203,87 +246,124 @@ def noisy_stats_from_statistics(
     rel = _check_replace_one(neighbouring)
     release = check_flag(release_stats, "release_stats")
     infer = check_flag(inference, "inference")
-    gen = check_rng(rng)
-    stats, nvar_y = statistics(xb, yb, infer)
-    n = int(stats.n[0])
-    if n < 2:
-        raise InvalidInputError(f"x must have at least 2 rows; got {n}")
-    if infer and n < 3:
-        raise InvalidInputError(
-            f"x must have at least 3 rows for inference=True (the error variance needs n - 2 > 0 "
-            f"degrees of freedom); got {n}")
     budget = PureDP(eps)
-    parts = budget.split(INFERENCE_SPLIT if infer else [1, 1, 1])
-    sens = noisy_stats_sensitivities(xb, yb, n)
-    if infer:
-        sens.update(inference_sensitivities(xb, yb, n))
-    charge(ledger, budget, "dpreg.simple.noisy_stats", rel)
-    if budget.is_infinite:
-        warn_not_private("noisy_stats")
+    split = budget.split(INFERENCE_SPLIT if infer else [1, 1, 1])
+    parts = dict(zip(_PARTS, split))
+    sens: dict[str, float] = {}
+    noise: dict[str, float] = {}
+    if n is not None:
+        n = int(n)
+        if n < 2:
+            raise InvalidInputError(f"x must have at least 2 rows; got {n}")
+        if infer and n < 3:
+            raise InvalidInputError(
+                f"x must have at least 3 rows for inference=True (the error variance needs "
+                f"n - 2 > 0 degrees of freedom); got {n}")
+        sens = noisy_stats_sensitivities(xb, yb, n)
+        if infer:
+            sens.update(inference_sensitivities(xb, yb, n))
+        noise = {k: laplace_scale(v, parts[k].epsilon) for k, v in sens.items()}
+    return ReleasePlan(
+        method="noisy-stats",
+        options={"x_bounds": xb, "y_bounds": yb, "x_eval": xe, "release_stats": release,
+                 "inference": infer},
+        budget=budget, relation=rel, parts=parts, n=n, d=2, sensitivities=sens, noise=noise)
 
-    draw = release_noisy_stats(stats, x_bounds=xb, y_bounds=yb, parts=parts[:3], rng=gen,
+
+def release_line(stats: LineStatistics, nvar_y: float | None, plan: ReleasePlan, rng: Any,
+                 *, seeded: bool = False) -> Release:
+    """THE release of DPSuffStats on one data set, from its clipped statistics (``stats``,
+    G = 1; ``nvar_y`` the clipped Σ(y − ȳ)², needed with ``inference``) and its ``plan``
+    (:func:`plan_noisy_stats` with n): Laplace noise on ncov and nvar, the ⊥ test on the noisy
+    denominator, the intercept's noise at its data-independent sensitivity for the released
+    slope (:func:`release_noisy_stats`, the batched release every path calls) and, with
+    ``inference`` and a line, the noisy nvar(y) and x̄.  Guarantee: the parts of ``plan.budget``
+    compose to ε-DP (pure), replace-one neighbours, n public (module doc)."""
+    opts, parts, sens = plan.options, plan.parts, dict(plan.sensitivities)
+    xb, yb, xe, infer = opts["x_bounds"], opts["y_bounds"], opts["x_eval"], opts["inference"]
+    n = int(plan.n)  # type: ignore[arg-type]
+    draw = release_noisy_stats(stats, x_bounds=xb, y_bounds=yb,
+                               parts=[parts["ncov"], parts["nvar"], parts["intercept"]], rng=rng,
                                sensitivities=sens)
     noisy_ncov, noisy_nvar = float(draw["noisy_ncov"][0]), float(draw["noisy_nvar"][0])
-
     details: dict[str, Any] = {
-        "epsilon_parts": {"ncov": parts[0].epsilon, "nvar": parts[1].epsilon,
-                          "intercept": parts[2].epsilon},
+        "epsilon_parts": {"ncov": parts["ncov"].epsilon, "nvar": parts["nvar"].epsilon,
+                          "intercept": parts["intercept"].epsilon},
         "sensitivity_ncov": sens["ncov"],
         "sensitivity_nvar": sens["nvar"],
-        "laplace_scale_ncov": laplace_scale(sens["ncov"], parts[0].epsilon),
-        "laplace_scale_nvar": laplace_scale(sens["nvar"], parts[1].epsilon),
+        "laplace_scale_ncov": plan.noise["ncov"],
+        "laplace_scale_nvar": plan.noise["nvar"],
         "x_bounds": xb,
         "y_bounds": yb,
         "n": n,
     }
-    extra: dict[str, Any] = {"x_eval": list(xe)}
-    if release or infer:
-        extra["noisy_ncov"] = noisy_ncov
-        extra["noisy_nvar"] = noisy_nvar
+    values: dict[str, Any] = {"x_eval": list(xe), "noisy_ncov": noisy_ncov,
+                              "noisy_nvar": noisy_nvar}
     if infer:
-        details["epsilon_parts"].update(nvar_y=parts[3].epsilon, xbar=parts[4].epsilon)
+        details["epsilon_parts"].update(nvar_y=parts["nvar_y"].epsilon,
+                                        xbar=parts["xbar"].epsilon)
         details.update(
             inference=True, sensitivity_nvar_y=sens["nvar_y"], sensitivity_xbar=sens["xbar"],
-            laplace_scale_nvar_y=laplace_scale(sens["nvar_y"], parts[3].epsilon),
-            laplace_scale_xbar=laplace_scale(sens["xbar"], parts[4].epsilon))
-
+            laplace_scale_nvar_y=plan.noise["nvar_y"], laplace_scale_xbar=plan.noise["xbar"])
     reason = str(draw["reason"][0])
-    if reason:
-        stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
-        return SimpleRegressionResult("noisy-stats", stmt, failed=True, reason=reason, n=n,
-                                      extra=extra)
-    slope, intercept = float(draw["slope"][0]), float(draw["intercept"][0])
-    d3 = float(draw["sensitivity_intercept"][0])
-    details["sensitivity_intercept"] = d3
-    details["laplace_scale_intercept"] = laplace_scale(d3, parts[2].epsilon)
-    preds = {v: slope * v + intercept for v in xe}
-    inference_spec = None
-    if infer:
-        # the two extra releases (after the line; skipped on ⊥, a decision on noisy values)
-        assert nvar_y is not None
-        noisy_nvar_y = float(laplace(float(nvar_y), sensitivity=sens["nvar_y"],
-                                     epsilon=parts[3].epsilon, rng=gen))
-        noisy_xbar = float(laplace(float(stats.xbar[0]), sensitivity=sens["xbar"],
-                                   epsilon=parts[4].epsilon, rng=gen))
-        extra["noisy_nvar_y"] = noisy_nvar_y
-        extra["noisy_xbar"] = noisy_xbar
-        inference_spec = {
-            "released": {"ncov": noisy_ncov, "nvar": noisy_nvar, "nvar_y": noisy_nvar_y,
-                         "xbar": noisy_xbar, "slope": slope, "intercept": intercept},
-            "n": n, "x_bounds": xb, "y_bounds": yb,
-            "scales": {"ncov": details["laplace_scale_ncov"],
-                       "nvar": details["laplace_scale_nvar"],
-                       "nvar_y": details["laplace_scale_nvar_y"],
-                       "xbar": details["laplace_scale_xbar"]},
-            "eps_intercept": parts[2].epsilon,
-            "epsilon": eps,  # public: the interval rule's input (interval_refusal)
+    if not reason:
+        slope, intercept = float(draw["slope"][0]), float(draw["intercept"][0])
+        d3 = float(draw["sensitivity_intercept"][0])
+        details["sensitivity_intercept"] = d3
+        details["laplace_scale_intercept"] = laplace_scale(d3, parts["intercept"].epsilon)
+        values.update(slope=slope, intercept=intercept,
+                      predictions={v: slope * v + intercept for v in xe})
+        if infer:
+            # the two extra releases (after the line; skipped on ⊥, a decision on noisy values)
+            assert nvar_y is not None
+            values["noisy_nvar_y"] = float(laplace(float(nvar_y), sensitivity=sens["nvar_y"],
+                                                   epsilon=parts["nvar_y"].epsilon, rng=rng))
+            values["noisy_xbar"] = float(laplace(float(stats.xbar[0]),
+                                                 sensitivity=sens["xbar"],
+                                                 epsilon=parts["xbar"].epsilon, rng=rng))
             # seed of the (post-processing) bootstrap simulation
-            "seed": int(gen.integers(0, 2**63 - 1)),
+            values["bootstrap_seed"] = int(rng.integers(0, 2**63 - 1))
+    stmt = PrivacyStatement(plan.budget, plan.relation, "DPSuffStats", _SOURCE_NS, seeded,
+                            details)
+    return Release(plan, values, stmt, failed=bool(reason), reason=reason)
+
+
+def line_result(release: Release) -> SimpleRegressionResult:
+    """The :class:`SimpleRegressionResult` of a DPSuffStats release (post-processing): the line,
+    its predictions, the released statistics (``extra``; free, already private) and, with
+    ``inference``, what the DP-aware interval needs (``inference``, built into intervals by
+    :meth:`SimpleRegressionResult.to_regression_results`)."""
+    plan, v = release.plan, release.values
+    opts = plan.options
+    n = int(plan.n)  # type: ignore[arg-type]
+    extra: dict[str, Any] = {"x_eval": v["x_eval"]}
+    if opts["release_stats"] or opts["inference"]:
+        extra["noisy_ncov"] = v["noisy_ncov"]
+        extra["noisy_nvar"] = v["noisy_nvar"]
+    if release.failed:
+        return SimpleRegressionResult("noisy-stats", release.privacy, failed=True,
+                                      reason=release.reason, n=n, extra=extra,
+                                      no_interval=NO_INTERVAL,
+                                      no_fit_statistics=NO_FIT_STATISTICS)
+    inference_spec = None
+    if opts["inference"]:
+        extra["noisy_nvar_y"] = v["noisy_nvar_y"]
+        extra["noisy_xbar"] = v["noisy_xbar"]
+        inference_spec = {
+            "released": {"ncov": v["noisy_ncov"], "nvar": v["noisy_nvar"],
+                         "nvar_y": v["noisy_nvar_y"], "xbar": v["noisy_xbar"],
+                         "slope": v["slope"], "intercept": v["intercept"]},
+            "n": n, "x_bounds": opts["x_bounds"], "y_bounds": opts["y_bounds"],
+            "scales": {k: plan.noise[k] for k in ("ncov", "nvar", "nvar_y", "xbar")},
+            "eps_intercept": plan.parts["intercept"].epsilon,
+            "epsilon": plan.budget.epsilon,  # public: the interval rule's input
+            "seed": v["bootstrap_seed"],
         }
-    stmt = PrivacyStatement(budget, rel, "DPSuffStats", _SOURCE_NS, is_seeded(rng), details)
-    return SimpleRegressionResult("noisy-stats", stmt, released_slope=slope,
-                                  released_intercept=intercept, released_predictions=preds,
-                                  n=n, extra=extra, inference=inference_spec)
+    return SimpleRegressionResult("noisy-stats", release.privacy, released_slope=v["slope"],
+                                  released_intercept=v["intercept"],
+                                  released_predictions=v["predictions"], n=n, extra=extra,
+                                  inference=inference_spec, no_interval=NO_INTERVAL,
+                                  no_fit_statistics=NO_FIT_STATISTICS)
 
 
 @dataclass(frozen=True)
@@ -541,4 +621,6 @@ def dp_intercept_from_statistics(
     return SimpleRegressionResult("dp-intercept", stmt, released_slope=0.0,
                                   released_intercept=level,
                                   released_predictions={v: level for v in xe}, n=n,
-                                  extra={"x_eval": list(xe)})
+                                  extra={"x_eval": list(xe)},
+                                  no_interval=DP_INTERCEPT_NO_INTERVAL,
+                                  no_fit_statistics=DP_INTERCEPT_NO_FIT_STATISTICS)

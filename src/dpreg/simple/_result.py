@@ -57,6 +57,9 @@ class SimpleRegressionResult:
         What the DP-aware interval needs (released values, noise scales, public bounds and the
         seed of the post-processing simulation) when the release was made for inference
         (``noisy_stats(..., inference=True)``); ``None`` otherwise.
+    no_interval, no_fit_statistics:
+        Why the release carries no interval / no R² (its method's own explanation; shown by
+        the converted result's ``uncertainty`` and its errors).
     """
 
     method: str
@@ -69,6 +72,9 @@ class SimpleRegressionResult:
     n: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     inference: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: why the release has no interval / no R² (the method's own words, set by its core)
+    no_interval: str = field(default="", compare=False, repr=False)
+    no_fit_statistics: str = field(default="", compare=False, repr=False)
 
     # ---------------------------------------------------------------- guarded access
     def _guard(self) -> None:
@@ -122,18 +128,16 @@ class SimpleRegressionResult:
         and the uncertainty text says why.  A slope-only release cannot be converted (it has
         no intercept).
         """
-        from dpreg.inference.uncertainty import no_ci_text
-
         names = ["intercept", str(x_name)]
         extra = dict(self.extra)
-        no_se = no_ci_text(self.method) if self.method in (
-            "noisy-stats", "dp-intercept", "dp-gd") or self.method.startswith("theil-sen-") \
-            else _NO_SE.format(method=self.method)
+        no_se = self.no_interval or _NO_SE.format(method=self.method)
+        no_fit = self.no_fit_statistics or None
         if self.failed:
             return RegressionResults(
                 [math.nan, math.nan], names=names, privacy=self.privacy, method=self.method,
                 uncertainty=no_se, nobs=self.n, dep_var=y_name,
                 failed=True, reason=self.reason, extra=extra, ci_method="none",
+                no_fit_statistics=no_fit,
             )
         if self.released_intercept is None:
             raise InvalidInputError(
@@ -177,6 +181,7 @@ class SimpleRegressionResult:
         return RegressionResults(
             params, names=names, privacy=self.privacy, method=self.method,
             uncertainty=no_se, nobs=self.n, dep_var=y_name, extra=extra, ci_method="none",
+            no_fit_statistics=no_fit,
         )
 
     def __repr__(self) -> str:

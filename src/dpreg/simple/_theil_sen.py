@@ -87,6 +87,12 @@ AUTO_FAST_MIN_N = 400
 DEFAULT_THETA_FRACTION = 0.005
 
 _MECHANISM = {"exp": "DPExpTheilSen", "wide": "DPWideTheilSen", "smooth": "DPSSTheilSen"}
+#: why a DP Theil-Sen line has no interval / no R² (its results say so)
+NO_INTERVAL = ("none: the Sarathy–Vadhan slope interval consumes budget, so it exists only "
+               "when requested at fit time (ci_alpha=..., which spends half of ε on it) and "
+               "then only at that α")
+NO_FIT_STATISTICS = ("the DP Theil-Sen release is a median of pairwise slopes: no residual "
+                     "or total sum of squares is released")
 _SOURCE = ("Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.2, Alg. 2-6; Sarathy & Vadhan "
            "2025, Alg. 3.1-3.2 (±∞ tie convention, widened mechanism)")
 
@@ -296,12 +302,15 @@ def theil_sen(
     method = f"theil-sen-{med}"
     extra = {"estimand": est, "pairs": design.describe(), "x_eval": list(xe)}
     if est == "slope":
-        return SimpleRegressionResult(method, stmt, released_slope=values[0], n=n, extra=extra)
+        return SimpleRegressionResult(method, stmt, released_slope=values[0], n=n, extra=extra,
+                                      no_interval=NO_INTERVAL,
+                                      no_fit_statistics=NO_FIT_STATISTICS)
     (x1, x2), (p1, p2) = xe, values
     slope = (p2 - p1) / (x2 - x1)
     intercept = p1 - slope * x1
     return SimpleRegressionResult(method, stmt, released_slope=slope, released_intercept=intercept,
-                                  released_predictions={x1: p1, x2: p2}, n=n, extra=extra)
+                                  released_predictions={x1: p1, x2: p2}, n=n, extra=extra,
+                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
 
 
 def release_theil_sen(

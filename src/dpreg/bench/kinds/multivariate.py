@@ -12,9 +12,16 @@ Methods (``estimator``): ``ols`` (non-private), ``adassp``, ``boosted-adassp``, 
 (:class:`~dpreg.linear_model.ClippedDPGradientDescent`), ``tukey-em`` (``n_models`` = ``"auto"``, an
 integer or ``"rule"`` = min(1000, ⌊n_train/(2(d+1))⌋), a public function of n and d; with fewer
 than 8 models TukeyEM cannot run and the fit counts as ⊥),
-``covariance-ols`` and ``adassp-databounds`` -- AdaSSP with bounds read off the training data:
-**not DP**, the artificially strong baseline of Amin et al. (their §4.1), labelled as such.
-Extra keyword arguments of an estimator go in ``params``.
+``covariance-ols``, ``adassp-databounds`` -- AdaSSP with per-feature box bounds read off the
+training data (every feature then mapped to [−1, 1]): **not DP**, labelled as such -- and
+``adassp-authors`` -- Amin et al.'s own AdaSSP baseline (their §4.1): the raw design with an
+intercept column, its Euclidean row-norm bound and label bound set to the largest row norm and
+largest |y| of the training data, no per-feature rescaling: **not DP** either.  Extra keyword
+arguments of an estimator go in ``params``.  ``[multi] trials`` is the number of fits per
+method; ``[multi] trials_by_data`` overrides it per data set (Amin et al. use 50 fits on
+Diamonds, 10 elsewhere).  The summary gives two medians of the fits: ``median_*`` is the lower
+median (the ⌈T/2⌉-th smallest value, ``numpy.quantile(..., method="inverted_cdf")``) and
+``mid_median_*`` the ordinary one (the mean of the two middle values for even T).
 
 Protocols (``[multi] protocols``, default ``["bounded"]``; every cell is run under each):
 
@@ -40,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
 from dpreg.bench.kinds._base import Kind, register, require
@@ -51,7 +58,14 @@ __all__ = ["Multivariate", "ESTIMATORS", "PROTOCOLS", "tang_rows"]
 
 #: the OLS baseline, the DP methods of the multivariate harness (the method registry) and
 #: AdaSSP with bounds read off the data (a non-private illustration)
-ESTIMATORS = ("ols", *_registry.names(harness="multivariate"), "adassp-databounds")
+ESTIMATORS = ("ols", *methods.names(harness="multivariate"), "adassp-databounds",
+              "adassp-authors")
+#: a non-DP illustration: AdaSSP with per-feature box bounds read off the data
+DATA_BOUNDS = "adassp-databounds"
+#: Amin et al.'s AdaSSP baseline (not DP): raw units, row-norm and label bounds read off the data
+AUTHORS_ADASSP = "adassp-authors"
+#: the estimators that read their bounds off the training data (not private)
+NOT_PRIVATE = ("ols", DATA_BOUNDS, AUTHORS_ADASSP)
 #: the data protocols of the harness (module doc)
 PROTOCOLS = ("bounded", "tang")
 
@@ -67,42 +81,14 @@ def tang_rows(X: np.ndarray) -> np.ndarray:
 def _fit_tang(m: dict[str, Any], *, eps: float, delta: float, X: np.ndarray, y: np.ndarray,
               seed: np.random.SeedSequence) -> np.ndarray | None:
     """One fit under Tang et al.'s protocol (``X`` already row-clipped): the coefficient
-    vector (no intercept), or None for ⊥ / a method that cannot run."""
-    from dpreg.multivariate.boosted import boosted_adassp
-    from dpreg.multivariate.dpgd import dp_gradient_descent
-    from dpreg.multivariate.ssp import adassp
-    from dpreg.multivariate.tukey import tukey_em
-
-    kind = m["estimator"]
+    vector (no intercept), or None for ⊥ / a method that cannot run (its spec's
+    ``fit_unit_ball``: the core with row-norm and label bound 1)."""
+    spec = methods.get(m["estimator"], allowed=methods.names(harness="multivariate"))
     params: dict[str, Any] = dict(m.get("params", {}))
     dl = float(m.get("delta", delta))
-    rs = simulation_generator(seed)
-    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "rng": rs}
-    if kind == "adassp":
-        params.setdefault("inference", False)
-        res = adassp(X, y, x_norm_bound=1.0, y_bound=1.0, **common, **params)
-    elif kind == "boosted-adassp":
-        params.setdefault("tau", 1.0)
-        res = boosted_adassp(X, y, x_norm_bound=1.0, **common, **params)
-    elif kind == "dp-gd":
-        params.setdefault("clip_norm", 1.0)
-        res = dp_gradient_descent(X, y, **common, **params)
-    elif kind == "tukey-em":
-        m_models = params.pop("n_models", "auto")
-        n, d = X.shape
-        if m_models == "rule":
-            m_models = tukey_rule(n, d - 1)
-        if m_models == "auto":
-            from dpreg.auto.rules import tukey_auto_n_models
-
-            if tukey_auto_n_models(n, d, epsilon=eps, delta=dl) < 8:
-                return None
-        elif int(m_models) < 8:
-            return None
-        res = tukey_em(X, y, n_models=m_models, **common, **params)
-    else:
-        raise InvalidInputError(f"estimator {kind!r} has no meaning under the 'tang' protocol")
-    if res.failed:
+    res = spec.fit_unit_ball(X, y, epsilon=eps, delta=dl, rng=simulation_generator(seed),
+                             params=params)
+    if res is None or res.failed:
         return None
     return res.params.to_numpy(float)
 
@@ -139,57 +125,45 @@ def _split(n: int, frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _estimator(m: dict[str, Any], *, eps: float, delta: float, bx: list[tuple[float, float]],
                by: tuple[float, float], n: int, d: int, X: np.ndarray, y: np.ndarray,
                seed: np.random.SeedSequence) -> Any:
-    from dpreg.linear_model import (
-        AdaSSP,
-        BoostedAdaSSP,
-        ClippedDPGradientDescent,
-        CovarianceOLS,
-        TukeyEM,
-    )
-
+    """The estimator of one fit under the bounded protocol: the method's spec with the papers'
+    own options (``paper_options``, e.g. AdaSSP without the interval's yᵀy) under the spec
+    file's ``params``; ``None`` when the method cannot run on this design (TukeyEM with fewer
+    than 8 models)."""
     kind = m["estimator"]
-    params: dict[str, Any] = dict(m.get("params", {}))
     dl = float(m.get("delta", delta))
     rs = simulation_generator(seed)
-    common: dict[str, Any] = {"epsilon": eps, "delta": dl, "random_state": rs}
-    if kind.startswith("adassp"):
-        # the papers' release (Wang 2018): no yᵀy for an interval unless a spec asks for it
-        params.setdefault("inference", False)
-    if kind == "adassp":
-        return AdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "adassp-databounds":
+    if kind == DATA_BOUNDS:  # not DP: bounds read off the training data (module doc)
         data_bx = [(float(lo), float(hi)) for lo, hi in zip(X.min(axis=0), X.max(axis=0))]
         data_bx = [(lo, hi if hi > lo else lo + 1.0) for lo, hi in data_bx]
         lo_y, hi_y = float(y.min()), float(y.max())
-        return AdaSSP(bounds_X=data_bx, bounds_y=(lo_y, hi_y if hi_y > lo_y else lo_y + 1.0),
-                      **common, **params)
-    if kind == "boosted-adassp":
-        return BoostedAdaSSP(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "dp-gd":
-        return ClippedDPGradientDescent(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "covariance-ols":
-        params.setdefault("se", "plugin")
-        return CovarianceOLS(bounds_X=bx, bounds_y=by, **common, **params)
-    if kind == "tukey-em":
-        m_models = params.pop("n_models", "rule")
-        if m_models == "auto":  # the estimator's default: public pass model (no budget)
-            from dpreg.auto.rules import tukey_auto_n_models
-
-            if tukey_auto_n_models(n, d + 1, epsilon=eps, delta=dl) < 8:
-                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
-            return TukeyEM(n_models="auto", **common, **params)
-        if m_models == "rule":
-            m_models = tukey_rule(n, d)
-            if m_models < 8:
-                return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
-        return TukeyEM(n_models=int(m_models), **common, **params)
-    raise InvalidInputError(f"unknown estimator {kind!r}")
+        bx, by = data_bx, (lo_y, hi_y if hi_y > lo_y else lo_y + 1.0)
+        kind = "adassp"
+    spec = methods.get(kind, allowed=methods.names(harness="multivariate"))
+    params: dict[str, Any] = {**spec.paper_options, **m.get("params", {})}
+    if "n_models" in params:  # TukeyEM: public model count from n and the d + 1 columns
+        count = spec.paper_model_count(params.pop("n_models"), n, d + 1, epsilon=eps, delta=dl)
+        if count is None:
+            return None  # fewer than 8 models of d + 1 rows: TukeyEM cannot run (⊥)
+        params["n_models"] = count
+    xb, yb = (bx, by) if spec.needs_bounds else (None, None)
+    return spec.make_estimator(epsilon=eps, delta=dl, x_bounds=xb, y_bounds=yb,  # type: ignore[arg-type]
+                               fit_intercept=True, ledger=None, random_state=rs, options=params)
 
 
-def tukey_rule(n: int, d: int) -> int:
-    """Public choice of the number of TukeyEM models: min(1000, ⌊n/(2(d+1))⌋) (each model
-    fitted on about 2(d+1) rows); below 8 models TukeyEM is not applicable."""
-    return min(1000, n // (2 * (d + 1)))
+def _fit_authors_adassp(m: dict[str, Any], *, eps: float, delta: float, X: np.ndarray,
+                        y: np.ndarray, seed: np.random.SeedSequence) -> np.ndarray:
+    """Amin et al.'s AdaSSP baseline (**not DP**: its bounds are read off the data): Wang's
+    AdaSSP on the raw design with an intercept column, row-norm bound = the largest row norm
+    and label bound = the largest |y| of ``X``, ``y``.  Returns [intercept, coefficients]."""
+    from dpreg.multivariate.ssp import adassp
+
+    A = np.column_stack([np.ones(len(X)), X])
+    xb = float(np.max(np.linalg.norm(A, axis=1)))
+    yb = float(np.max(np.abs(y)))
+    params: dict[str, Any] = {"inference": False, **m.get("params", {})}
+    res = adassp(A, y, x_norm_bound=xb, y_bound=yb if yb > 0 else 1.0, epsilon=eps,
+                 delta=float(m.get("delta", delta)), rng=simulation_generator(seed), **params)
+    return res.params.to_numpy(float)
 
 
 def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, *, intercept: bool = True
@@ -256,12 +230,12 @@ class Multivariate(Kind):
         else:
             _, ols_te = _predict_ols(Xtr, ytr, Xte)
         ols_mse = mse(yte, ols_te)
-        trials = int(multi["trials"])
+        trials = int(multi.get("trials_by_data", {}).get(cell["data"], multi["trials"]))
         rows = []
         methods = spec["methods"]
         for j, (m, mseq) in enumerate(zip(methods, seq.spawn(len(methods)))):
-            private = m["estimator"] not in ("ols", "adassp-databounds")
-            if tang and m["estimator"] == "adassp-databounds":
+            private = m["estimator"] not in NOT_PRIVATE
+            if tang and m["estimator"] in (DATA_BOUNDS, AUTHORS_ADASSP):
                 continue
             for t, tseq in enumerate(mseq.spawn(trials if m["estimator"] != "ols" else 1)):
                 t0 = time.perf_counter()
@@ -277,6 +251,13 @@ class Multivariate(Kind):
                                          X=Xtr, y=ytr, seed=tseq)
                     failed = coef is None
                     pr_tr, pr_te = (None, None) if coef is None else (Xtr @ coef, Xte @ coef)
+                elif m["estimator"] == AUTHORS_ADASSP:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        coef = _fit_authors_adassp(m, eps=cell["epsilon"],
+                                                   delta=float(multi["delta"]), X=Xtr, y=ytr,
+                                                   seed=tseq)
+                    pr_tr, pr_te = coef[0] + Xtr @ coef[1:], coef[0] + Xte @ coef[1:]
                 else:
                     est = _estimator(m, eps=cell["epsilon"], delta=float(multi["delta"]), bx=bx,
                                      by=by, n=n, d=d, X=Xtr, y=ytr, seed=tseq)
@@ -332,6 +313,10 @@ class Multivariate(Kind):
                             "q25_test_r2": float(np.quantile(r2v, 0.25, method="inverted_cdf")),
                             "q75_test_r2": float(np.quantile(r2v, 0.75, method="inverted_cdf")),
                             "median_train_r2": float(np.quantile(tr2, 0.5, method="inverted_cdf")),
+                            "mid_median_test_mse": float(np.median(te)),
+                            "mid_relative_mse": float(np.median(te)
+                                                      / grp["ols_test_mse"].iloc[0]),
+                            "mid_median_test_r2": float(np.median(r2v)),
                             "seconds_per_fit": float(grp["seconds"].mean()),
                             "_order": order.get(method, 99)})
         frame = pd.DataFrame(out).sort_values(["protocol", "data", "epsilon", "_order"],
@@ -356,6 +341,8 @@ class Multivariate(Kind):
             part = summary[summary["protocol"] == proto]
             tag = f"_{proto}" if several else ""
             label = f" ({proto} protocol)" if several else ""
+            # the ordinary median of the fits (older summaries: the lower median)
+            relcol = "mid_relative_mse" if "mid_relative_mse" in part else "relative_mse"
             if ref:  # Tang-style scatter: comparator vs reference, relative test MSE
                 recs = []
                 for (data, eps), grp in part.groupby(["data", "epsilon"], sort=False):
@@ -367,8 +354,8 @@ class Multivariate(Kind):
                             continue
                         recs.append({"comparison": f"{ref} vs {other}, ε={eps:g}", "data": data,
                                      "epsilon": eps, "other": other,
-                                     "other_relative_mse": g.loc[other, "relative_mse"],
-                                     "ref_relative_mse": g.loc[ref, "relative_mse"]})
+                                     "other_relative_mse": g.loc[other, relcol],
+                                     "ref_relative_mse": g.loc[ref, relcol]})
                 if recs:
                     frame = pd.DataFrame(recs)
                     paths += scatter_pairs(frame, x="other_relative_mse", y="ref_relative_mse",
@@ -379,7 +366,8 @@ class Multivariate(Kind):
                                            xlabel="comparator", ylabel=ref)
             for eps in sorted(part["epsilon"].unique()):
                 sub = part[part["epsilon"] == eps].copy()
-                sub["median_test_r2_clipped"] = sub["median_test_r2"].clip(lower=-1.0)
+                r2col = "mid_median_test_r2" if "mid_median_test_r2" in sub else "median_test_r2"
+                sub["median_test_r2_clipped"] = sub[r2col].clip(lower=-1.0)
                 paths += bar_groups(sub, cat="data", group="method",
                                     value="median_test_r2_clipped", out=out,
                                     stem=f"figure_r2{tag}_eps{eps:g}".replace(".", "p"),

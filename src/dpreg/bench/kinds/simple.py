@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import _registry
+from dpreg import methods
 from dpreg._random import simulation_generator
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
@@ -43,10 +43,12 @@ from dpreg.simple._common import max_matchings
 
 __all__ = ["SimpleSynthetic", "SimpleReal", "METHOD_KINDS", "simple_releases"]
 
+#: the non-private baselines of the simple harness (OLS and Theil-Sen's own median)
+BASELINES = ("ols", "theil-sen")
 #: the non-private baselines and the DP methods of the simple harness (the method registry)
-METHOD_KINDS = ("ols", "theil-sen", *_registry.names(harness="simple"))
-_DP_TS = tuple(m.name for m in _registry.methods(harness="simple")
-               if m.estimator_options.get("median") is not None)
+METHOD_KINDS = (*BASELINES, *methods.names(harness="simple"))
+#: the DP medians (Theil-Sen variants, on pair multisets shared between them)
+_DP_TS = tuple(m.name for m in methods.specs(harness="simple") if m.harness_engine == "median")
 _PARAMS = ("n", "sigma_x2", "sigma_e2", "epsilon", "theta", "enx", "sigma", "tau", "x_mean")
 
 
@@ -98,7 +100,7 @@ class _Designs:
 def _pairs_keys(methods: list[dict[str, Any]]) -> list[str]:
     keys = []
     for m in methods:
-        if m["method"] in _DP_TS or m["method"] == "theil-sen":
+        if m["method"] in _DP_TS or m["method"] == BASELINES[1]:
             key = str(m.get("pairs", "all"))
             if key != "all" and key not in keys:
                 keys.append(key)
@@ -110,8 +112,8 @@ def simple_releases(m: dict[str, Any], x: np.ndarray, y: np.ndarray, *, epsilon:
                     designs: _Designs, x_bounds: tuple[float, float],
                     y_bounds: tuple[float, float], theta: float | None = None) -> np.ndarray:
     """``trials`` releases of the estimand (prediction at ``x_new`` or slope); NaN = ⊥."""
+    from dpreg.replicates import replicate_predictions
     from dpreg.simple import ols
-    from dpreg.simple.replicates import replicate_predictions
 
     kind = m["method"]
     xe2 = (x_bounds[0] + 0.25 * (x_bounds[1] - x_bounds[0]),
@@ -123,44 +125,44 @@ def simple_releases(m: dict[str, Any], x: np.ndarray, y: np.ndarray, *, epsilon:
             return slope
         return preds[:, 0] + slope * (x_new - xe2[0])
 
-    if kind == "ols":
-        r = ols(x, y)
-        return np.full(trials, _ols_value(r, estimand, x_new))
-    if kind == "theil-sen":
+    if kind in BASELINES:
+        if kind == BASELINES[0]:
+            return np.full(trials, _ols_value(ols(x, y), estimand, x_new))
         pairs = m.get("pairs", "all")
         if str(pairs) == "all":
             v = E.theil_sen_all_pairs(x, y, estimand=estimand, x_eval=x_new)
             return np.full(trials, v)
         return E.doubled_median_rows(designs.get(pairs))
-    if kind in ("noisy-stats", "dp-intercept"):
+    spec = methods.get(kind)
+    if spec.harness_engine == "replicates":
         preds = replicate_predictions(kind, x, y, epsilon=epsilon, x_bounds=x_bounds,
                                       y_bounds=y_bounds, trials=trials, x_eval=xe2, rng=rng)
         return from_pair(preds)
-    if kind == "dp-gd":
+    if spec.harness_engine == "gradient":
+        from dpreg.methods.dp_gd import simple_budget_params
+
         variant = m.get("variant", "pure")
-        kw: dict[str, Any] = {}
-        if variant == "pure":
-            kw["epsilon"] = epsilon
-        elif variant == "zcdp":
-            kw["rho"] = epsilon ** 2 / 2.0  # Alabi et al. run DPGDzCDP with ρ = ε²/2
-        else:
-            kw["epsilon"] = epsilon
-            kw["delta"] = float(require_key(m, "delta"))
+        # the one rule from (ε, δ) to the variant's budget (Alabi et al. run DPGDzCDP with
+        # ρ = ε²/2); δ only where the variant uses it
+        delta = float(require_key(m, "delta")) if variant == "approx" else None
+        eps, rho, dlt = simple_budget_params(variant, epsilon, delta)
         preds, _ = E.gd_replicates(x, y, variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
                                    tau=float(m.get("tau", 1.0)), steps=int(m.get("steps", 80)),
-                                   x_eval=xe2, trials=trials, rng=rng, **kw)
+                                   x_eval=xe2, trials=trials, rng=rng, epsilon=eps, rho=rho,
+                                   delta=dlt)
         return from_pair(preds)
-    # DP Theil-Sen
+    # DP Theil-Sen: a DP median of the shared pair multisets, by the spec's median
+    median = spec.estimator_options["median"]
     lo, hi = (float(v) for v in m["output_range"])
     pairs = m.get("pairs", "all")
     ms = designs.get(pairs)
     eps_t = E.median_split(epsilon, estimand)
     per_row = trials if str(pairs) == "all" else 1
-    if kind == "theil-sen-smooth":
+    if median == "smooth":
         return E.smooth_median_rows(ms, epsilon_target=eps_t, lo=lo, hi=hi,
                                     dof=int(m.get("dof", 3)), rng=rng, draws_per_row=per_row)
     th = 0.0
-    if kind == "theil-sen-wide":
+    if median == "wide":
         th = float(theta if theta is not None else require_key(m, "theta"))
     return E.em_median_rows(ms, epsilon_target=eps_t, lo=lo, hi=hi, theta=th, rng=rng,
                             draws_per_row=per_row)

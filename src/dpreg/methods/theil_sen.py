@@ -1,0 +1,259 @@
+"""``theil-sen-exp``, ``theil-sen-wide``, ``theil-sen-smooth``: DP Theil-Sen with the
+exponential-mechanism, θ-widened and smooth-sensitivity medians (Alabi et al. 2022, §6.2), and
+the Sarathy–Vadhan DP slope interval at fit time.  Core: :mod:`dpreg.simple._theil_sen`
+(exact fast path in :mod:`dpreg.simple.fast`), intervals :mod:`dpreg.simple.line_with_ci` and
+:mod:`dpreg.simple.ci`; estimator :class:`dpreg.linear_model.DPTheilSen`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from dpreg._spec import (
+    AnyOf,
+    Choice,
+    Integer,
+    IntervalSupport,
+    MethodSpec,
+    NoneOr,
+    Option,
+    Pair,
+    Real,
+)
+from dpreg.simple import _theil_sen as ts_core
+
+__all__ = ["TheilSenSpec", "SPECS", "PAIRS_REASON"]
+
+#: why a Theil-Sen release needs the rows (no one-pass statistics from a file or Spark)
+PAIRS_REASON = ("its release is a DP median over pairs of rows (all pairs or k matchings), "
+                "which needs every row at once, not sums over rows")
+
+
+def _with_ci(options: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+    return context.get("ci_alpha", 1.0) is not None
+
+
+class TheilSenSpec(MethodSpec):
+    """One of the three DP Theil-Sen medians (``median``)."""
+
+    features = "one"
+    delta = "never"
+    guarantee = "ε-DP"
+    relation = "replace-one"
+    min_rows = 2
+    always_intercept = True
+    pure = True
+    privacy_notes = ("theil_sen.md", "theil_sen_ci.md")
+    estimator = "dpreg.linear_model:DPTheilSen"
+    harness = ("simple",)
+    needs_rows = PAIRS_REASON
+    local_options = ("pairs", "theta", "output_range", "dof")
+    local_kind = "each"
+    harness_engine = "median"
+    target = ("the Theil-Sen line: the median of the pairwise slopes (with the medians of the "
+              "pairs' predictions at the two evaluation points) -- NOT the OLS slope; the two "
+              "differ under skewed or heavy-tailed errors, outliers, many tied values or a "
+              "non-linear relation, and the slope interval covers the median pairwise slope")
+    interval = IntervalSupport(
+        offered="Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
+        missing=ts_core.NO_INTERVAL, fit_statistics=ts_core.NO_FIT_STATISTICS,
+        request="ci_alpha", per_group="slope")
+
+    def __init__(self, median: str, what: str, order: int) -> None:
+        self.median = median
+        self.name = f"theil-sen-{median}"  # type: ignore[misc]
+        self.algorithm = f"DP Theil-Sen, {what}"  # type: ignore[misc]
+        self.order = order  # type: ignore[misc]
+        self.estimator_options = MappingProxyType({"median": median})  # type: ignore[misc]
+        opts: dict[str, Option] = {
+            "pairs": Option(AnyOf(Choice("all"), Integer(1, None)), "all",
+                            "'all' pairs or the number k of random matchings"),
+            "output_range": Option(NoneOr(Pair()), None,
+                                   "public range of the released predictions"),
+            "ci_method": Option(Choice("auto", "calibrated", "tight", "union"), "auto",
+                                "the slope interval's construction", used_if=_with_ci,
+                                when="without ci_alpha (the interval is asked for with it)"),
+            "slope_range": Option(NoneOr(Pair()), None, "public range searched by the slope "
+                                  "interval", used_if=_with_ci,
+                                  when="without ci_alpha (the interval is asked for with it)"),
+        }
+        if median == "wide":
+            opts["theta"] = Option(NoneOr(Real(0.0, None, closed="neither")), None,
+                                   "widening θ of the exponential-mechanism median")
+        if median == "smooth":
+            opts["dof"] = Option(Integer(1, None), 3,
+                                 "degrees of freedom of the smooth-sensitivity t noise")
+        self.options = MappingProxyType(opts)  # type: ignore[misc]
+        self.local_options = tuple(  # type: ignore[misc,assignment]
+            k for k in ("pairs", "theta", "output_range", "dof") if k in opts)
+
+    # -- fitting ---------------------------------------------------------------------------
+    def fit(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
+            x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+            x_names: list[str], y_name: str, fit_intercept: bool, ledger: Any,
+            random_state: Any, options: dict[str, Any], ci_alpha: float | None = None) -> Any:
+        """The line (ε), or with ``ci_alpha`` the line (ε/2) plus the DP slope interval
+        (ε/2): :func:`dpreg.simple.theil_sen_with_ci`."""
+        if ci_alpha is None:
+            return super().fit(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                               y_bounds=y_bounds, x_names=x_names, y_name=y_name,
+                               fit_intercept=fit_intercept, ledger=ledger,
+                               random_state=random_state, options=options)
+        from dpreg._validation import check_epsilon
+        from dpreg.simple import theil_sen_with_ci
+
+        return theil_sen_with_ci(X[:, 0], y, epsilon=check_epsilon(epsilon), alpha=ci_alpha,
+                                 x_bounds=x_bounds[0], y_bounds=y_bounds, median=self.median,
+                                 x_name=x_names[0], y_name=y_name, ledger=ledger,
+                                 rng=random_state, **options)
+
+    # -- planning --------------------------------------------------------------------------
+    def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
+                         options: Mapping[str, Any]) -> str | None:
+        """Which slope interval ``ci_alpha=`` would give (default ``ci_method="auto"``): the
+        public rule the fit consults, at the interval's ε/2."""
+        if n < 2 or not math.isfinite(epsilon):
+            return None
+        from dpreg.simple.ci import calibrated_refusal_for
+        from dpreg.simple.line_with_ci import line_ci_split
+
+        why = calibrated_refusal_for(n=n, pairs=options.get("pairs", "all"),
+                                     epsilon=line_ci_split(epsilon)[1].epsilon)
+        return ("offered with ci_alpha=: calibrated (coverage close to nominal)" if not why
+                else "with ci_alpha=: tight (coverage >= 1 − α, conservative) -- " + why)
+
+    def tight_intervals(self, *, epsilon: float, sizes: Any, options: Mapping[str, Any]
+                        ) -> np.ndarray:
+        """Per public group size: whether the slope interval a fit at ε gets is the tight one
+        (True) rather than the calibrated one -- the fit's own rule, per group."""
+        from dpreg.simple.ci import resolve_ci_method
+        from dpreg.simple.line_with_ci import line_ci_split
+
+        asked = str(options.get("ci_method", "auto"))
+        eps_ci = line_ci_split(epsilon)[1].epsilon
+        return np.array([resolve_ci_method(asked, n=int(m), pairs=options.get("pairs", "all"),
+                                           epsilon=eps_ci) == "tight" for m in sizes],
+                        dtype=bool)
+
+    def group_interval_text(self, *, level: str, epsilon: float) -> str:
+        return (f"Intervals: level {level} for the slope only (Sarathy–Vadhan); per-group ε "
+                f"split ε/2 = {epsilon / 2:g} for the line, ε/2 = {epsilon / 2:g} for the slope "
+                "interval.")
+
+    # -- evaluation ------------------------------------------------------------------------
+    def replicates(self, x: np.ndarray, y: np.ndarray, *, epsilon: float,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float], trials: int,
+                   x_eval: tuple[float, float], rng: Any, options: Mapping[str, Any]
+                   ) -> np.ndarray:
+        """``trials`` releases of the two predictions: the exact-fast all-pairs sampler
+        (reusing its envelope) or the materialised doubled pair values (one design for all
+        pairs; a fresh design of matchings per replicate)."""
+        from dpreg._progress import report
+        from dpreg._validation import check_bounds
+        from dpreg.exceptions import InvalidInputError
+        from dpreg.privacy import PureDP
+        from dpreg.simple._common import check_pairs_arg
+        from dpreg.simple._theil_sen import (
+            check_theta,
+            dp_median_all_pairs_target,
+            dp_median_of_doubled,
+            resolve_algorithm,
+        )
+        from dpreg.simple.pairs import doubled_pair_values, make_design
+
+        if options.get("output_range") is None:
+            raise InvalidInputError("output_range is required for the Theil-Sen methods")
+        lo, hi = check_bounds(options["output_range"], "output_range")
+        median, n, t = self.median, x.size, trials
+        th = check_theta(options.get("theta"), median, (lo, hi))
+        dof = int(options.get("dof", 3))
+        pairs_arg = check_pairs_arg(options.get("pairs", "all"), n)
+        alg = resolve_algorithm(options.get("algorithm", "auto"), n=n, pairs=pairs_arg,
+                                median=median)
+        eps_t = PureDP(epsilon).split([1, 1])[0].epsilon if math.isfinite(epsilon) else epsilon
+        out = np.empty((t, 2))
+        if alg == "exact-fast":
+            for j, xv in enumerate(x_eval):
+                out[:, j] = dp_median_all_pairs_target(x, y, estimand="predictions", x_eval=xv,
+                                                       epsilon=eps_t, k=n - 1, lo=lo, hi=hi,
+                                                       theta=th, rng=rng, size=t)
+            return out
+        designs = [make_design(n, pairs_arg, rng)] if pairs_arg == "all" else None
+        what = f"Theil-Sen: {t} replicates at 2 prediction points"
+        for j, xv in enumerate(x_eval):
+            if designs is not None:
+                vals = doubled_pair_values(x, y, designs[0], estimand="predictions", x_eval=xv)
+                out[:, j] = dp_median_of_doubled(vals, median=median, epsilon=eps_t,
+                                                 k=designs[0].k, lo=lo, hi=hi, theta=th,
+                                                 dof=dof, rng=rng, size=t)
+            else:
+                for r in range(t):
+                    # progress (silent without a hook): per replicate (a fresh design of
+                    # matchings each), over both prediction points; counts only
+                    report(what, j * t + r, 2 * t)
+                    d = make_design(n, pairs_arg, rng)
+                    vals = doubled_pair_values(x, y, d, estimand="predictions", x_eval=xv)
+                    out[r, j] = dp_median_of_doubled(vals, median=median, epsilon=eps_t, k=d.k,
+                                                     lo=lo, hi=hi, theta=th, dof=dof, rng=rng)
+        if designs is None:
+            report(what, 2 * t, 2 * t)
+        return out
+
+    # -- per-group fits --------------------------------------------------------------------
+    def group_release(self, *, epsilon: float, x_bounds: tuple[float, float],
+                      y_bounds: tuple[float, float], options: Mapping[str, Any],
+                      validated: bool, delta: float | None = None
+                      ) -> Callable[[np.ndarray, np.ndarray, Any], Any]:
+        """``validated=False``: the functional core exactly as the estimator calls it (it
+        validates the options); ``True``: the core's own release
+        (:func:`dpreg.simple._theil_sen.release_theil_sen`, the same draws) from options
+        validated once, without the per-call validation, ledger and statement."""
+        from dpreg.simple.ranges import default_prediction_range
+
+        median = self.median
+        out_range = options.get("output_range")
+        lo, hi = default_prediction_range(y_bounds) if out_range is None else out_range
+        lo, hi = float(lo), float(hi)
+        pairs, dof = options.get("pairs", "all"), int(options.get("dof", 3))
+        if not validated:
+            from dpreg.simple import theil_sen
+
+            return lambda x, y, g: theil_sen(
+                x, y, epsilon=epsilon, output_range=(lo, hi), x_bounds=x_bounds,
+                median=median, pairs=pairs, estimand="predictions",
+                theta=options.get("theta"), dof=dof, rng=g)
+        from dpreg.privacy import PureDP
+        from dpreg.simple._common import check_pairs_arg, default_x_eval
+        from dpreg.simple._result import SimpleRegressionResult
+        from dpreg.simple._theil_sen import check_theta, release_theil_sen, resolve_algorithm
+
+        th = check_theta(options.get("theta"), median, (lo, hi))
+        targets = PureDP(epsilon).split([1, 1])
+        xe = default_x_eval(x_bounds)
+        name = self.name
+
+        def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
+            n = int(x.size)
+            pairs_arg = check_pairs_arg(pairs, n)
+            (p1, p2), _ = release_theil_sen(
+                x, y, median=median, estimand="predictions", pairs=pairs_arg, x_eval=xe,
+                targets=targets, lo=lo, hi=hi, theta=th, dof=dof,
+                algorithm=resolve_algorithm("auto", n=n, pairs=pairs_arg, median=median),
+                rng=gen)
+            (x1, x2) = xe
+            slope = (p2 - p1) / (x2 - x1)
+            return SimpleRegressionResult(name, None,  # type: ignore[arg-type]
+                                          released_slope=slope,
+                                          released_intercept=p1 - slope * x1,
+                                          released_predictions={x1: p1, x2: p2}, n=n)
+
+        return call
+
+
+SPECS = (TheilSenSpec("exp", "exponential-mechanism median", 30),
+         TheilSenSpec("wide", "θ-widened exponential-mechanism median", 40),
+         TheilSenSpec("smooth", "smooth-sensitivity median with Student-t noise", 50))

@@ -1,0 +1,92 @@
+"""``tukey-em``: the exponential mechanism over approximate Tukey depth of subsample OLS
+models, with propose-test-release (Amin, Joseph, Ribero & Vassilvitskii 2023).  Core:
+:mod:`dpreg.multivariate.tukey` (+ :mod:`dpreg.mechanisms.ptr`); estimator
+:class:`dpreg.linear_model.TukeyEM`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from dpreg._spec import AnyOf, Choice, Integer, IntervalSupport, MethodSpec, Option
+from dpreg.multivariate import tukey
+
+__all__ = ["TukeyEMSpec", "SPECS"]
+
+
+class TukeyEMSpec(MethodSpec):
+    name = "tukey-em"
+    target = ('a Tukey median of OLS fits on disjoint subsets of the rows (close to the OLS '
+              'coefficients under a linear model with symmetric errors)')
+    algorithm = "TukeyEM (Amin et al. 2023)"
+    features = "any"
+    delta = "always"
+    guarantee = "(ε, δ)-DP"
+    relation = "replace-one"
+    min_rows = 16
+    privacy_notes = ("tukeyem.md", "ptr.md")
+    order = 90
+    estimator = "dpreg.linear_model:TukeyEM"
+    harness = ("multivariate",)
+    needs_bounds = False  # the Tukey depth is scale free: no public bounds are needed
+    needs_rows = ("it fits models on disjoint random subsets of the rows and releases a "
+                  "Tukey-depth median of them, which needs the rows themselves")
+    options = MappingProxyType({
+        "n_models": Option(AnyOf(Choice("auto"), Integer(8, None)), "auto",
+                           "number m of subsample models ('auto': from public n and d)"),
+    })
+    interval = IntervalSupport(
+        missing=tukey.NO_INTERVAL, fit_statistics=tukey.NO_FIT_STATISTICS)
+
+    paper_options = MappingProxyType({"n_models": "rule"})
+
+    def paper_model_count(self, requested: Any, n: int, d: int, *, epsilon: float,
+                          delta: float) -> int | str | None:
+        """The number of models of a reproduction: ``"rule"`` = min(1000, ⌊n/(2d)⌋) (each
+        model on about 2d rows of a d-column design; a public function of n and d), ``"auto"``
+        (the estimator's own public pass model), or an integer; ``None`` when fewer than 8
+        models fit (TukeyEM cannot run: a ⊥ of the protocol, no release)."""
+        from dpreg.multivariate.tukey import MIN_MODELS, tukey_auto_n_models
+
+        if requested == "auto":
+            return "auto" if tukey_auto_n_models(n, d, epsilon=epsilon,
+                                                 delta=delta) >= MIN_MODELS else None
+        m = min(1000, n // (2 * d)) if requested == "rule" else int(requested)
+        return m if m >= MIN_MODELS else None
+
+    def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
+                      rng: Any, params: Mapping[str, Any]) -> Any:
+        from dpreg.multivariate.tukey import tukey_em
+
+        opts = dict(params)
+        n, d = X.shape
+        m = self.paper_model_count(opts.pop("n_models", "auto"), n, d, epsilon=epsilon,
+                                   delta=delta)
+        if m is None:
+            return None
+        return tukey_em(X, y, n_models=m, epsilon=epsilon, delta=delta, rng=rng, **opts)
+
+    def n_models(self, n: int, d: int, *, epsilon: float, delta: float,
+                 options: Mapping[str, Any]) -> int:
+        """The number of models a fit with these options uses (public n and d columns)."""
+        from dpreg.multivariate.tukey import tukey_auto_n_models
+
+        m = options.get("n_models", "auto")
+        if m == "auto":
+            return tukey_auto_n_models(n, d, epsilon=epsilon, delta=delta)
+        return int(m)
+
+    def failure_probability(self, *, epsilon: float, delta: float | None, n: int, d: int,
+                            options: Mapping[str, Any]) -> float | None:
+        """1 − the analytic PTR pass probability at the model count a fit would use."""
+        from dpreg.multivariate.tukey import tukey_pass_probability
+
+        m = int(options.get("n_models", 1000)) if options.get("n_models", "auto") != "auto" \
+            else 1000
+        return 1.0 - tukey_pass_probability(m, d, epsilon=epsilon, delta=float(delta or 0))
+
+
+SPECS = (TukeyEMSpec(),)

@@ -1,0 +1,58 @@
+"""Independent replicates of a simple-regression release on the same data (vectorised).
+
+For **evaluation only**: experiments measure a mechanism's error distribution on a fixed data
+set (e.g. Alabi et al.'s Ĉ(0.68), the 68th percentile of |p̃ − p̂| over repeated runs).  Every
+replicate is a complete release that costs the full ε, so ``trials`` replicates cost
+``trials × ε``; this function therefore charges no ledger and must only be run on data whose
+repeated release is acceptable (simulations, public benchmark data).  Each replicate has
+exactly the distribution of one call of the corresponding :mod:`dpreg.simple` function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpreg import methods
+from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
+from dpreg.exceptions import InvalidInputError
+from dpreg.simple._common import check_simple_xy, check_x_eval
+
+__all__ = ["replicate_predictions", "REPLICABLE"]
+
+#: the one-x methods of the simple harness (their specs release replicates)
+REPLICABLE = methods.names(harness="simple")
+
+
+def replicate_predictions(
+    method: str, x: Any, y: Any, *, epsilon: float, x_bounds: tuple[float, float],
+    y_bounds: tuple[float, float], trials: int, x_eval: Any = None,
+    output_range: tuple[float, float] | None = None, pairs: str | int = "all",
+    theta: float | None = None, dof: int = 3, tau: float = 1.0, steps: int = 80,
+    rng: Any = None, algorithm: str = "auto",
+) -> np.ndarray:
+    """Predictions at the two ``x_eval`` points from ``trials`` independent releases.
+
+    Returns an array of shape ``(trials, 2)``; a row is NaN where that replicate was ⊥.
+    ``method`` is one of :data:`REPLICABLE` (DP-GD uses the pure-ε variant).  Theil-Sen
+    needs ``output_range`` (the public range of the predictions); ``algorithm`` is as in
+    :func:`dpreg.simple.theil_sen` (``"exact-fast"`` draws the replicates from the O(n log n)
+    all-pairs sampler, reusing its envelope).  The other keyword arguments are the options of
+    the methods that have them (``pairs``, ``theta``, ``dof``: Theil-Sen; ``tau``, ``steps``:
+    DP-GD).
+    """
+    if method not in REPLICABLE:
+        raise InvalidInputError(f"method must be one of {list(REPLICABLE)}; got {method!r}")
+    xa, ya = check_simple_xy(x, y)
+    eps = check_epsilon(epsilon)
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    t = check_int(trials, "trials", minimum=1)
+    xe = check_x_eval(x_eval, xb, exactly_two=True)
+    gen = check_rng(rng)
+    return methods.get(method).replicates(
+        xa, ya, epsilon=eps, x_bounds=xb, y_bounds=yb, trials=t, x_eval=(xe[0], xe[1]),
+        rng=gen,
+        options={"output_range": output_range, "pairs": pairs, "theta": theta, "dof": dof,
+                 "tau": tau, "steps": steps, "algorithm": algorithm})
