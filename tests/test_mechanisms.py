@@ -248,16 +248,23 @@ def test_gap_weight_is_the_sum_of_the_cells_of_the_doubles_inside():
 
 @pytest.mark.parametrize("q", [0.5, 0.3])
 def test_large_epsilon_releases_a_tied_quantile_exactly(q):
-    """ε → ∞: the release is the q-quantile when it is a tied value (the mass of every other
-    double vanishes), and any ε = ∞ answer it converges to is the exact quantile."""
+    """ε → ∞: the mechanism's release is the q-quantile when it is a tied value (the mass of
+    every other double vanishes) -- exp_quantile_rows at ε = 1e9, both samplers (i.i.d. draws
+    of one row, and row by row).  The public exp_quantile treats ε above the cap (100) as ∞,
+    the exact quantile, and at ε = 100 already releases this tied median."""
     z = np.array([0.1, 0.3, 0.3, 0.3, 0.3, 0.3, 0.7, 0.9])
-    draws = exp_quantile(z, q=q, epsilon=1e9, lo=-1.0, hi=2.0, rng=3, size=200)
-    assert np.all(draws == 0.3)
+    kw = dict(q=q, epsilon=1e9, lo=-1.0, hi=2.0)
+    assert np.all(exp_quantile_rows(z[None, :], rng=3, draws_per_row=200, **kw) == 0.3)
+    assert np.all(exp_quantile_rows(np.tile(z, (50, 1)), rng=3, **kw) == 0.3)
     with pytest.warns(PrivacyLeakWarning):
         assert exp_quantile(z, q=q, epsilon=math.inf, lo=-1.0, hi=2.0) == 0.3
+    if q == 0.5:
+        assert np.all(exp_quantile(z, epsilon=100.0, lo=-1.0, hi=2.0, rng=5, size=200) == 0.3)
     # all equal, and all clipped to one end of the range
-    assert np.all(exp_quantile([0.4] * 9, epsilon=1e9, lo=-1, hi=2, rng=4, size=50) == 0.4)
-    assert np.all(exp_quantile([5.0] * 9, epsilon=1e9, lo=-1, hi=2, rng=4, size=50) == 2.0)
+    for v, want in ((0.4, 0.4), (5.0, 2.0)):
+        rows = np.full((1, 9), v)
+        assert np.all(exp_quantile_rows(rows, epsilon=1e9, lo=-1, hi=2, rng=4,
+                                        draws_per_row=50) == want)
 
 
 class TestWidenedPrivacy:
