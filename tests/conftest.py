@@ -18,6 +18,27 @@ settings.register_profile("explore", deadline=None, max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """``--dist loadgroup`` (the Makefile's): give every test marked ``xdist_group(NAME)`` the
+    node-id suffix ``@NAME`` by which the scheduler sends a group to one worker, so that the
+    Spark tests share one worker and one JVM.  pytest-xdist does this itself by writing
+    ``item._nodeid``, which pytest >= 9.2 no longer reads (its node ids are structured,
+    ``item._id``): the groups were silently ignored and the Spark tests started a JVM on each
+    worker (pytest-dev/pytest-xdist#1386).  Where xdist's suffix took effect this does nothing."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                 for m in item.iter_markers("xdist_group")}
+        if not names:
+            continue
+        suffix = "@" + "_".join(sorted(names))
+        if item.nodeid.endswith(suffix) or not hasattr(item, "_id"):
+            continue
+        item._id = type(item._id).parse(item.nodeid + suffix)
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261120)
