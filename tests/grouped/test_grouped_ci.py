@@ -183,6 +183,7 @@ def test_cli_fit_groups_ci_counts_the_tight_theil_sen_groups(tmp_path):
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.slow  # a Spark job per method (make test keeps one Spark smoke test)
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support")
 @pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
 def test_spark_interval_table_equals_reference(spark):
