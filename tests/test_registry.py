@@ -98,6 +98,8 @@ _LISTS_ALLOWED = {
     "inference/prediction.py": "per-method fit-statistics texts (every method covered, tested "
                                "in tests/uncertainty/test_unc_defaults_prediction.py)",
     "bench/kinds/simple.py": "which methods share the replicate code path",
+    "simple/replicates.py": "which methods have replicates batched over many data sets (tested "
+                            "bit for bit against the per-data-set loop)",
     "grouped/local.py": "which Theil-Sen variants share the lean seeded path",
     "simple/_result.py": "which simple methods have an interval text",
     "planner.py": "which methods the planner solves in closed form (the rest is simulated)",
