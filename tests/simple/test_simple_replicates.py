@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from _batch_draws import dp_intercept_draws, gradient_descent_draws, noisy_stats_draws
 from _stats import ALPHA
 from dpreg._random import simulation_generator
 from dpreg.exceptions import InvalidInputError
@@ -37,6 +38,21 @@ def single(method, x, y, eps, seed):
     return np.nan if r.failed else r.predictions[0.25]
 
 
+def single_draws(method, x, y, eps, seeds):
+    """``single(method, x, y, eps, s)`` for every seed s: the non-Theil-Sen methods as rows of
+    one batch (bit for bit the single fits, tests/_batch_draws.py), Theil-Sen one by one."""
+    kw = dict(epsilon=eps, x_bounds=XB, y_bounds=YB)
+    if method == "noisy-stats":
+        r = noisy_stats_draws(x, y, seeds, **kw)
+        return r["slope"] * 0.25 + r["intercept"]
+    if method == "dp-intercept":
+        return dp_intercept_draws(x, y, seeds, epsilon=eps, y_bounds=YB)
+    if method == "dp-gd":
+        slope, intercept = gradient_descent_draws(x, y, seeds, steps=20, **kw)
+        return slope * 0.25 + intercept
+    return np.array([single(method, x, y, eps, s) for s in seeds])
+
+
 METHODS = ["noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide", "theil-sen-smooth",
            "dp-gd"]
 
@@ -47,7 +63,7 @@ def test_same_distribution_as_single_calls(method):
     eps, n_draws = 2.0, 1500
     reps = replicate_predictions(method, x, y, epsilon=eps, x_bounds=XB, y_bounds=YB,
                                  trials=n_draws, output_range=OUT, steps=20, rng=1)[:, 0]
-    singles = np.array([single(method, x, y, eps, 1000 + i) for i in range(n_draws)])
+    singles = single_draws(method, x, y, eps, range(1000, 1000 + n_draws))
     assert np.isnan(reps).mean() == pytest.approx(np.isnan(singles).mean(), abs=0.05)
     a, b = reps[~np.isnan(reps)], singles[~np.isnan(singles)]
     assert stats.ks_2samp(a, b).pvalue > ALPHA
