@@ -18,6 +18,24 @@ settings.register_profile("explore", deadline=None, max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def _build_the_cli_once() -> None:
+    """typer's ``CliRunner().invoke(app, ...)`` rebuilds the click command from the typer app
+    on every call (~75 ms of CPU: the signature and type hints of every command), several
+    times the cost of most in-process CLI calls.  The app does not change during the tests,
+    so the command is built once per app and reused (a click command is reusable; the real
+    entry point builds it once per process).  Fails loudly if typer renames the hook."""
+    import functools
+
+    import typer.testing
+
+    build = typer.testing._get_command
+    if not isinstance(build, functools._lru_cache_wrapper):
+        typer.testing._get_command = functools.cache(build)
+
+
+_build_the_cli_once()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """``--dist loadgroup`` (the Makefile's): give every test marked ``xdist_group(NAME)`` the
