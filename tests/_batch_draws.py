@@ -34,7 +34,8 @@ from dpreg.simple._noisy_stats import (
     release_noisy_stats,
 )
 
-__all__ = ["noisy_stats_draws", "dp_intercept_draws", "gradient_descent_draws"]
+__all__ = ["noisy_stats_draws", "dp_intercept_draws", "gradient_descent_draws",
+           "one_generator_calls"]
 
 
 def _data(x: Any, y: Any, count: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -143,3 +144,18 @@ def gradient_descent_draws(x: Any, y: Any, seeds: Sequence[int], *, epsilon: flo
                              steps=steps, tau=tau, rng=int(seeds[i]))
         assert (slope[i], intercept[i]) == (r.slope, r.intercept), (i, slope[i], r.slope)
     return np.asarray(slope), np.asarray(intercept)
+
+
+def one_generator_calls(call: Any, rows_call: Any, seed: int, n: int, check: int = 100
+                        ) -> np.ndarray:
+    """``[call(gen) for _ in range(n)]`` with one generator ``gen = default_rng(seed)``
+    (successive calls take its successive noise keys), computed as ``rows_call(rows)`` with
+    ``rows`` a :class:`RowRandomness` whose every row draws from that one generator -- row j
+    takes its j-th key, as call j does.  The first ``check`` values are compared with the
+    calls themselves (a twin generator in the same state), bit for bit."""
+    out = np.asarray(rows_call(RowRandomness.seeded([np.random.default_rng(seed)] * n)),
+                     dtype=float)
+    twin = np.random.default_rng(seed)
+    calls = [float(call(twin)) for _ in range(min(check, n))]
+    assert out[:len(calls)].tolist() == calls, "the batch is not the calls"
+    return out
