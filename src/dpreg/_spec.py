@@ -608,6 +608,51 @@ class MethodSpec:
         replicate_predictions`); shape (trials, 2), NaN rows where a replicate was ⊥."""
         raise InvalidInputError(f"method {self.name!r} has no vectorised replicates")
 
+    #: whether :meth:`replicates_many` runs the seeded data sets together (one batched
+    #: mechanism call per call of a data set's own release, row i taking data set i's keys)
+    batched_replicates: ClassVar[bool] = False
+
+    def replicates_many(self, data: Sequence[tuple[np.ndarray, np.ndarray]], *,
+                        epsilon: float, x_bounds: tuple[float, float],
+                        y_bounds: tuple[float, float], trials: int,
+                        x_eval: tuple[float, float], rngs: Sequence[Any],
+                        options: Mapping[str, Any]) -> list[np.ndarray]:
+        """:meth:`replicates` of many data sets, data set i with generator ``rngs[i]``: the
+        same arrays, bit for bit, as ``[self.replicates(*data[i], ..., rng=rngs[i]) ...]``
+        (evaluation only, nothing charged: :func:`dpreg.replicates.
+        replicate_predictions_many`).  With :attr:`batched_replicates`, the data sets whose
+        generator is seeded (neither secure nor a simulation generator) at a finite ε run
+        together through :meth:`replicates_batch`; the others (and every data set of the
+        other methods) run one at a time."""
+        from dpreg._random import is_secure, is_simulation
+
+        out: list[np.ndarray | None] = [None] * len(data)
+        if self.batched_replicates and math.isfinite(epsilon):
+            batch = [i for i, g in enumerate(rngs) if not is_secure(g) and not is_simulation(g)]
+            if batch:
+                got = self.replicates_batch(
+                    [data[i] for i in batch], epsilon=epsilon, x_bounds=x_bounds,
+                    y_bounds=y_bounds, trials=trials, x_eval=x_eval,
+                    rngs=[rngs[i] for i in batch], options=options)
+                for i, reps in zip(batch, got):
+                    out[i] = reps
+        for i, (x, y) in enumerate(data):
+            if out[i] is None:
+                out[i] = self.replicates(x, y, epsilon=epsilon, x_bounds=x_bounds,
+                                         y_bounds=y_bounds, trials=trials, x_eval=x_eval,
+                                         rng=rngs[i], options=options)
+        return [o for o in out if o is not None]
+
+    def replicates_batch(self, data: Sequence[tuple[np.ndarray, np.ndarray]], *,
+                         epsilon: float, x_bounds: tuple[float, float],
+                         y_bounds: tuple[float, float], trials: int,
+                         x_eval: tuple[float, float], rngs: Sequence[np.random.Generator],
+                         options: Mapping[str, Any]) -> list[np.ndarray]:
+        """The batched kernel of :meth:`replicates_many` (``batched_replicates`` methods;
+        seeded generators, finite ε): data set i's mechanism calls are row i of batched
+        calls through a :class:`~dpreg.mechanisms.batch.RowRandomness` of ``rngs``."""
+        raise InvalidInputError(f"method {self.name!r} has no batched replicates")
+
     # -- per-group fits --------------------------------------------------------------------
     #: options the LocalBackend of ``fit_by_group`` runs itself (``None``: per-group fits of
     #: this method run the reference loop, one :meth:`fit` per group)

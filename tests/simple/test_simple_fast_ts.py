@@ -123,7 +123,8 @@ def test_counts_with_extreme_magnitudes():
     for est, xe in TARGETS:
         d = exact(x, y, est, xe)
         pc = pair_counter(x, y, estimand=est, x_eval=xe)
-        for r in probes_near(d, k=25) + [-1e300, 1e300, 5e-324, -1e-310]:
+        # every ~60th exact value (each count is exact pair-by-pair arithmetic here)
+        for r in probes_near(d, k=12) + [-1e300, 1e300, 5e-324, -1e-310]:
             assert 2 * pc.count(r) + pc.n_tied == below(d, r), r
 
 
@@ -190,7 +191,8 @@ def test_target_density_equals_the_reference_on_every_interval(est, x_eval, thet
     em = _em(x, y, est, x_eval, eps, lo, hi, theta)
     P = len(d) // 2
     pos = [j for j in range(len(breaks) - 1) if breaks[j + 1] > breaks[j]]
-    pick = pos if len(pos) <= 400 else np.random.default_rng(0).choice(pos, 400, replace=False)
+    # 150 intervals drawn at random (each c_θ lookup is an exact count)
+    pick = pos if len(pos) <= 150 else np.random.default_rng(0).choice(pos, 150, replace=False)
     checked = 0
     for j in pick:
         phi = floor_grid((breaks[j] + breaks[j + 1]) / 2)  # a point of the sampler's grid
@@ -346,7 +348,8 @@ def test_theil_sen_algorithm_choice_and_statement():
 @pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-wide"])
 def test_replicates_fast_and_materialised_have_the_same_law(method):
     x, y = data(120, seed=6)
-    kw = dict(epsilon=2.0, x_bounds=(0, 1), y_bounds=(-0.5, 1.5), trials=3000,
+    # 1500 replicates: seeded KS p 0.45-0.75 for the two paths, < 1e-14 for half the budget
+    kw = dict(epsilon=2.0, x_bounds=(0, 1), y_bounds=(-0.5, 1.5), trials=1500,
               output_range=(-0.5, 1.5))
     a = replicate_predictions(method, x, y, **kw, algorithm="exact-fast", rng=1)
     b = replicate_predictions(method, x, y, **kw, algorithm="materialise", rng=2)
