@@ -64,6 +64,15 @@ def _key_words(key: Any) -> tuple[int, ...]:
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
 
 
+def _key_words_array(keys: Sequence[Any]) -> np.ndarray:
+    """:func:`_key_words` of every key as a (G, 4) uint32 array (a plain int key is its own
+    canonical key, and ``repr`` of it is ``str``: the shortcut gives the same words)."""
+    sha = hashlib.sha256
+    digests = b"".join([sha((str(k) if type(k) is int else repr(_stream_key(k))).encode())
+                        .digest()[:16] for k in keys])
+    return np.frombuffer(digests, dtype="<u4").reshape(len(keys), 4)
+
+
 def group_seed_sequence(root: np.random.SeedSequence, key: Any) -> np.random.SeedSequence:
     """The independent stream of one group (depends only on the root entropy and the key)."""
     return np.random.SeedSequence(root.entropy, spawn_key=_key_words(key))
@@ -87,8 +96,8 @@ def group_randomness(spec: GroupSpec, keys: Sequence[Any]) -> Any:
 
     if not spec.seeded:
         return RowRandomness.secure(len(keys))
-    return RowRandomness.seeded([np.random.PCG64(group_seed_sequence(spec.root, k))
-                                 for k in keys])
+    # the generators of group_generator, as arrays of PCG64 states (the same outputs)
+    return RowRandomness.seed_sequences(spec.root.entropy, _key_words_array(keys))
 
 
 @dataclass
