@@ -658,7 +658,8 @@ class GroupBatch:
     never released; ``randomness(positions)``: the per-row randomness
     (:class:`~dpreg.mechanisms.batch.RowRandomness`) of those active groups, one row each, in
     order; ``epsilon``, ``delta``, ``x_bounds``, ``y_bounds``, ``options``: the public inputs
-    of every group's release."""
+    of every group's release; ``workers``: threads the statistics steps may use (the
+    releases do not depend on it)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -670,6 +671,7 @@ class GroupBatch:
     x_bounds: tuple[float, float]
     y_bounds: tuple[float, float]
     options: Mapping[str, Any] = field(default_factory=dict)
+    workers: int = 1
 
     @property
     def counts(self) -> np.ndarray:
