@@ -387,6 +387,13 @@ class MethodSpec:
     def __repr__(self) -> str:
         return f"<method {self.name!r}>"
 
+    def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
+        """Refuse a public number of rows n the method cannot fit with these options (beyond
+        ``min_rows``; e.g. a path whose cost grows as n²) with an
+        :class:`~dpreg.exceptions.InvalidInputError` naming the limit and the alternatives.
+        Per-group tables check their largest group before anything is charged.  Default:
+        no upper limit."""
+
     # -- options ---------------------------------------------------------------------------
     def check_options(self, options: Mapping[str, Any], *,
                       context: Mapping[str, Any] | None = None, fill: bool = False
