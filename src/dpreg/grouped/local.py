@@ -127,11 +127,16 @@ def _batch(spec: GroupSpec, part: Partition, idx: np.ndarray, workers: int = 1) 
     nonempty = np.flatnonzero(counts > 0)
     starts = np.concatenate(([0], np.cumsum(counts[nonempty]))).astype(np.int64)
     active = np.searchsorted(nonempty, idx)
-    keys = [spec.keys[k] for k in idx]
-    pos = {int(p): j for j, p in enumerate(active)}
+    keys = [spec.keys[k] for k in idx.tolist()]
 
     def randomness(positions: np.ndarray) -> Any:
-        return group_randomness(spec, [keys[pos[int(p)]] for p in positions])
+        where = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if where.shape == active.shape and np.array_equal(where, active):
+            return group_randomness(spec, keys)
+        j = np.searchsorted(active, where)  # active is ascending
+        if not np.array_equal(active[np.minimum(j, active.size - 1)], where):
+            raise RuntimeError("internal error: randomness of a segment that is not released")
+        return group_randomness(spec, [keys[i] for i in j.tolist()])
 
     return GroupBatch(part.x, part.y, starts, active, randomness, spec.epsilon, spec.delta,
                       spec.x_bounds, spec.y_bounds, dict(spec.options), workers)
