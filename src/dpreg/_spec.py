@@ -390,6 +390,13 @@ class MethodSpec:
     def __repr__(self) -> str:
         return f"<method {self.name!r}>"
 
+    def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
+        """Refuse a public number of rows n the method cannot fit with these options (beyond
+        ``min_rows``; e.g. a path whose cost grows as n²) with an
+        :class:`~dpreg.exceptions.InvalidInputError` naming the limit and the alternatives.
+        Per-group tables check their largest group before anything is charged.  Default:
+        no upper limit."""
+
     # -- options ---------------------------------------------------------------------------
     def check_options(self, options: Mapping[str, Any], *,
                       context: Mapping[str, Any] | None = None, fill: bool = False
@@ -706,7 +713,8 @@ class GroupBatch:
     never released; ``randomness(positions)``: the per-row randomness
     (:class:`~dpreg.mechanisms.batch.RowRandomness`) of those active groups, one row each, in
     order; ``epsilon``, ``delta``, ``x_bounds``, ``y_bounds``, ``options``: the public inputs
-    of every group's release."""
+    of every group's release; ``workers``: threads the statistics steps may use (the
+    releases do not depend on it)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -718,6 +726,7 @@ class GroupBatch:
     x_bounds: tuple[float, float]
     y_bounds: tuple[float, float]
     options: Mapping[str, Any] = field(default_factory=dict)
+    workers: int = 1
 
     @property
     def counts(self) -> np.ndarray:

@@ -214,9 +214,10 @@ class DPGradientDescentSpec(MethodSpec):
         """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent`
         on the batch, the per-round gradient sums of every group by segment sums
         (bit-identical to the per-group ``.sum()``), one mechanism call per group per
-        round."""
+        round.  With ``batch.workers`` > 1 each round's sums are split between that many
+        threads (contiguous shares of the groups; the same sums for any split)."""
         from dpreg.simple import _gradient_descent as gd
-        from dpreg.simple._segments import gd_gradient_sums
+        from dpreg.simple._segments import GD_THREAD_MIN_ROWS, gd_gradient_sums
 
         opts = dict(batch.options)
         variant = opts.get("variant", "pure")
@@ -235,14 +236,22 @@ class DPGradientDescentSpec(MethodSpec):
         b = np.ascontiguousarray(u - 0.25)
         v = np.ascontiguousarray(v)
         del u
-        scratch = (np.empty(a.size), np.empty(a.size))
-
-        def gradient(p: np.ndarray) -> np.ndarray:
-            return gd_gradient_sums(a, b, v, starts, p, tau, scratch)
-
         g = batch.active.size
-        p25, p75 = gd.release_gradient_descent(gradient, plan=plan, rows=g,
-                                               rng=batch.randomness(batch.active))
+        workers = max(1, int(batch.workers))
+        pool = None
+        if workers > 1 and a.size >= GD_THREAD_MIN_ROWS:
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            def gradient(p: np.ndarray) -> np.ndarray:
+                return gd_gradient_sums(a, b, v, starts, p, tau, pool)
+
+            p25, p75 = gd.release_gradient_descent(gradient, plan=plan, rows=g,
+                                                   rng=batch.randomness(batch.active))
+        finally:
+            if pool is not None:
+                pool.shutdown()
         slope, intercept = plan.line(p25, p75)
         preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
         return GroupLines(slope, intercept, preds, np.ones(g, dtype=bool), [""] * g)
