@@ -64,7 +64,8 @@ def test_passes_equal_the_whole_array_products(fit_intercept, unit_ball, bound):
 def test_the_rows_of_a_chunk_are_the_design_rows():
     X, y = data(3000)
     sc = PublicScaling.from_bounds(BOUNDS_X, (-3, 3), fit_intercept=True, unit_ball=True)
-    Z, yv = bst.BoostedRows(0.8, sc).rows([X, y])
+    ZT, yv = bst.BoostedRows(0.8, sc).rows([X, y])
+    Z = ZT.T
     ref = clip_rows(sc.design(X), 0.8)
     np.testing.assert_allclose(Z, ref, rtol=1e-15, atol=0)
     np.testing.assert_array_equal(yv, sc.label(y))

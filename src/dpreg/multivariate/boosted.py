@@ -49,6 +49,7 @@ from dpreg.multivariate._common import (
     SCHEDULES,
     check_choice,
     check_design,
+    clip_columns,
     column_names,
     fill_rows,
     learning_rates,
@@ -211,42 +212,34 @@ class BoostedRows:
         self.bound = float(x_norm_bound)
         self.scaling = scaling
         self._z: np.ndarray | None = None
-        self._y: np.ndarray | None = None
         self._raw: np.ndarray | None = None
 
     def _buffers(self, m: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-        if self._z is None or self._z.shape[0] < m or self._z.shape[1] != p:
-            self._z = np.empty((max(m, 1), p))
-            self._y = np.empty(max(m, 1))
-        assert self._y is not None
-        return self._z[:m], self._y[:m]
+        if self._z is None or self._z.shape[1] < m or self._z.shape[0] != p + 1:
+            self._z = np.empty((p + 1, max(m, 1)))  # one row per column: contiguous steps
+        return self._z[:p, :m], self._z[p, :m]
 
     @staticmethod
     def _dims(parts: Any) -> tuple[int, int]:
         return parts[0].shape[0], sum(1 if np.ndim(b) == 1 else b.shape[1] for b in parts) - 1
 
     def rows(self, parts: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(Z, ỹ) of one chunk: views of the work buffers, valid until the next call."""
+        """(Zᵀ, ỹ) of one chunk: the design rows as the columns of a p×m view of the work
+        buffer, and the label; valid until the next call."""
         m, d = self._dims(parts)
         sc = self.scaling
-        Z, yv = self._buffers(m, d + (1 if sc is not None and sc.fit_intercept else 0))
-        fill_rows(parts, sc, Z, yv)  # the design rows and label (PublicScaling, in place)
-        sq = Z[:, 0] * Z[:, 0]  # ‖z‖² summed over the columns in order
-        for k in range(1, Z.shape[1]):
-            sq += Z[:, k] * Z[:, k]
-        norms = np.sqrt(sq)
-        over = norms > self.bound
-        if over.any():
-            Z[over] *= (self.bound / norms[over])[:, None]
-        return Z, yv
+        ZT, yv = self._buffers(m, d + (1 if sc is not None and sc.fit_intercept else 0))
+        fill_rows(parts, sc, ZT, yv)  # the design rows and label (PublicScaling, in place)
+        clip_columns(ZT, self.bound)  # ‖z‖² summed over the columns in order
+        return ZT, yv
 
     def gram(self, source: Any) -> np.ndarray:
         """Σ ZᵀZ over the chunks of ``source`` (an in-memory, validated
         :class:`~dpreg._source.ArraySource` of [X | y])."""
 
         def blocks(parts: Any) -> np.ndarray:
-            Z, _ = self.rows(parts)
-            return Z.T @ Z
+            ZT, _ = self.rows(parts)
+            return ZT @ ZT.T
 
         return _reduce(source, blocks)
 
@@ -269,14 +262,14 @@ class BoostedRows:
             return _reduce(source, compiled)
 
         def blocks(parts: Any) -> np.ndarray:
-            Z, yv = self.rows(parts)
-            if Z.shape[0] == 0:
+            ZT, yv = self.rows(parts)
+            if ZT.shape[1] == 0:
                 return np.zeros(p)
-            r = Z[:, 0] * theta[0]  # Zθ summed over the columns in order
+            r = ZT[0] * theta[0]  # Zθ summed over the columns in order
             for k in range(1, p):
-                r += Z[:, k] * theta[k]
+                r += ZT[k] * theta[k]
             g = np.clip(yv - r, -tau, tau)
-            return np.cumsum(Z * g[:, None], axis=0)[-1]  # Σ over the rows in order
+            return np.cumsum(ZT * g, axis=1)[:, -1]  # Σ over the rows in order
 
         return _reduce(source, blocks)
 
@@ -294,20 +287,21 @@ class BoostedRows:
 
     def _raw_chunk(self, parts: Any) -> tuple[np.ndarray, np.ndarray]:
         """The chunk's raw X (m×d float64) and y: a view of a single float64 X block, else
-        the columns copied into a work buffer."""
+        the columns copied side by side into a work buffer (one contiguous row of the buffer
+        per column: a plain copy, read by the loop as an m×d view)."""
         m, d = self._dims(parts)
         blocks = [np.asarray(b).reshape(m, -1) for b in parts]
         if len(blocks) == 2 and blocks[0].shape[1] == d and blocks[0].dtype == np.float64 \
                 and blocks[1].dtype == np.float64:
             return blocks[0], blocks[1][:, 0]
-        if self._raw is None or self._raw.shape[0] < m or self._raw.shape[1] != d + 1:
-            self._raw = np.empty((max(m, 1), d + 1))
-        R = self._raw[:m]
+        if self._raw is None or self._raw.shape[1] < m or self._raw.shape[0] != d + 1:
+            self._raw = np.empty((d + 1, max(m, 1)))
+        R = self._raw[:, :m]
         j = 0
         for b in blocks:
-            R[:, j:j + b.shape[1]] = b
+            R[j:j + b.shape[1]] = b.T
             j += b.shape[1]
-        return R[:, :d], R[:, d]
+        return R[:d].T, R[d]
 
 
 def _reduce(source: Any, blocks: Any) -> np.ndarray:

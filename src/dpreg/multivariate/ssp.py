@@ -84,6 +84,7 @@ from dpreg.mechanisms.sensitivity import (
 from dpreg.multivariate._common import (
     check_choice,
     check_design,
+    clip_columns,
     column_names,
     fill_rows,
     noisy_symmetric,
@@ -166,18 +167,14 @@ class SSPGram:
         d = sum(1 if b.ndim == 1 else b.shape[1] for b in parts) - 1
         sc = self.scaling
         p = d if sc is None else sc.n_columns
-        if self._buf is None or self._buf.shape[0] < m or self._buf.shape[1] != p + 1:
-            self._buf = np.empty((max(m, 1), p + 1))
-        A = self._buf[:m]
-        Z, yv = A[:, :p], A[:, p]
-        fill_rows(parts, sc, Z, yv)
-        # row clipping to the public norm bound (clip_rows: x·B/‖x‖ where ‖x‖ > B)
-        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-        over = norms > self.bound
-        if over.any():
-            Z[over] *= (self.bound / norms[over])[:, None]
+        if self._buf is None or self._buf.shape[1] < m or self._buf.shape[0] != p + 1:
+            self._buf = np.empty((p + 1, max(m, 1)))  # one row per column: contiguous steps
+        AT = self._buf[:, :m]
+        ZT, yv = AT[:p], AT[p]
+        fill_rows(parts, sc, ZT, yv)
+        clip_columns(ZT, self.bound)  # row clipping to the public norm bound (clip_rows)
         np.clip(yv, -self.label_bound, self.label_bound, out=yv)
-        return np.concatenate([(A.T @ A).ravel(), [float(m)]])
+        return np.concatenate([(AT @ AT.T).ravel(), [float(m)]])
 
 
 def ssp_statistics(source: Any, *, x_norm_bound: float, y_bound: float, scaling: Any = None,
