@@ -4,6 +4,8 @@ same data, measured in the same run.
 
 Run: .venv/bin/python benchmarks/bench_sscp_onepass.py [--n 1000000] [--d 10] [--repeat 2]
      [--parquet]   (also stream the same table from a Parquet file written to a temp dir)
+     [--spark]     (with --parquet: the same releases from spark.read.parquet on a local[2]
+                   session, whose start-up is timed once and printed apart)
      [--no-boosted]  (skip BoostedAdaSSP: 100 passes over the rows)
 
 For X (n×d float64) and y: the baselines are numpy's XᵀX (no copy) and the augmented SSCP
@@ -61,6 +63,7 @@ def main() -> int:
     ap.add_argument("--d", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--parquet", action="store_true")
+    ap.add_argument("--spark", action="store_true")
     ap.add_argument("--no-boosted", action="store_true")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -126,6 +129,22 @@ def main() -> int:
             path, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6), size, True))
         runs.append(("regress(Parquet, adassp)", lambda: dpreg.regress(
             path, formula, method="adassp", epsilon=1.0, delta=1e-6, bounds=bmap), size, True))
+        if a.spark:
+            from dpreg.grouped.spark import spark_session
+
+            t0 = time.perf_counter()
+            session = spark_session()  # local[2] (or the active session)
+            session.sparkContext.setLogLevel("ERROR")
+            session.range(1).count()  # the JVM and a first job
+            start_s = time.perf_counter() - t0
+            print(f"Spark session start-up and a first job: {start_s:.1f} s", file=sys.stderr)
+            sdf = session.read.parquet(path)
+            release_sscp(sdf, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6)  # workers up
+            runs.append(("release_sscp(Spark DataFrame)", lambda: release_sscp(
+                sdf, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6), size, True))
+            runs.append(("regress(Spark DataFrame, adassp)", lambda: dpreg.regress(
+                sdf, formula, method="adassp", epsilon=1.0, delta=1e-6, bounds=bmap), size,
+                True))
     # warm-up (imports, BLAS threads, formulaic) on a small table
     small = ArraySource([X[:1000], y[:1000]], cols)
     release_sscp(small, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6)
@@ -149,6 +168,10 @@ def main() -> int:
           f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
     print(table(rows, ("computation", "best s", "× augmented", "≤ 2×", "extra peak / input",
                        "total peak / input", "≤ 1.3×")))
+    if a.spark and a.parquet:
+        print(f"Spark local[2] session start-up and a first job (once, not in the table): "
+              f"{start_s:.1f} s; Spark memory is the driver's only (executors are other "
+              "processes)")
     if tmp:
         import shutil
 
