@@ -345,7 +345,11 @@ class MethodSpec:
     ------------
     ``options`` (:class:`Option` per name), ``interval`` (:class:`IntervalSupport`),
     ``needs_rows`` (why the method has no one-pass statistics step for a file or Spark source;
-    ``None`` when it has one), ``needs_bounds`` (public bounds of every column are required),
+    ``None`` when it has one), ``reads_columns`` (a pandas DataFrame named by a plain formula
+    is fitted from its columns in place: the estimator's ``_fit_source`` on an in-memory
+    :class:`~dpreg._source.ArraySource` of them, which computes the same statistics as its fit
+    on arrays -- bit for bit -- without a copy of the columns into a design matrix),
+    ``needs_bounds`` (public bounds of every column are required),
     ``spark_native`` (its per-group statistics are one native Spark aggregation),
     ``harness`` (the reproduction harnesses that run it), ``estimator`` (the scikit-learn
     class, dotted path) and the methods below.
@@ -366,6 +370,7 @@ class MethodSpec:
     options: ClassVar[Mapping[str, Option]] = MappingProxyType({})
     interval: ClassVar[IntervalSupport] = IntervalSupport()
     needs_rows: ClassVar[str | None] = None
+    reads_columns: ClassVar[bool] = False
     needs_bounds: ClassVar[bool] = True
     spark_native: ClassVar[bool] = False
     harness: ClassVar[tuple[str, ...]] = ()
@@ -501,8 +506,8 @@ class MethodSpec:
                                   random_state=random_state, options=options)
         if ci_alpha is not None and hasattr(type(est), "_interval_required"):
             est._interval_required = True
-        try:
-            est.fit(pd.DataFrame(X, columns=x_names), y)
+        try:  # the frame wraps X (pandas copies an array by default: one copy of the data)
+            est.fit(pd.DataFrame(X, columns=x_names, copy=False), y)
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         return est.results_
@@ -513,10 +518,12 @@ class MethodSpec:
                    random_state: Any, options: dict[str, Any],
                    ci_alpha: float | None = None) -> Any:
         """One fit from a data source read in one pass (a file or a Spark DataFrame); only
-        methods with ``needs_rows is None``."""
+        methods with ``needs_rows is None`` -- or, for an in-memory source (the columns of a
+        DataFrame), methods that ``reads_columns`` (they may pass over the rows many times)."""
         from dpreg.exceptions import MechanismFailure
 
-        if self.needs_rows is not None:
+        in_memory = self.reads_columns and getattr(source, "kind", None) == "memory"
+        if self.needs_rows is not None and not in_memory:
             raise InvalidInputError(f"method {self.name!r} cannot fit from a file or a Spark "
                                     f"DataFrame: {self.needs_rows}")
         est = self.make_estimator(epsilon=epsilon, delta=delta, x_bounds=x_bounds,
