@@ -42,7 +42,11 @@ def check(p: Plan, emp: dict[str, float], tol: float = 0.25) -> None:
 def test_analytic_plan_matches_release(method, eps, delta, n, formula):
     p = plan(method, eps, delta, n=n, bounds=B, formula=formula)
     assert p.how.startswith("analytic")
-    emp, failed = empirical(method, eps, delta, n, formula, runs=300)
+    # AdaSSP's releases with 50 bootstrap replicates (the fit computes its interval's
+    # exclusion flag eagerly, ~90% of a fit at the default 2,000): the interval is
+    # post-processing, the coefficients' law -- what the plan predicts -- is the same
+    extra = {"n_boot": 50} if method == "adassp" else {}
+    emp, failed = empirical(method, eps, delta, n, formula, runs=300, **extra)
     check(p, emp)
     # the check rejects a wrong plan: the same numbers off by 2 (e.g. noise calibrated to ε
     # instead of the ε/2 or ε/3 part of a split) fall outside the tolerance
