@@ -6,23 +6,18 @@ the CLI (``DPREG_LEDGER``)."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import dpreg
+from _cli import run_cli
 from dpreg import GDP, ZCDP, ApproxDP, Ledger, PureDP
 from dpreg.multivariate.boosted import boosted_budget, boosted_split
 from dpreg.multivariate.ssp import adassp_guarantee
 from dpreg.privacy.units import COMPOSITION_NOTE, accounting_dict, requested_budget
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(scope="module")
@@ -190,11 +185,9 @@ class TestDefaultLedger:
 
 
 def _cli(*args, cwd, env_extra):
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="250", PYTHONWARNINGS="ignore", **env_extra)
-    env.pop("DPREG_LEDGER", None) if "DPREG_LEDGER" not in env_extra else None
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+    """The command in this process (tests/_cli.py), with $DPREG_LEDGER only as ``env_extra``
+    sets it (the CLI reads it when the command runs)."""
+    return run_cli(*args, cwd=cwd, columns=250, env=env_extra)
 
 
 def test_cli_env_ledger_remaining_and_show(tmp_path, frame):

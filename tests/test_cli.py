@@ -1,23 +1,16 @@
-"""Drive the ``dpreg`` command as a user would (subprocess)."""
+"""Drive the ``dpreg`` command as a user would: in-process through typer's runner (same
+parsing, exit codes and streams; tests/_cli.py), and through the real entry point
+(``python -m dpreg.cli``, a subprocess) where only that shows the behaviour."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-def run(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="200", PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+from _cli import run_cli as run
+from _cli import run_subprocess
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +27,7 @@ def csv(tmp_path_factory):
 
 
 def test_help_lists_commands():
-    out = run("--help")
+    out = run_subprocess("--help", module="dpreg.cli")  # the installed entry point
     assert out.returncode == 0
     for cmd in ("fit", "fit-groups", "release-cov", "regress", "demo", "reproduce", "audit"):
         assert cmd in out.stdout
@@ -91,8 +84,9 @@ def test_data_errors_exit_1_without_traceback(csv):
     out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp", "-e", "1",
               "-b", "x=0:1", "-b", "y=0:1")
     assert out.returncode == 1 and "delta is required" in out.stderr
-    out = run("--debug", "fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp", "-e", "1",
-              "-b", "x=0:1", "-b", "y=0:1")
+    # --debug lets the exception out: the real interpreter prints its traceback
+    out = run_subprocess("--debug", "fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp",
+                         "-e", "1", "-b", "x=0:1", "-b", "y=0:1", module="dpreg.cli")
     assert out.returncode != 0 and "Traceback" in out.stderr
     # an ε outside its range is a usage error of --epsilon (tests/test_cli_privacy_params.py)
     out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "-1",

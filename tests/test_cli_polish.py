@@ -2,33 +2,30 @@
 wrap nor cut names when piped (and their --json), warnings for ignored parameters, and
 progress bars that stay silent when piped unless --progress is given.
 
-The commands run as a user runs them (a subprocess whose stdout and stderr are pipes, not a
-terminal), on a small CSV whose values are distinctive numbers, so that a message that
-printed a data value would be caught.
+The commands run with stdout and stderr that are pipes, not a terminal: in-process through
+typer's runner (tests/_cli.py; same parsing, exit codes and streams), and once as a real
+subprocess (test_no_progress_when_piped), on a small CSV whose values are distinctive
+numbers, so that a message that printed a data value would be caught.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from _cli import run_cli, run_subprocess
+
 #: distinctive values of the private column (none may appear in any message)
 SECRET = 123.456789
 
 
-def run(*args: str, columns: int = 30, env_extra: dict[str, str] | None = None,
-        cwd=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": str(columns), **(env_extra or {})}
-    env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", "dpreg", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+def run(*args: str, columns: int = 30, cwd=None) -> subprocess.CompletedProcess:
+    return run_cli(*args, columns=columns, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -204,9 +201,11 @@ def test_ledger_show_piped_is_not_cut(tmp_path):
 # ------------------------------------------------------------------ progress
 def test_no_progress_when_piped(data):
     out = data.parent / "groups-out.csv"
-    for extra in ([], ["--backend", "reference"]):
-        proc = run("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
-                   "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT, *extra)
+    piped = [(lambda *a: run_subprocess(*a, columns=30), []), (run, ["--backend", "reference"])]
+    for call, extra in piped:
+        # first as a user runs it: python -m dpreg with real pipes
+        proc = call("fit-groups", str(data), "--by", "region", "--y", "income", "--x", "age",
+                    "-m", "noisy-stats", "--out", str(out), "--keys-from-data", *FIT, *extra)
         assert proc.returncode == 0, proc.stderr
         assert "fitting" not in proc.stderr and "\x1b" not in proc.stderr
         assert "\r" not in proc.stderr
@@ -433,7 +432,7 @@ def test_new_user_journey_codebook_formula_ledger(tmp_path):
     """As a new user would (issue 20): write the fair data to CSV, `codebook init`, fill in
     public bounds and levels, fit `C(occupation) + yrs_married*age + np.log(age)` with a
     codebook charging a ledger, then `ledger show` lists what was released (method, formula,
-    the data file's name) -- all in subprocesses with pipes."""
+    the data file's name) -- all with pipes."""
     from dpreg.data import load_dataset
 
     load_dataset("fair").frame.to_csv(tmp_path / "fair.csv", index=False)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pandas as pd
 import pytest
 
 import dpreg
+from _cli import run_cli
 from dpreg.codebook import Codebook, codebook_template, load_codebook, merge_bounds
 from dpreg.exceptions import InvalidInputError
 
@@ -202,8 +202,8 @@ def _csv_with_sentinels(tmp_path: Path) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dpreg", *args], capture_output=True,
-                          text=True, timeout=300)
+    """The command in this process (tests/_cli.py: same exit code and streams)."""
+    return run_cli(*args)
 
 
 def test_codebook_init_writes_names_and_empty_bounds_only(tmp_path):

@@ -490,9 +490,11 @@ def test_charging_a_ledger_without_a_record_warns(tmp_path):
     _make(path, n=1, key_file=False)
     remove_record(path)  # what a ledger of an older dpreg looks like
     data = tmp_path / "d.csv"
-    data.write_text("x,y\n" + "".join(f"{i % 7},{(3 * i) % 11}\n" for i in range(60)))
+    # n = 600, eps = 5: the secure release is never ⊥ (P(noisy nvar <= 0) ~ e^-40; with the
+    # 60 rows and eps = 0.5 this test used it was 1/3, and a ⊥ fit exits with status 1)
+    data.write_text("x,y\n" + "".join(f"{i % 7},{(3 * i) % 11}\n" for i in range(600)))
     res = RUNNER.invoke(app, ["fit", str(data), "--y", "y", "--x", "x", "--method",
-                              "noisy-stats", "-e", "0.5", "-b", "x=0:10", "-b", "y=0:10",
+                              "noisy-stats", "-e", "5", "-b", "x=0:10", "-b", "y=0:10",
                               "--ledger", str(path)])
     assert res.exit_code == 0, res.output
     assert "warning: ledger" in res.stderr and "no integrity record" in res.stderr

@@ -185,9 +185,8 @@ def test_sigint_while_waiting_for_the_lock_leaves_no_lock(tmp_path):
         outcome = proc.stdout.readline().strip()
         assert outcome in ("interrupted", "charged")
         assert _write_lock_is_free(path, timeout=3.0), "the interrupted process holds the lock"
-        shown = subprocess.run([sys.executable, "-m", "dpreg", "ledger", "show", str(path),
-                                "--json"], capture_output=True, text=True, env=_env(), timeout=60)
-        assert shown.returncode == 0, shown.stderr
+        shown = CliRunner().invoke(app, ["ledger", "show", str(path), "--json"])
+        assert shown.exit_code == 0, shown.output
         labels = [e["label"] for e in json.loads(shown.stdout)["events"]]
         assert labels == ([] if outcome == "interrupted" else ["waiter"])
     finally:

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +17,6 @@ import dpreg
 from dpreg.planner import Plan, _design, _simulate, plan
 
 B = {"y": (0.0, 10.0), "x": (-1.0, 3.0), "z": (0.0, 5.0)}
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def empirical(method, eps, delta, n, formula, runs, sim_seed=11, **options):
@@ -47,7 +42,11 @@ def check(p: Plan, emp: dict[str, float], tol: float = 0.25) -> None:
 def test_analytic_plan_matches_release(method, eps, delta, n, formula):
     p = plan(method, eps, delta, n=n, bounds=B, formula=formula)
     assert p.how.startswith("analytic")
-    emp, failed = empirical(method, eps, delta, n, formula, runs=300)
+    # AdaSSP's releases with 50 bootstrap replicates (the fit computes its interval's
+    # exclusion flag eagerly, ~90% of a fit at the default 2,000): the interval is
+    # post-processing, the coefficients' law -- what the plan predicts -- is the same
+    extra = {"n_boot": 50} if method == "adassp" else {}
+    emp, failed = empirical(method, eps, delta, n, formula, runs=300, **extra)
     check(p, emp)
     # the check rejects a wrong plan: the same numbers off by 2 (e.g. noise calibrated to ε
     # instead of the ε/2 or ε/3 part of a split) fall outside the tolerance
@@ -129,12 +128,10 @@ def test_bad_inputs():
 
 
 def test_cli_plan():
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONWARNINGS="ignore")
-    out = subprocess.run([sys.executable, "-m", "dpreg.cli", "plan", "--y", "y", "--x", "x",
-                          "-m", "noisy-stats", "-e", "1", "--n", "500", "-b", "y=0:10",
-                          "-b", "x=-1:3", "--json"], capture_output=True, text=True, env=env,
-                         timeout=300)
+    from _cli import run_cli
+
+    out = run_cli("plan", "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "1", "--n", "500",
+                  "-b", "y=0:10", "-b", "x=-1:3", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["coef_sd"] == pytest.approx(plan("noisy-stats", 1, n=500, bounds=B,

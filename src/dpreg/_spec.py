@@ -345,7 +345,11 @@ class MethodSpec:
     ------------
     ``options`` (:class:`Option` per name), ``interval`` (:class:`IntervalSupport`),
     ``needs_rows`` (why the method has no one-pass statistics step for a file or Spark source;
-    ``None`` when it has one), ``needs_bounds`` (public bounds of every column are required),
+    ``None`` when it has one), ``reads_columns`` (a pandas DataFrame named by a plain formula
+    is fitted from its columns in place: the estimator's ``_fit_source`` on an in-memory
+    :class:`~dpreg._source.ArraySource` of them, which computes the same statistics as its fit
+    on arrays -- bit for bit -- without a copy of the columns into a design matrix),
+    ``needs_bounds`` (public bounds of every column are required),
     ``spark_native`` (its per-group statistics are one native Spark aggregation),
     ``harness`` (the reproduction harnesses that run it), ``estimator`` (the scikit-learn
     class, dotted path) and the methods below.
@@ -366,6 +370,7 @@ class MethodSpec:
     options: ClassVar[Mapping[str, Option]] = MappingProxyType({})
     interval: ClassVar[IntervalSupport] = IntervalSupport()
     needs_rows: ClassVar[str | None] = None
+    reads_columns: ClassVar[bool] = False
     needs_bounds: ClassVar[bool] = True
     spark_native: ClassVar[bool] = False
     harness: ClassVar[tuple[str, ...]] = ()
@@ -389,6 +394,13 @@ class MethodSpec:
 
     def __repr__(self) -> str:
         return f"<method {self.name!r}>"
+
+    def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
+        """Refuse a public number of rows n the method cannot fit with these options (beyond
+        ``min_rows``; e.g. a path whose cost grows as n²) with an
+        :class:`~dpreg.exceptions.InvalidInputError` naming the limit and the alternatives.
+        Per-group tables check their largest group before anything is charged.  Default:
+        no upper limit."""
 
     # -- options ---------------------------------------------------------------------------
     def check_options(self, options: Mapping[str, Any], *,
@@ -494,8 +506,8 @@ class MethodSpec:
                                   random_state=random_state, options=options)
         if ci_alpha is not None and hasattr(type(est), "_interval_required"):
             est._interval_required = True
-        try:
-            est.fit(pd.DataFrame(X, columns=x_names), y)
+        try:  # the frame wraps X (pandas copies an array by default: one copy of the data)
+            est.fit(pd.DataFrame(X, columns=x_names, copy=False), y)
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         return est.results_
@@ -506,10 +518,12 @@ class MethodSpec:
                    random_state: Any, options: dict[str, Any],
                    ci_alpha: float | None = None) -> Any:
         """One fit from a data source read in one pass (a file or a Spark DataFrame); only
-        methods with ``needs_rows is None``."""
+        methods with ``needs_rows is None`` -- or, for an in-memory source (the columns of a
+        DataFrame), methods that ``reads_columns`` (they may pass over the rows many times)."""
         from dpreg.exceptions import MechanismFailure
 
-        if self.needs_rows is not None:
+        in_memory = self.reads_columns and getattr(source, "kind", None) == "memory"
+        if self.needs_rows is not None and not in_memory:
             raise InvalidInputError(f"method {self.name!r} cannot fit from a file or a Spark "
                                     f"DataFrame: {self.needs_rows}")
         est = self.make_estimator(epsilon=epsilon, delta=delta, x_bounds=x_bounds,
@@ -608,6 +622,51 @@ class MethodSpec:
         replicate_predictions`); shape (trials, 2), NaN rows where a replicate was ⊥."""
         raise InvalidInputError(f"method {self.name!r} has no vectorised replicates")
 
+    #: whether :meth:`replicates_many` runs the seeded data sets together (one batched
+    #: mechanism call per call of a data set's own release, row i taking data set i's keys)
+    batched_replicates: ClassVar[bool] = False
+
+    def replicates_many(self, data: Sequence[tuple[np.ndarray, np.ndarray]], *,
+                        epsilon: float, x_bounds: tuple[float, float],
+                        y_bounds: tuple[float, float], trials: int,
+                        x_eval: tuple[float, float], rngs: Sequence[Any],
+                        options: Mapping[str, Any]) -> list[np.ndarray]:
+        """:meth:`replicates` of many data sets, data set i with generator ``rngs[i]``: the
+        same arrays, bit for bit, as ``[self.replicates(*data[i], ..., rng=rngs[i]) ...]``
+        (evaluation only, nothing charged: :func:`dpreg.replicates.
+        replicate_predictions_many`).  With :attr:`batched_replicates`, the data sets whose
+        generator is seeded (neither secure nor a simulation generator) at a finite ε run
+        together through :meth:`replicates_batch`; the others (and every data set of the
+        other methods) run one at a time."""
+        from dpreg._random import is_secure, is_simulation
+
+        out: list[np.ndarray | None] = [None] * len(data)
+        if self.batched_replicates and math.isfinite(epsilon):
+            batch = [i for i, g in enumerate(rngs) if not is_secure(g) and not is_simulation(g)]
+            if batch:
+                got = self.replicates_batch(
+                    [data[i] for i in batch], epsilon=epsilon, x_bounds=x_bounds,
+                    y_bounds=y_bounds, trials=trials, x_eval=x_eval,
+                    rngs=[rngs[i] for i in batch], options=options)
+                for i, reps in zip(batch, got):
+                    out[i] = reps
+        for i, (x, y) in enumerate(data):
+            if out[i] is None:
+                out[i] = self.replicates(x, y, epsilon=epsilon, x_bounds=x_bounds,
+                                         y_bounds=y_bounds, trials=trials, x_eval=x_eval,
+                                         rng=rngs[i], options=options)
+        return [o for o in out if o is not None]
+
+    def replicates_batch(self, data: Sequence[tuple[np.ndarray, np.ndarray]], *,
+                         epsilon: float, x_bounds: tuple[float, float],
+                         y_bounds: tuple[float, float], trials: int,
+                         x_eval: tuple[float, float], rngs: Sequence[np.random.Generator],
+                         options: Mapping[str, Any]) -> list[np.ndarray]:
+        """The batched kernel of :meth:`replicates_many` (``batched_replicates`` methods;
+        seeded generators, finite ε): data set i's mechanism calls are row i of batched
+        calls through a :class:`~dpreg.mechanisms.batch.RowRandomness` of ``rngs``."""
+        raise InvalidInputError(f"method {self.name!r} has no batched replicates")
+
     # -- per-group fits --------------------------------------------------------------------
     #: options the LocalBackend of ``fit_by_group`` runs itself (``None``: per-group fits of
     #: this method run the reference loop, one :meth:`fit` per group)
@@ -661,7 +720,8 @@ class GroupBatch:
     never released; ``randomness(positions)``: the per-row randomness
     (:class:`~dpreg.mechanisms.batch.RowRandomness`) of those active groups, one row each, in
     order; ``epsilon``, ``delta``, ``x_bounds``, ``y_bounds``, ``options``: the public inputs
-    of every group's release."""
+    of every group's release; ``workers``: threads the statistics steps may use (the
+    releases do not depend on it)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -673,6 +733,7 @@ class GroupBatch:
     x_bounds: tuple[float, float]
     y_bounds: tuple[float, float]
     options: Mapping[str, Any] = field(default_factory=dict)
+    workers: int = 1
 
     @property
     def counts(self) -> np.ndarray:

@@ -168,17 +168,19 @@ def _check_domains(parsed: Any, bounds: Mapping[str, Any]) -> None:
                     f"give bounds for the term itself ({name!r})") from None
 
 
-def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *,
-                  levels: Mapping[str, Any] | None = None) -> ModelFrame:
-    """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc).
+@dataclass(frozen=True)
+class _Checked:
+    """A formula validated against a DataFrame's names, dtypes and the public bounds (nothing
+    of the values read yet): what :func:`parse_formula` and :func:`regress` build on."""
 
-    The formula is parsed by the restricted grammar of :mod:`dpreg._formula` against the column
-    *names* first (nothing is evaluated, no value is read); only a validated formula reaches
-    formulaic.  ``bounds`` are given for raw columns (the bounds of generated terms --
-    interactions, powers, transforms, dummies -- are derived from them, docs/formulas.md) or
-    for a term by its model-matrix name; ``levels`` declares the public levels of categorical
-    columns (column -> list, e.g. from a codebook).
-    """
+    parsed: Any
+    names: list[str]
+    labels: dict[str, Any]
+    dtypes: dict[str, Any]
+
+
+def _check_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any],
+                   levels: Mapping[str, Any] | None) -> _Checked:
     from dpreg import _formula
     from dpreg._validation import check_known_keys
 
@@ -216,6 +218,138 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *
             "that the set of levels is not read off the data"
         )
     _check_domains(parsed, bounds)  # public refusals before any value is read
+    return _Checked(parsed, names, labels, dtypes)
+
+
+@dataclass(frozen=True)
+class _PlainColumns:
+    """A formula of plain numeric columns (``y ~ x1 + x2``, ``- 1``/``+ 0`` for no intercept),
+    each with declared public bounds: the model matrix is the columns themselves, clipped to
+    their bounds, so it is read from the frame in place (no formulaic, no copy of the frame)."""
+
+    y_name: str
+    x_names: list[str]
+    fit_intercept: bool
+    x_bounds: list[tuple[float, float]]
+    y_bounds: tuple[float, float]
+
+    def column(self, data: pd.DataFrame, checked: _Checked, name: str) -> np.ndarray:
+        return data[checked.labels[name]].to_numpy()  # a view for a numpy column
+
+    def check_values(self, data: pd.DataFrame, checked: _Checked) -> None:
+        """A missing value (NaN) is refused, naming the column only, as the model-matrix
+        builder refuses it; ±inf is clipped to the bounds like any value outside them."""
+        for name in [self.y_name, *self.x_names]:
+            col = self.column(data, checked, name)
+            if col.dtype.kind == "f" and _has_nan(col):
+                from dpreg._formula import _show, display_name
+
+                raise InvalidInputError(
+                    f"formula term {_show(display_name(name), 80)} has missing (null/NaN) or "
+                    "undefined values in some rows (e.g. log of a non-positive number or an "
+                    "empty cell); clean the data or change the transform")
+
+    def source(self, data: pd.DataFrame, checked: _Checked) -> Any:
+        """The columns [x..., y] side by side, read in chunks in place: the statistics steps
+        clip every row to the public bounds as they read it (values checked:
+        :meth:`check_values`)."""
+        from dpreg._source import ArraySource
+
+        cols = [*self.x_names, self.y_name]
+        return ArraySource([self.column(data, checked, c) for c in cols], cols, validated=True)
+
+    def model_frame(self, data: pd.DataFrame, checked: _Checked) -> ModelFrame:
+        """The arrays of :class:`ModelFrame`: each column clipped to its bounds straight into
+        the design matrix (the numbers the model-matrix builder gives, in its layout)."""
+        X = np.empty((data.shape[0], len(self.x_names)), order="F")
+        for j, (name, (lo, hi)) in enumerate(zip(self.x_names, self.x_bounds)):
+            np.clip(self.column(data, checked, name), lo, hi, out=X[:, j])
+        y = np.clip(self.column(data, checked, self.y_name), *self.y_bounds).astype(float,
+                                                                                  copy=False)
+        return ModelFrame(X, y, list(self.x_names), self.y_name, list(self.x_bounds),
+                          self.y_bounds, self.fit_intercept, {})
+
+
+def _has_nan(col: np.ndarray, step: int = 1 << 20) -> bool:
+    return any(np.isnan(col[i:i + step]).any() for i in range(0, col.size, step))
+
+
+def _plain_columns(checked: _Checked, bounds: Mapping[str, Any]) -> _PlainColumns | None:
+    """The plain-column reading of the formula (:class:`_PlainColumns`), or None when it needs
+    the model-matrix builder: a term other than a column, a column removed with ``-``, a
+    column that is not a float64 or integer NumPy column (bool, categorical, extension
+    dtypes), or a column without declared bounds (the builder's path reports that)."""
+    from dpreg import _formula
+
+    if isinstance(bounds, _AllPrivate):
+        return None
+    try:
+        y_name, x_names, intercept = _formula.linear_terms(checked.parsed)
+    except InvalidInputError:
+        return None
+    rhs = checked.parsed.rhs
+    while isinstance(rhs, _formula.Paren):
+        rhs = rhs.inner
+    if isinstance(rhs, _formula.Chain):  # removals: the builder's term order decides
+        for op, item in zip(rhs.ops, rhs.items[1:]):
+            while isinstance(item, _formula.Paren):
+                item = item.inner
+            if op == "-" and not isinstance(item, (_formula.Num, _formula.Unary)):
+                return None
+    used = [y_name, *x_names]
+    if not x_names or y_name in x_names or "Intercept" in used:
+        return None
+    for name in used:
+        dt = checked.dtypes.get(name)
+        if not isinstance(dt, np.dtype) or not (dt == np.float64 or dt.kind in "iu"):
+            return None
+        value = bounds.get(name)
+        if not isinstance(value, (tuple, list)):
+            return None
+    return _PlainColumns(y_name, list(x_names), intercept,
+                         [check_bounds(bounds[c], f"bounds[{c!r}]") for c in x_names],
+                         check_bounds(bounds[y_name], f"bounds[{y_name!r}]"))
+
+
+def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *,
+                  levels: Mapping[str, Any] | None = None) -> ModelFrame:
+    """Resolve ``formula`` on ``data`` into arrays plus public bounds (see module doc).
+
+    The formula is parsed by the restricted grammar of :mod:`dpreg._formula` against the column
+    *names* first (nothing is evaluated, no value is read); only a validated formula reaches
+    formulaic.  ``bounds`` are given for raw columns (the bounds of generated terms --
+    interactions, powers, transforms, dummies -- are derived from them, docs/formulas.md) or
+    for a term by its model-matrix name; ``levels`` declares the public levels of categorical
+    columns (column -> list, e.g. from a codebook).  A formula of plain numeric columns with
+    declared bounds is read from the columns directly (each clipped to its bounds into the
+    design matrix; the same arrays formulaic builds).
+    """
+    checked = _check_formula(data, formula, bounds, levels)
+    plain = _plain_columns(checked, bounds)
+    if plain is not None:
+        plain.check_values(data, checked)
+        _check_bound_keys(bounds, checked.names, [])
+        return plain.model_frame(data, checked)
+    return _model_frame(data, formula, bounds, checked)
+
+
+def _check_bound_keys(bounds: Mapping[str, Any], names: list[str], terms: list[str]) -> None:
+    from dpreg._validation import check_known_keys
+
+    if not isinstance(bounds, _AllPrivate):
+        check_known_keys(bounds, names + [c for c in terms if c not in names
+                                          and c != "Intercept"],
+                         what="a column of the data or a term of the formula")
+
+
+def _model_frame(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any],
+                 checked: _Checked) -> ModelFrame:
+    """The model matrices built by formulaic (:func:`dpreg._formula.model_matrices`) from
+    the columns clamped to their declared bounds."""
+    from dpreg import _formula
+
+    parsed, names, labels, dtypes = (checked.parsed, checked.names, checked.labels,
+                                     checked.dtypes)
     # raw numeric columns are clamped to their declared bounds before terms are generated,
     # so every generated column lies in the bounds derived from them (and log/sqrt never see
     # a value outside the declared domain)
@@ -237,10 +371,7 @@ def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *
         raise InvalidInputError(f"formula must have exactly one response; got {list(lhs.columns)}")
     y_name = str(lhs.columns[0])
     cols = [str(c) for c in rhs.columns]
-    if not isinstance(bounds, _AllPrivate):
-        check_known_keys(bounds, names + [c for c in cols + [y_name]
-                                          if c not in names and c != "Intercept"],
-                         what="a column of the data or a term of the formula")
+    _check_bound_keys(bounds, names, cols + [y_name])
     fit_intercept = "Intercept" in cols
     x_idx = [j for j, c in enumerate(cols) if c != "Intercept"]
     x_names = [cols[j] for j in x_idx]
@@ -451,7 +582,26 @@ def regress(
                                options=method_options)
     if isinstance(merged, str) and merged == "private":
         merged = _AllPrivate()
-    mf = parse_formula(data, formula, merged, levels=cb.levels() if cb else None)
+    levels = cb.levels() if cb else None
+    spec = methods.REGISTRY.get(method) if isinstance(method, str) else None
+    if spec is not None and spec.reads_columns:
+        checked = _check_formula(data, formula, merged, levels)
+        plain = _plain_columns(checked, merged)
+        if plain is not None:  # the frame's columns read in place, clipped chunk by chunk
+            plain.check_values(data, checked)
+            _check_bound_keys(merged, checked.names, [])
+            if cb is not None:
+                cb.check_n(data.shape[0], _n_is_public(method, method_options),
+                           f"method {method!r}")
+            from dpreg import _dispatch
+
+            res = _dispatch.fit_source(
+                method, plain.source(data, checked), x_cols=plain.x_names,
+                y_col=plain.y_name, epsilon=epsilon, delta=delta, x_bounds=plain.x_bounds,
+                y_bounds=plain.y_bounds, fit_intercept=plain.fit_intercept, ledger=ledger,
+                random_state=random_state, options=method_options)
+            return res.replace(privacy=res.privacy.with_requested(epsilon, delta))
+    mf = parse_formula(data, formula, merged, levels=levels)
     if cb is not None:
         cb.check_n(data.shape[0], _n_is_public(method, method_options), f"method {method!r}")
     res = fit_arrays(

@@ -10,6 +10,7 @@ exactly the distribution of one call of the corresponding :mod:`dpreg.simple` fu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,10 +20,13 @@ from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple._common import check_simple_xy, check_x_eval
 
-__all__ = ["replicate_predictions", "REPLICABLE"]
+__all__ = ["replicate_predictions", "replicate_predictions_many", "REPLICABLE", "BATCHED"]
 
 #: the one-x methods of the simple harness (their specs release replicates)
 REPLICABLE = methods.names(harness="simple")
+#: the methods whose replicates :func:`replicate_predictions_many` runs for many data sets at
+#: once (their specs' ``batched_replicates``; the others run one data set at a time)
+BATCHED = tuple(m for m in REPLICABLE if methods.get(m).batched_replicates)
 
 
 def replicate_predictions(
@@ -54,5 +58,45 @@ def replicate_predictions(
     return methods.get(method).replicates(
         xa, ya, epsilon=eps, x_bounds=xb, y_bounds=yb, trials=t, x_eval=(xe[0], xe[1]),
         rng=gen,
+        options={"output_range": output_range, "pairs": pairs, "theta": theta, "dof": dof,
+                 "tau": tau, "steps": steps, "algorithm": algorithm})
+
+
+def replicate_predictions_many(
+    method: str, xs: Sequence[Any], ys: Sequence[Any], *, epsilon: float,
+    x_bounds: tuple[float, float], y_bounds: tuple[float, float], trials: int,
+    rngs: Sequence[Any], x_eval: Any = None, output_range: tuple[float, float] | None = None,
+    pairs: str | int = "all", theta: float | None = None, dof: int = 3, tau: float = 1.0,
+    steps: int = 80, algorithm: str = "auto",
+) -> list[np.ndarray]:
+    """:func:`replicate_predictions` on many data sets: ``[replicate_predictions(method,
+    xs[i], ys[i], ..., rng=rngs[i]) for i in range(len(xs))]``, the same arrays bit for bit
+    (e.g. every tract of the demo, each with its own generator).
+
+    For the methods of :data:`BATCHED`, the data sets whose generator is seeded (not secure,
+    not a simulation generator) at a finite ε run together: each mechanism call of data set i
+    becomes row i of one batched call through a :class:`~dpreg.mechanisms.batch.RowRandomness`
+    of the ``rngs`` -- row i takes its noise keys from ``rngs[i]`` in the order its own call
+    takes them, so its replicates are those of its own call (the method's
+    ``replicates_many``).  Everything else runs one data set at a time.  Every parameter and
+    data set is checked before any noise is drawn.
+
+    Evaluation only, like :func:`replicate_predictions`: nothing is charged, each replicate
+    costs the full ε on its data set (the module doc)."""
+    if method not in REPLICABLE:
+        raise InvalidInputError(f"method must be one of {list(REPLICABLE)}; got {method!r}")
+    if len(xs) != len(ys) or len(xs) != len(rngs):
+        raise InvalidInputError(f"xs, ys and rngs must have one entry per data set; got "
+                                f"{len(xs)}, {len(ys)} and {len(rngs)} entries")
+    data = [check_simple_xy(x, y) for x, y in zip(xs, ys)]
+    eps = check_epsilon(epsilon)
+    xb = check_bounds(x_bounds, "x_bounds")
+    yb = check_bounds(y_bounds, "y_bounds")
+    t = check_int(trials, "trials", minimum=1)
+    xe = check_x_eval(x_eval, xb, exactly_two=True)
+    gens = [check_rng(r) for r in rngs]
+    return methods.get(method).replicates_many(
+        data, epsilon=eps, x_bounds=xb, y_bounds=yb, trials=t, x_eval=(xe[0], xe[1]),
+        rngs=gens,
         options={"output_range": output_range, "pairs": pairs, "theta": theta, "dof": dof,
                  "tau": tau, "steps": steps, "algorithm": algorithm})

@@ -338,11 +338,22 @@ def _plain(rng):
     return np.random.Generator(rng.bit_generator)  # seeded mode on the audit's stream
 
 
-def _seeded_laplace_releases(data, n, rng):
-    """n seeded releases through the public function (one call each, one generator)."""
+def _seeded_laplace_releases(data, n, rng, check=200):
+    """n seeded releases of the public function, one call each with one generator:
+    ``[laplace(value, ..., rng=g) for _ in range(n)]``, computed as ``laplace_rows`` with
+    every row's generator that one g (row j then takes g's j-th key, as call j does; bit for
+    bit, checked on the first ``check`` calls against a generator in the same state)."""
+    from dpreg.mechanisms import laplace_rows
+    from dpreg.mechanisms.batch import RowRandomness
+
     g = _plain(rng)
-    out = np.array([laplace(float(data["value"]), sensitivity=1.0, epsilon=1.0, rng=g)
-                    for _ in range(n)])
+    twin = np.random.Generator(type(g.bit_generator)())
+    twin.bit_generator.state = g.bit_generator.state
+    value = float(data["value"])
+    out = laplace_rows(np.full(n, value), sensitivity=1.0, epsilon=1.0,
+                       rng=RowRandomness.seeded([g] * n))
+    calls = [laplace(value, sensitivity=1.0, epsilon=1.0, rng=twin) for _ in range(check)]
+    assert out[:check].tolist() == calls
     ref_d, ref_dp = data["refs"]
     return reachability_event(out, ref_d, ref_dp, 1.0)
 

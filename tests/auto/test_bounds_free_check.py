@@ -5,11 +5,7 @@ make useful (InsufficientBudgetError), or with allow_unreliable=True warns and m
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,8 +15,6 @@ from sklearn.datasets import load_diabetes
 import dpreg
 from dpreg.auto.checks import BOUNDS_P_OUT_MAX, bounds_outside_probability, check_bounds_free
 from dpreg.exceptions import InsufficientBudgetError, UnreliableReleaseWarning
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(scope="module")
@@ -90,16 +84,13 @@ def test_outside_probability_properties():
 
 def test_cli_issue_case(tmp_path, diabetes):
     diabetes.to_csv(tmp_path / "diabetes.csv", index=False)
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="200")
-    env.pop("DPREG_LEDGER", None)
-    args = [sys.executable, "-m", "dpreg.cli", "fit", "diabetes.csv", "--y", "target", "--x",
+    from _cli import run_cli
+
+    args = ["fit", "diabetes.csv", "--y", "target", "--x",
             "bmi", "-m", "auto", "-e", "1", "--bounds", "private"]
-    out = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path,
-                         timeout=300)
+    out = run_cli(*args, cwd=tmp_path)
     assert out.returncode == 1 and "cannot give a useful release" in out.stderr
     assert out.stdout == ""
-    forced = subprocess.run([*args, "--allow-unreliable", "--json"], capture_output=True,
-                            text=True, env=env, cwd=tmp_path, timeout=300)
+    forced = run_cli(*args, "--allow-unreliable", "--json", cwd=tmp_path, show_warnings=True)
     assert forced.returncode == 0 and "UNRELIABLE" in forced.stderr
     assert json.loads(forced.stdout)["reliable"] is False

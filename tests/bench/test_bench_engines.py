@@ -160,7 +160,7 @@ def test_gradient_descent_fast_path_is_exercised_and_exact():
 def test_many_trials_vectorised_match_in_distribution():
     x, y = data(50, 11)
     y = np.clip(y, 0, 1)
-    draws = 600
+    draws = 300  # seeded: p = 0.6 for the right law, < 1e-10 at 4x the budget (from 250 on)
     preds, _ = E.gd_replicates(x, y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(0, 1),
                                trials=draws, rng=3)
     singles = [gradient_descent(x, y, epsilon=2.0, x_bounds=(0, 1), y_bounds=(0, 1),

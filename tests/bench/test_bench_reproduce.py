@@ -2,27 +2,21 @@
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from _cli import run_cli
 from dpreg import __version__
 from dpreg.bench import load_spec, reproduce
 from dpreg.bench.runner import META_COLUMNS, cell_seed_sequence
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
 
 def cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="200", PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    """The command in this process (tests/_cli.py: same exit code and streams)."""
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")

@@ -165,23 +165,18 @@ def test_authors_adassp_is_amin_et_als_baseline():
 
 
 def test_quick_cli_run_says_it_is_too_small_to_test_a_claim(tmp_path):
+    """The command in-process (tests/_cli.py: the same parsing, exit code and streams; the
+    entry point itself is run as a subprocess in tests/test_cli.py)."""
     import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = {**os.environ, "COLUMNS": "200", "PYTHONWARNINGS": "ignore",
-           "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    base = [sys.executable, "-m", "dpreg", "reproduce", "amin-r2", "--quick", "--out",
-            str(tmp_path)]
-    text = subprocess.run(base, capture_output=True, text=True, env=env, timeout=600)
+    from _cli import run_cli
+
+    base = ["reproduce", "amin-r2", "--quick", "--out", str(tmp_path)]
+    text = run_cli(*base)
     assert text.returncode == 0, text.stderr
     assert "too small to test any claim" in text.stdout
     assert QUICK_VERDICT in text.stdout
-    js = subprocess.run([*base, "--resume", "--json"], capture_output=True, text=True, env=env,
-                        timeout=600)
+    js = run_cli(*base, "--resume", "--json")
     report = json.loads(js.stdout)
     assert report["evidence"] == QUICK_NOTE
     assert {v["verdict"] for v in report["verdicts"]} == {QUICK_VERDICT}

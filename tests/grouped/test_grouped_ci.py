@@ -7,13 +7,12 @@ single fit with the group's stream; every backend gives the same table for a see
 """
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from _cli import run_cli
 from dpreg import InvalidInputError, Ledger, fit_by_group
 from dpreg.api import fit_arrays
 from dpreg.grouped._common import group_generator, make_spec
@@ -143,11 +142,11 @@ def test_cli_fit_groups_ci(tmp_path):
     keys.write_text("\n".join(str(k) for k in range(len(SIZES))))
     out = tmp_path / "o.csv"
     plot = tmp_path / "p.png"
-    proc = subprocess.run(
-        [sys.executable, "-m", "dpreg", "fit-groups", str(data), "--by", "k", "--x", "x", "--y",
-         "y", "-m", "noisy-stats", "-e", "4", "-b", "x=0:1", "-b", "y=-1:2", "--groups-file",
-         str(keys), "--out", str(out), "--seed", "7", "--ci", "0.1", "--plot", str(plot),
-         "--json"], capture_output=True, text=True)
+    proc = run_cli(
+        "fit-groups", str(data), "--by", "k", "--x", "x", "--y",
+        "y", "-m", "noisy-stats", "-e", "4", "-b", "x=0:1", "-b", "y=-1:2", "--groups-file",
+        str(keys), "--out", str(out), "--seed", "7", "--ci", "0.1", "--plot", str(plot),
+        "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["intervals"]["level"] == pytest.approx(0.9)
@@ -168,22 +167,23 @@ def test_cli_fit_groups_ci_counts_the_tight_theil_sen_groups(tmp_path):
     table().to_csv(data, index=False)
     keys = tmp_path / "keys.txt"
     keys.write_text("\n".join(str(k) for k in range(len(SIZES))))
-    args = [sys.executable, "-m", "dpreg", "fit-groups", str(data), "--by", "k", "--x", "x",
+    args = ["fit-groups", str(data), "--by", "k", "--x", "x",
             "--y", "y", "-m", "theil-sen-exp", "-e", "4", "-b", "x=0:1", "-b", "y=-1:2",
             "--groups-file", str(keys), "--out", str(tmp_path / "o.csv"), "--seed", "7",
             "--ci", "0.1"]
-    proc = subprocess.run([*args, "--json"], capture_output=True, text=True)
+    proc = run_cli(*args, "--json")
     assert proc.returncode == 0, proc.stderr
     iv = json.loads(proc.stdout)["intervals"]
     released = pd.read_csv(tmp_path / "o.csv")
     released = released[~released["failed"].astype(bool)]
     assert iv["tight"] == int((released["n"] * 4.0 < 200).sum()) == 2
-    text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    text = " ".join(run_cli(*args).stdout.split())  # rich wraps at the terminal width
     assert "2 groups have the conservative tight Theil-Sen interval" in text
 
 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
+@pytest.mark.slow  # a Spark job per method (make test keeps one Spark smoke test)
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support")
 @pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
 def test_spark_interval_table_equals_reference(spark):

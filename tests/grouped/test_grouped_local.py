@@ -2,10 +2,7 @@
 the same seeds (every simple method), public keys and presence, bad keys, secure mode, the
 segment kernels and the ``dpreg fit-groups --backend`` command."""
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +13,6 @@ from dpreg.grouped import group_seed_sequence, parse_key_list
 from dpreg.simple._segments import segment_sums, segment_sums_numpy
 
 BOUNDS = {"x": (0.0, 1.0), "y": (0.0, 1.0)}
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def table(groups=30, seed=0, *, sizes=(0, 1, 2, 3, 40, 130, 260)):
@@ -294,10 +290,10 @@ def test_parse_key_list():
 
 
 def _cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               COLUMNS="200", PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, "-m", "dpreg.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    """The command in this process (tests/_cli.py: same exit code and streams)."""
+    from _cli import run_cli
+
+    return run_cli(*args)
 
 
 def test_cli_fit_groups_backends_and_integer_keys(tmp_path):

@@ -27,8 +27,8 @@ def table(seed=0):
     return pd.DataFrame({"k": keys, "x": x, "y": y}).sample(frac=1, random_state=seed)
 
 
-@pytest.mark.slow  # ~60 s on 2 shared cores; make test keeps test_spark_keys_follow_the_rule and
-# tests/scale/test_sources_spark.py (per-group from Parquet, covariance release) on Spark
+@pytest.mark.slow  # ~60 s on 2 shared cores; make test keeps test_spark_keys_follow_the_rule as
+# its one Spark smoke test (tests/scale/test_sources_spark.py is slow too)
 def test_spark_backend(spark, monkeypatch):
     """One test (one Spark session per xdist worker): equality with the local backend for
     native-aggregation and applyInPandas methods, Spark DataFrame input, key handling."""
@@ -89,7 +89,9 @@ def test_spark_backend(spark, monkeypatch):
 
 
 def test_spark_keys_follow_the_rule(spark):
-    """Issue 15 item 1 on Spark: keys that are one group are refused before anything runs;
+    """``make test``'s one Spark smoke test (the JVM, applyInPandas on the executors, equality
+    with the local backend); the other Spark tests are ``slow``.  Issue 15 item 1 on Spark:
+    keys that are one group are refused before anything runs;
     -0.0 and 0.0 rows are one group; 2**53 + 1 does not match the double 2**53; the streams
     are the local backend's (one rule, one stream per canonical key)."""
     g = np.random.default_rng(3)

@@ -15,12 +15,18 @@ from dpreg.privacy.budgets import gdp_mu, zcdp_rho_for_approx
 EPS, DELTA, T, D, N = 1.0, 1e-6, 10, 5, 20
 
 
-def final_iterates(accounting, neighbouring="replace-one", runs=400, clip=0.5, eta=0.3):
+#: rounds of the noise-calibration runs: the per-round budget and the √T growth of the summed
+#: noise are the same rule at any T, and each round is a seeded Gaussian release (~ms)
+T_NOISE = 3
+
+
+def final_iterates(accounting, neighbouring="replace-one", runs=400, clip=0.5, eta=0.3,
+                   n_iter=T_NOISE):
     """X = 0: every gradient is 0, so θ_T = −(η/n)·Σ_t z_t is pure noise."""
     X, y = np.zeros((N, D)), np.linspace(-1, 1, N)
     out, extras = [], []
     for seed in range(runs):
-        res = dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, clip_norm=clip, n_iter=T,
+        res = dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, clip_norm=clip, n_iter=n_iter,
                                   learning_rate=eta, accounting=accounting, output="last",
                                   neighbouring=neighbouring, rng=seed)
         out.append(res.params.to_numpy())
@@ -33,26 +39,31 @@ def test_noise_is_calibrated(accounting):
     clip, eta = 0.5, 0.3
     samples, _, res = final_iterates(accounting, clip=clip, eta=eta)
     sens = 2 * clip  # replace-one
+    t = T_NOISE
     if accounting == "gdp":
-        sigma = sens / (gdp_mu(EPS, DELTA) / math.sqrt(T))
+        sigma = sens / (gdp_mu(EPS, DELTA) / math.sqrt(t))
     else:
-        sigma = sens / math.sqrt(2 * zcdp_rho_for_approx(EPS, DELTA) / T)
+        sigma = sens / math.sqrt(2 * zcdp_rho_for_approx(EPS, DELTA) / t)
     assert res.privacy.details["noise_sd"] == pytest.approx(sigma, rel=1e-9)
-    sd = math.sqrt(T) * sigma * eta / N
+    sd = math.sqrt(t) * sigma * eta / N
     assert ks_pvalue(samples, stats.norm(scale=sd).cdf) > ALPHA
     for wrong in (0.7, 1.3):
         assert ks_pvalue(samples, stats.norm(scale=sd * wrong).cdf) < ALPHA
 
 
 def test_add_remove_releases_a_noisy_count():
+    """Under add/remove the count is one more Gaussian release: T + 1 releases share the μ.
+    One round (T + 1 = 2) makes the extra release half of the budget, so a count calibrated
+    as one of T releases (√2× too little noise) would be caught, and each run is 2 releases."""
     X, y = np.zeros((1000, 2)), np.zeros(1000)
-    counts = [dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, n_iter=T,
+    counts = [dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, n_iter=1,
                                   neighbouring="add-remove", rng=s).extra["n_noisy"]
               for s in range(1500)]
-    mu_r = gdp_mu(EPS, DELTA) / math.sqrt(T + 1)
+    mu_r = gdp_mu(EPS, DELTA) / math.sqrt(1 + 1)
     z = (np.array(counts) - 1000) * mu_r
     assert ks_pvalue(z, stats.norm.cdf) > ALPHA
     assert ks_pvalue(z, stats.norm(scale=1.3).cdf) < ALPHA
+    assert ks_pvalue(z * math.sqrt(2), stats.norm.cdf) < ALPHA  # calibrated as one of T = 1
 
 
 @pytest.mark.parametrize("accounting,kind", [("gdp", GDP), ("zcdp", ZCDP)])

@@ -12,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+from _batch_draws import one_generator_calls
 from _stats import ALPHA, ks_pvalue
 from dpreg import Ledger, PureDP
 from dpreg.exceptions import InvalidInputError, PrivacyLeakWarning
-from dpreg.mechanisms import quantile_em_intervals
+from dpreg.mechanisms import laplace_rows, quantile_em_intervals
 from dpreg.preprocess import (
     DEFAULT_COARSE_RANGE,
     boundary_count,
@@ -91,8 +92,13 @@ def test_refused_when_the_ledger_is_short_and_nothing_is_spent():
 # ----------------------------------------------------------------------------- noisy count
 def test_noisy_count_noise_is_laplace_one_over_epsilon_with_power():
     eps, n = 0.5, 1000
-    gen = np.random.default_rng(11)
-    draws = np.array([noisy_count(n, epsilon=eps, rng=gen).value for _ in range(6000)]) - n
+    # 6000 calls noisy_count(n, ..., rng=gen) with one generator: one batch of its Laplace
+    # releases, rounded and floored at 0 as noisy_count does (checked against the calls)
+    draws = one_generator_calls(
+        lambda g: noisy_count(n, epsilon=eps, rng=g).value,
+        lambda rows: np.maximum(0.0, np.round(laplace_rows(np.full(6000, float(n)),
+                                                           sensitivity=1.0, epsilon=eps,
+                                                           rng=rows))), 11, 6000) - n
     # rounding to integers: compare the mean absolute deviation (1/ε for Laplace, +1/12ε·… tiny)
     mad = float(np.mean(np.abs(draws)))
     se = math.sqrt(1.0 / eps ** 2) / math.sqrt(draws.size)  # sd of |Lap(b)| is b
@@ -211,9 +217,12 @@ def test_noisy_nvar_noise_is_laplace_with_the_stated_scale_and_power():
     x = np.random.default_rng(5).uniform(0, 4, 50)
     eps, xb = 0.7, (0.0, 4.0)
     exact = _nvar(x)
-    gen = np.random.default_rng(9)
-    draws = np.array([noisy_nvar(x, epsilon=eps, x_bounds=xb, rng=gen).value for _ in range(4000)])
     scale = (1 - 1 / 50) * 16 / eps
+    # 4000 calls with one generator, as one batch of their Laplace releases (checked)
+    draws = one_generator_calls(
+        lambda g: noisy_nvar(x, epsilon=eps, x_bounds=xb, rng=g).value,
+        lambda rows: laplace_rows(np.full(4000, exact), sensitivity=(1 - 1 / 50) * 16,
+                                  epsilon=eps, rng=rows), 9, 4000)
     assert ks_pvalue(draws - exact, stats.laplace(scale=scale).cdf) > ALPHA
     for wrong in (0.7, 1.3):
         assert ks_pvalue(draws - exact, stats.laplace(scale=wrong * scale).cdf) < ALPHA
@@ -255,9 +264,11 @@ def test_boundary_count_counts_rows_on_or_beyond_any_bound():
 def test_noisy_boundary_count_noise_is_laplace_one_over_epsilon_with_power():
     X = np.column_stack([np.linspace(0, 1, 200), np.full(200, 0.5)])  # 2 rows on the x bounds
     eps = 0.4
-    gen = np.random.default_rng(21)
-    draws = np.array([noisy_boundary_count(X, bounds=[(0, 1)] * 2, epsilon=eps, rng=gen).value
-                      for _ in range(4000)]) - 2.0
+    # 4000 calls with one generator, as one batch of their Laplace releases (checked)
+    draws = one_generator_calls(
+        lambda g: noisy_boundary_count(X, bounds=[(0, 1)] * 2, epsilon=eps, rng=g).value,
+        lambda rows: laplace_rows(np.full(4000, 2.0), sensitivity=1.0, epsilon=eps,
+                                  rng=rows), 21, 4000) - 2.0
     assert ks_pvalue(draws, stats.laplace(scale=1 / eps).cdf) > ALPHA
     for wrong in (0.7, 1.3):
         assert ks_pvalue(draws, stats.laplace(scale=wrong / eps).cdf) < ALPHA

@@ -1,6 +1,7 @@
 """Child process of test_memory_cap.py: warm up on a small file, cap the address space at
-(current size + CAP_MB) with RLIMIT_AS, then either load the big file with pandas or stream a
-release from it (``release_sscp``, or ``regress(..., method="noisy-stats")``); prints one line (LOADED / RELEASED / MEMORYERROR / ERR ...)."""
+(current size + CAP_MB) with RLIMIT_AS, then either load the big file with pandas or stream
+two releases from it (``release_sscp``, then ``regress(..., method="noisy-stats")``); prints a
+line per step (LOADED / RELEASED / MEMORYERROR / ERR ...)."""
 
 import resource
 import sys
@@ -40,12 +41,12 @@ resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 try:
     if mode == "pandas":
         print("LOADED", len(pd.read_parquet(big)))
-    elif mode == "stream-noisy-stats":  # a simple one-x release: the same chunked reading
+    else:  # both streamed releases under the one cap: the SSCP matrix, then a simple one-x
+        # release (noisy-stats: the same chunked reading)
+        rel = release_sscp(big, **kw)
+        print("RELEASED", rel.metadata["sigma"] > 0, flush=True)
         res = dpreg.regress(big, "c1 ~ c0", **ns_kw)
         print("RELEASED", res.nobs > 1_000_000 and not res.failed)
-    else:
-        rel = release_sscp(big, **kw)
-        print("RELEASED", rel.metadata["sigma"] > 0)
 except MemoryError as exc:  # pyarrow's ArrowMemoryError is a MemoryError
     print("MEMORYERROR", type(exc).__name__)
 except Exception as exc:

@@ -100,6 +100,7 @@ SPARK_WARNINGS = ("ignore:PySpark does not yet fully support", "ignore:The copy 
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 @pytest.mark.filterwarnings(*SPARK_WARNINGS)
+@pytest.mark.slow  # Spark jobs (make test keeps one Spark smoke test)
 @pytest.mark.parametrize("method", ["noisy-stats", "dp-intercept"])
 def test_nation_on_spark_equals_local(spark, nation, method):
     """The executors read the Parquet files; the statistics are aggregated natively and the

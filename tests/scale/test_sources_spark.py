@@ -1,7 +1,11 @@
 """Releases from Spark DataFrames and files read by Spark executors (issue 19): the statistics
 are summed per partition on the executors (mapInArrow) and the noise is added on the driver by
 the same release as in memory -- equal for one seed up to the float summation order
-(rtol 1e-9).  Uses the session-scoped ``spark`` fixture (tests/conftest.py)."""
+(rtol 1e-9).  Uses the session-scoped ``spark`` fixture (tests/conftest.py).
+
+All ``slow`` (``make test-slow``): Spark jobs whose executors start Python workers that import
+dpreg cost ~20-70 s of CPU each on the 2-core machine; ``make test`` keeps one Spark smoke test
+(tests/grouped/test_grouped_spark.py::test_spark_keys_follow_the_rule)."""
 
 import numpy as np
 import pandas as pd
@@ -11,7 +15,7 @@ import dpreg
 from dpreg import InvalidInputError, fit_by_group
 from dpreg.covariance import release_sscp
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"),
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark"), pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:PySpark does not yet fully support"),
               pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
 
@@ -125,7 +129,6 @@ def test_simple_sufficient_statistics_on_spark_equal_local(spark, tmp_path):
     assert res.exit_code != 0 and "load the columns" in res.output.lower()
 
 
-@pytest.mark.slow
 def test_covariance_ols_on_spark_and_a_csv_read_by_spark(spark, tmp_path):
     df = frame(3000, seed=2)
     sdf = spark.createDataFrame(df).repartition(4)

@@ -220,24 +220,25 @@ def test_cli_refusal_in_cli_spelling_and_json_says_which_interval(tmp_path):
     spelling (``-o ci_method=tight``, not the API's ``ci_method='tight'``); with the default
     the ``--json`` output's ``ci`` says whether the interval is calibrated."""
     import json
-    import subprocess
-    import sys
 
     import pandas as pd
+
+    from _cli import run_cli
 
     x, y = _line(80, 9)
     small = tmp_path / "s.csv"
     pd.DataFrame({"x": x, "y": y}).to_csv(small, index=False)
-    base = [sys.executable, "-m", "dpreg", "fit", str(small), "-m", "theil-sen-exp", "--x", "x",
+    base = ["fit", str(small), "-m", "theil-sen-exp", "--x", "x",
             "--y", "y", "-e", "1", "-b", "x=0:1", "-b", "y=-1:2", "--ci", "0.1"]
-    out = subprocess.run([*base, "-o", "ci_method=calibrated"], capture_output=True, text=True)
+    out = run_cli(*base, "-o", "ci_method=calibrated")
     assert out.returncode == 1
     assert "-o ci_method=tight" in out.stderr and "ci_method='tight'" not in out.stderr
-    js = subprocess.run([*base, "--json"], capture_output=True, text=True, check=True)
+    js = run_cli(*base, "--json")
+    assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout)["ci"]["calibrated"] == {"x": False}
     x2, y2 = _line(500, 10)
     big = tmp_path / "b.csv"
     pd.DataFrame({"x": x2, "y": y2}).to_csv(big, index=False)
-    js2 = subprocess.run([*base[:4], str(big), *base[5:], "--json"], capture_output=True,
-                         text=True, check=True)
+    js2 = run_cli(base[0], str(big), *base[2:], "--json")
+    assert js2.returncode == 0, js2.stderr
     assert json.loads(js2.stdout)["ci"]["calibrated"] == {"x": True}

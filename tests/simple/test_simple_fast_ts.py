@@ -127,7 +127,8 @@ def test_counts_with_extreme_magnitudes():
     for est, xe in TARGETS:
         d = exact(x, y, est, xe)
         pc = pair_counter(x, y, estimand=est, x_eval=xe)
-        for r in probes_near(d, k=25) + [-1e300, 1e300, 5e-324, -1e-310]:
+        # every ~60th exact value (each count is exact pair-by-pair arithmetic here)
+        for r in probes_near(d, k=12) + [-1e300, 1e300, 5e-324, -1e-310]:
             assert 2 * pc.count(r) + pc.n_tied == below(d, r), r
 
 
@@ -375,7 +376,8 @@ def test_theil_sen_algorithm_choice_and_statement():
 @pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-wide"])
 def test_replicates_fast_and_materialised_have_the_same_law(method):
     x, y = data(120, seed=6)
-    kw = dict(epsilon=2.0, x_bounds=(0, 1), y_bounds=(-0.5, 1.5), trials=3000,
+    # 1500 replicates: seeded KS p 0.45-0.75 for the two paths, < 1e-14 for half the budget
+    kw = dict(epsilon=2.0, x_bounds=(0, 1), y_bounds=(-0.5, 1.5), trials=1500,
               output_range=(-0.5, 1.5))
     a = replicate_predictions(method, x, y, **kw, algorithm="exact-fast", rng=1)
     b = replicate_predictions(method, x, y, **kw, algorithm="materialise", rng=2)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from _batch_draws import dp_intercept_draws, noisy_stats_draws
 from _stats import ALPHA, ks_pvalue
 from dpreg import Ledger, PrivacyLeakWarning, PureDP
 from dpreg.exceptions import BudgetExceededError
@@ -208,17 +209,16 @@ def test_noise_scales():
     eps = 0.9
     reps = 8000
     xbar, ybar = x.mean(), y.mean()
-    d_nvar, d_ncov, std_int = [], [], []
-    for seed in range(reps):
-        r = noisy_stats(x, y, epsilon=eps, x_bounds=xb, y_bounds=yb, release_stats=True,
-                        rng=seed)
-        d_nvar.append(r.extra["noisy_nvar"] - nvar(x))
-        d_ncov.append(r.extra["noisy_ncov"] - ncov(x, y))
-        if not r.failed:
-            alpha_t = r.extra["noisy_ncov"] / r.extra["noisy_nvar"]
-            assert r.slope == alpha_t
-            scale3 = intercept_sensitivity(alpha_t, xb, yb, n) / (eps / 3)
-            std_int.append((r.intercept - (ybar - alpha_t * xbar)) / scale3)
+    # the releases of noisy_stats(..., rng=seed) for seed < reps (rows of one batch, bit for
+    # bit the single fits; the first ones are checked against noisy_stats itself)
+    r = noisy_stats_draws(x, y, range(reps), epsilon=eps, x_bounds=xb, y_bounds=yb)
+    d_nvar = r["noisy_nvar"] - nvar(x)
+    d_ncov = r["noisy_ncov"] - ncov(x, y)
+    ok = ~r["failed"]
+    alpha_t = r["noisy_ncov"][ok] / r["noisy_nvar"][ok]
+    assert np.array_equal(r["slope"][ok], alpha_t)
+    scale3 = np.array([intercept_sensitivity(a, xb, yb, n) for a in alpha_t]) / (eps / 3)
+    std_int = (r["intercept"][ok] - (ybar - alpha_t * xbar)) / scale3
     w_x, w_y = 1.5, 2.0
     assert_laplace_scale(np.array(d_nvar), (1 - 1 / n) * w_x**2 / (eps / 3))
     assert_laplace_scale(np.array(d_ncov), (1 - 1 / n) * w_x * w_y / (eps / 3))
@@ -245,8 +245,10 @@ def test_privacy_error_matches_theory_and_rejects_half_noise():
     eps = 2.0
     p_hat = ols(x, y).predictions[0.25]
     reps = 3000
-    errs = np.array([noisy_stats(x, y, epsilon=eps, x_bounds=(0, 1), y_bounds=(0, 1),
-                                 rng=s).predictions[0.25] - p_hat for s in range(reps)])
+    # noisy_stats(..., rng=s) for s < reps: rows of one batch, bit for bit the single fits
+    r = noisy_stats_draws(x, y, range(reps), epsilon=eps, x_bounds=(0, 1), y_bounds=(0, 1))
+    assert not r["failed"].any()
+    errs = r["slope"] * 0.25 + r["intercept"] - p_hat
     ratio = np.mean(errs**2) / privacy_variance(x, y, eps, 0.25)
     # relative sd of a mean of squares of Laplace-type noise: sqrt((κ−1)/reps) <= 4%; 5 sd
     assert ratio == pytest.approx(1.0, abs=0.2)
@@ -299,8 +301,8 @@ def test_dp_intercept(rng):
     assert set(r.predictions) == {12.5, 17.5}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        draws = np.array([dp_intercept(x, y, epsilon=0.5, y_bounds=(-1, 2), rng=s).intercept
-                          for s in range(4000)])
+        # dp_intercept(..., rng=s).intercept for s < 4000 (rows of one batch, bit for bit)
+        draws = dp_intercept_draws(x, y, range(4000), epsilon=0.5, y_bounds=(-1, 2))
     assert_laplace_scale(draws - y.mean(), 3 / (80 * 0.5))
 
 

@@ -67,13 +67,16 @@ def test_validation_before_charge():
     assert led.spent().rho == 0.0
 
 
-def test_yty_noise_is_gaussian_with_the_stated_sd_and_power():
+@pytest.mark.parametrize("draws", [1000, pytest.param(3000, marks=pytest.mark.slow)])
+def test_yty_noise_is_gaussian_with_the_stated_sd_and_power(draws):
+    """noisy yᵀy − yᵀy ~ N(0, sd²) with the stated sd: KS (shape) and the χ² test of the
+    variance, which rejects 0.7× and 1.3× the sd from 1000 draws on (z ≈ 9 at 1.3×); the KS
+    test itself rejects 1.3× only from ~3000 draws (distance ≈ 0.063; 1500 were borderline),
+    so that check runs in the slow run's 3000 draws."""
     Z, y = design(n=60, seed=2)
     true = float(y @ y)
     noise = []
-    # 3000 draws: the KS distance between N(0, sd²) and N(0, (1.3 sd)²) is ≈ 0.063, so a
-    # 1.3× wrong scale is rejected at ALPHA with a wide margin (1500 draws were borderline).
-    for s in range(3000):
+    for s in range(draws):
         r = adassp(Z, y, x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6,
                    neighbouring="replace-one", inference=True, n_boot=50, rng=s)
         noise.append(r.extra["noisy_yty"] - true)
@@ -85,9 +88,10 @@ def test_yty_noise_is_gaussian_with_the_stated_sd_and_power():
     chi = dof * noise.var(ddof=1)
     assert min(stats.chi2.cdf(chi / sd**2, dof), stats.chi2.sf(chi / sd**2, dof)) > ALPHA / 2
     for wrong in (0.7, 1.3):
-        assert ks_pvalue(noise, stats.norm(scale=wrong * sd).cdf) < ALPHA
         w = chi / (wrong * sd) ** 2
         assert min(stats.chi2.cdf(w, dof), stats.chi2.sf(w, dof)) < ALPHA / 2
+        if draws >= 3000:
+            assert ks_pvalue(noise, stats.norm(scale=wrong * sd).cdf) < ALPHA
 
 
 def test_bootstrap_world_matches_real_releases_on_world_data():
@@ -116,7 +120,9 @@ def test_bootstrap_world_matches_real_releases_on_world_data():
 
     rng = np.random.default_rng(4)
     real = []
-    for s in range(2000):
+    # 1000 releases (~15 ms each): seeded p-values 0.03-0.05 for the right world, 3e-11 and
+    # 5e-9 for 0.7x and 1.3x the Xᵀy noise
+    for s in range(1000):
         y = Z @ theta + rng.normal(0, sigma, n)
         r = adassp(Z, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
                    neighbouring="replace-one", rng=s + 1)

@@ -12,11 +12,7 @@
 
 import json
 import math
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -179,12 +175,10 @@ def test_cli_json_carries_the_informative_flag(tmp_path):
     x = rng.uniform(0, 1, 20)
     pd.DataFrame({"x": x, "y": np.clip(0.2 + 0.3 * x + rng.normal(0, .1, 20), 0, 1)}).to_csv(
         tmp_path / "d.csv", index=False)
-    src = Path(__file__).resolve().parents[2] / "src"
-    env = dict(os.environ, PYTHONPATH=str(src), PYTHONWARNINGS="ignore")
-    out = subprocess.run([sys.executable, "-m", "dpreg.cli", "fit", str(tmp_path / "d.csv"),
-                          "--y", "y", "--x", "x", "-m", "theil-sen-exp", "-e", "1", "-b",
-                          "x=0:1", "-b", "y=0:1", "--ci", "0.1", "--seed", "1", "--json"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    from _cli import run_cli
+
+    out = run_cli("fit", str(tmp_path / "d.csv"), "--y", "y", "--x", "x", "-m", "theil-sen-exp",
+                  "-e", "1", "-b", "x=0:1", "-b", "y=0:1", "--ci", "0.1", "--seed", "1", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["ci"]["informative"] == {"x": False}

@@ -8,8 +8,6 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -129,17 +127,17 @@ def test_cli_ci_is_refused_before_charging_and_plan_shows_the_rule(tmp_path):
     csv = tmp_path / "d.csv"
     diabetes_like().to_csv(csv, index=False)
     ledger = tmp_path / "l.json"
-    subprocess.run([sys.executable, "-m", "dpreg", "ledger", "init", str(ledger), "--epsilon",
-                    "10"], check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-m", "dpreg", "fit", str(csv), "--y", "progression",
-                          "--x", "bmi", "-m", "noisy-stats", "-e", "1", "-b", "bmi=12:60",
-                          "-b", "progression=0:400", "--ci", "0.1", "--ledger", str(ledger)],
-                         capture_output=True, text=True)
+    from _cli import run_cli
+
+    assert run_cli("ledger", "init", str(ledger), "--epsilon", "10").returncode == 0
+    out = run_cli("fit", str(csv), "--y", "progression", "--x", "bmi", "-m", "noisy-stats",
+                  "-e", "1", "-b", "bmi=12:60", "-b", "progression=0:400", "--ci", "0.1",
+                  "--ledger", str(ledger))
     assert out.returncode != 0
     assert "--ci ALPHA" in out.stderr and "Use ε >= 1.7" in out.stderr
     assert "no budget spent" in out.stderr
-    shown = subprocess.run([sys.executable, "-m", "dpreg", "ledger", "show", str(ledger),
-                            "--json"], check=True, capture_output=True, text=True)
+    shown = run_cli("ledger", "show", str(ledger), "--json")
+    assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["spent"]["epsilon"] == 0.0
     bounds = {"bmi": XB, "progression": YB}
     p = plan("noisy-stats", 1.0, n=442, bounds=bounds, formula="progression ~ bmi")

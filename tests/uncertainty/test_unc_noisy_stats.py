@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from _batch_draws import noisy_stats_draws
 from _stats import ALPHA, ks_pvalue
 from dpreg import Ledger, PureDP
 from dpreg.exceptions import InvalidInputError
@@ -103,15 +104,14 @@ def test_extra_releases_have_the_stated_laplace_noise_and_power():
     test rejects 0.7× and 1.3× the scale."""
     x, y = data(n=50, seed=3)
     true_vy, true_xbar = nvar(np.clip(y, 0, 1)), float(np.mean(x))
-    out_vy, out_xb = [], []
-    for s in range(4000):
-        r = noisy_stats(x, y, epsilon=4.0, x_bounds=(0, 1), y_bounds=(0, 1), inference=True,
-                        rng=s)
-        if r.failed:
-            continue
-        out_vy.append(r.extra["noisy_nvar_y"] - true_vy)
-        out_xb.append(r.extra["noisy_xbar"] - true_xbar)
-    d = r.privacy.details
+    # noisy_stats(..., rng=s) for s < 4000: rows of one batch, bit for bit the single fits
+    # (the first ones checked against noisy_stats itself)
+    r = noisy_stats_draws(x, y, range(4000), epsilon=4.0, x_bounds=(0, 1), y_bounds=(0, 1),
+                          inference=True)
+    ok = ~r["failed"]
+    out_vy, out_xb = r["noisy_nvar_y"][ok] - true_vy, r["noisy_xbar"][ok] - true_xbar
+    d = noisy_stats(x, y, epsilon=4.0, x_bounds=(0, 1), y_bounds=(0, 1), inference=True,
+                    rng=0).privacy.details
     for noise, b in ((np.array(out_vy), d["laplace_scale_nvar_y"]),
                      (np.array(out_xb), d["laplace_scale_xbar"])):
         assert ks_pvalue(noise, stats.laplace(scale=b).cdf) > ALPHA
@@ -147,16 +147,15 @@ def test_bootstrap_world_matches_real_releases_on_world_data():
     x = np.linspace(0.0, 1.0, n)
     rng = np.random.default_rng(11)
     model = world_model(x, alpha, beta, sigma, eps, xb, yb)
-    real = []
-    for s in range(4000):
-        y = beta + alpha * x + rng.normal(0, sigma, n)
-        r = noisy_stats(x, y, epsilon=eps, x_bounds=xb, y_bounds=yb, inference=True, rng=s)
-        if r.failed:
-            continue
-        e = r.extra
-        v = model._cov(e["noisy_ncov"], e["noisy_nvar"], e["noisy_nvar_y"], e["noisy_xbar"])
-        real.append((r.intercept, r.slope, v[0, 1, 1]))
-    real = np.array(real)
+    ys = [beta + alpha * x + rng.normal(0, sigma, n) for _ in range(4000)]
+    # noisy_stats(x, ys[s], ..., rng=s): rows of one batch, bit for bit the single fits (the
+    # first ones checked against noisy_stats itself)
+    e = noisy_stats_draws(x, ys, range(4000), epsilon=eps, x_bounds=xb, y_bounds=yb,
+                          inference=True)
+    ok = ~e["failed"]
+    v = model._cov(e["noisy_ncov"][ok], e["noisy_nvar"][ok], e["noisy_nvar_y"][ok],
+                   e["noisy_xbar"][ok])
+    real = np.column_stack([e["intercept"][ok], e["slope"][ok], v[:, 1, 1]])
     est, cov, ok = model.replay(40_000, np.random.default_rng(12))
     sim = np.column_stack([est[ok], cov[ok, 1, 1]])
     for j in range(3):

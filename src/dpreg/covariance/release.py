@@ -325,24 +325,26 @@ class ScaledSSCP:
 
     def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
         """The same for a chunk given as column blocks side by side (1-D or 2-D row slices of
-        equal length), written into the work buffer without stacking them first."""
+        equal length), written into the work buffer without stacking them first.  The buffer
+        holds D'ᵀ (one row per column), so that the clamping, centring and scaling run on
+        contiguous memory, and the product is D'ᵀ(D'ᵀ)ᵀ."""
         m = parts[0].shape[0]
         d = self.lo.size
-        if self._buf is None or self._buf.shape[0] < m:
-            self._buf = np.empty((m, d + 1))
-            self._buf[:, 0] = 1.0
-        D = self._buf[:m]
+        if self._buf is None or self._buf.shape[1] < m:
+            self._buf = np.empty((d + 1, m))
+            self._buf[0] = 1.0
+        DT = self._buf[:, :m]
         j = 1
         for part in parts:
             k = 1 if part.ndim == 1 else part.shape[1]
-            v = D[:, j:j + k]
             sl = slice(j - 1, j - 1 + k)
-            np.clip(part.reshape(m, k), self.lo[sl], self.hi[sl], out=v)
+            np.clip(part.reshape(m, k).T, self.lo[sl, None], self.hi[sl, None],
+                    out=DT[j:j + k])
             j += k
-        v = D[:, 1:]
-        v -= self.lo
-        v /= self.width
-        return D.T @ D
+        v = DT[1:]
+        v -= self.lo[:, None]
+        v /= self.width[:, None]
+        return DT @ DT.T
 
 
 def sscp_statistics(source: DataSource, columns: Sequence[str],

@@ -130,11 +130,30 @@ def _check_calibrated_request(spec: GroupSpec, counts: np.ndarray) -> None:
                           epsilon=line_ci_split(spec.epsilon)[1].epsilon)
 
 
+def _check_group_sizes(spec: GroupSpec, counts: np.ndarray) -> None:
+    """A method's upper limit on n (``check_rows`` of its spec, e.g. theil-sen-smooth with all
+    pairs), checked on the largest group that will be fitted -- n is public under replace-one
+    -- before the table is charged or any group drawn."""
+    from dpreg import methods
+
+    fitted = counts[counts >= max(spec.min_rows, 1)]
+    if not fitted.size:
+        return
+    n = int(fitted.max())
+    try:
+        methods.get(spec.method).check_rows(n, spec.options)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"fit_by_group: the largest group has {n:,} rows; {exc}") \
+            from None
+
+
 def charge_table(ledger: Any, spec: GroupSpec, budget: Any, counts: np.ndarray) -> None:
     """Charge the table's budget once, before any group is released (all or nothing): a
     :class:`~dpreg.exceptions.BudgetExceededError` here means nothing is released.  Stated
-    under replace-one neighbours with n public, as every per-group release is.  An interval
-    request a group cannot be given is refused first (:func:`_check_calibrated_request`)."""
+    under replace-one neighbours with n public, as every per-group release is.  A group too
+    large for the method (:func:`_check_group_sizes`) and an interval request a group cannot
+    be given (:func:`_check_calibrated_request`) are refused first."""
+    _check_group_sizes(spec, counts)
     _check_calibrated_request(spec, counts)
     if ledger is None:
         return
@@ -213,8 +232,10 @@ def fit_by_group(
     workers:
         Workers for the per-group parts of the local backend (default min(2, CPUs)): the
         per-group Theil-Sen releases run in that many forked worker processes on Linux when
-        at least 200 groups are fitted (threads otherwise).  Every group draws from its own
-        stream, so the table is the same for any number of workers (bit for bit when seeded).
+        at least 200 groups are fitted (threads otherwise), and DP-GD's per-round gradient
+        sums are split between that many threads on tables of at least 200,000 rows.  Every
+        group draws from its own stream and its sums are computed alone, so the table is the
+        same for any number of workers (bit for bit when seeded).
     spark:
         A ``SparkSession`` for ``backend="spark"`` (default: the active session, or a new
         ``local[2]`` one).

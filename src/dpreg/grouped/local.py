@@ -117,7 +117,7 @@ class _Frame:
 
 
 # ---------------------------------------------------------------------- batched releases
-def _batch(spec: GroupSpec, part: Partition, idx: np.ndarray) -> GroupBatch:
+def _batch(spec: GroupSpec, part: Partition, idx: np.ndarray, workers: int = 1) -> GroupBatch:
     """The groups of ``part`` as a :class:`~dpreg._spec.GroupBatch`: the segments of every
     group with rows (they tile the partition's x and y, so no copy is made) and the positions
     of the active groups ``idx`` among them -- computing a few inactive groups' statistics
@@ -127,14 +127,19 @@ def _batch(spec: GroupSpec, part: Partition, idx: np.ndarray) -> GroupBatch:
     nonempty = np.flatnonzero(counts > 0)
     starts = np.concatenate(([0], np.cumsum(counts[nonempty]))).astype(np.int64)
     active = np.searchsorted(nonempty, idx)
-    keys = [spec.keys[k] for k in idx]
-    pos = {int(p): j for j, p in enumerate(active)}
+    keys = [spec.keys[k] for k in idx.tolist()]
 
     def randomness(positions: np.ndarray) -> Any:
-        return group_randomness(spec, [keys[pos[int(p)]] for p in positions])
+        where = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if where.shape == active.shape and np.array_equal(where, active):
+            return group_randomness(spec, keys)
+        j = np.searchsorted(active, where)  # active is ascending
+        if not np.array_equal(active[np.minimum(j, active.size - 1)], where):
+            raise RuntimeError("internal error: randomness of a segment that is not released")
+        return group_randomness(spec, [keys[i] for i in j.tolist()])
 
     return GroupBatch(part.x, part.y, starts, active, randomness, spec.epsilon, spec.delta,
-                      spec.x_bounds, spec.y_bounds, dict(spec.options))
+                      spec.x_bounds, spec.y_bounds, dict(spec.options), workers)
 
 
 def _write(out: _Frame, idx: np.ndarray, lines: GroupLines) -> None:
@@ -276,7 +281,8 @@ def fit_local(spec: GroupSpec, part: Partition, *, workers: int | None = None) -
     entry = methods.get(spec.method)
     if entry.local_kind == "vector":
         if out.active.size:
-            _write(out, out.active, entry.release_groups(_batch(spec, part, out.active)))
+            _write(out, out.active, entry.release_groups(
+                _batch(spec, part, out.active, _workers(workers))))
     else:
         _per_group(spec, part, out, _workers(workers))
     return out.table(spec)

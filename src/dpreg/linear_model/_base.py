@@ -358,6 +358,14 @@ class _MultivariateBase(DPRegressorBase):
         names = source.check_columns([*x_cols, y_col])[:-1]
         d = len(names)
         fit_intercept = _check_fit_intercept(self.fit_intercept)  # type: ignore[attr-defined]
+        n = getattr(source, "n_rows", None)  # known for in-memory columns (a DataFrame's)
+        p = d + (1 if fit_intercept else 0)
+        if n is not None and self._n_is_public() and n <= p:  # as _prepare
+            raise InvalidInputError(
+                f"X must have more rows than model parameters ({p}: {d} features"
+                f"{' + intercept' if fit_intercept else ''}) under replace-one neighbours "
+                "(n public); DP regression needs n > p"
+            )
         bx = resolve_bounds_X(self.bounds_X, d)  # type: ignore[attr-defined]
         by = self.bounds_y  # type: ignore[attr-defined]
         if by is None:

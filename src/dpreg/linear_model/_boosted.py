@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpreg._source import ArraySource
+from dpreg.exceptions import InvalidInputError
 from dpreg.linear_model._base import _MultivariateBase
-from dpreg.multivariate.boosted import boosted_adassp
+from dpreg.multivariate.boosted import boosted_adassp_scaled
 
 __all__ = ["BoostedAdaSSP"]
 
@@ -72,8 +74,25 @@ class BoostedAdaSSP(_MultivariateBase):
     def fit(self, X: Any, y: Any) -> BoostedAdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
-        core = boosted_adassp(
-            scaling.design(Xa), scaling.label(ya), epsilon=self._required_epsilon(),
+        # every round reads [X | y] chunk by chunk and scales it in a work buffer: the rows of
+        # scaling.design(X) and scaling.label(y), without a copy of the design
+        src = ArraySource([Xa, ya], [f"c{j}" for j in range(Xa.shape[1] + 1)], validated=True)
+        return self._run(src, scaling, names)
+
+    def _fit_source(self, source: Any, x_cols: list[str], y_col: str) -> BoostedAdaSSP:
+        """Fit from the columns of an in-memory :class:`~dpreg._source.ArraySource` (validated,
+        ``[*x_cols, y_col]`` in this order: e.g. the columns of a DataFrame named by a plain
+        formula, read in place).  Each round is a pass over the rows, so a file or a Spark
+        DataFrame is refused."""
+        if getattr(source, "kind", None) != "memory" or list(source.columns) != [*x_cols, y_col]:
+            raise InvalidInputError("BoostedAdaSSP fits from the rows in memory: each boosting "
+                                    "round is a pass over them")
+        scaling, names = self._prepare_source(source, x_cols, y_col)
+        return self._run(source, scaling, names)
+
+    def _run(self, source: Any, scaling: Any, names: list[str]) -> BoostedAdaSSP:
+        core = boosted_adassp_scaled(
+            source, scaling=scaling, epsilon=self._required_epsilon(),
             delta=self._required_delta(),
             x_norm_bound=self.x_norm_bound, tau=self.tau, n_rounds=self.n_rounds,
             split=self.split, learning_rate=self.learning_rate, schedule=self.schedule,

@@ -123,9 +123,7 @@ def laplace_rows(values: Any, *, sensitivity: Any, epsilon: float, rng: Any = No
             return np.stack([np.asarray(laplace(arr[j], sensitivity=float(sens_g[j]),
                                                 epsilon=epsilon, rng=rng.generator(j)))
                              for j in range(g)]).reshape(arr.shape)
-        keys = rng.keys(1)
-        noisy = laplace_batch(arr, sensitivity=sens_g, epsilon=epsilon,
-                              keys=None if keys is None else [k[0] for k in keys])
+        noisy = laplace_batch(arr, sensitivity=sens_g, epsilon=epsilon, keys=rng.flat_keys(1))
         return np.clip(noisy, -_FMAX, _FMAX)
     gen = check_rng(rng)
     if not per_row:
@@ -225,9 +223,7 @@ def row_calls(count: int, rng: Any, rounds: Callable[[int, int, Any], Any],
         if rng.is_simulation():
             return np.stack([np.asarray(single(arr[j], rng.generator(j))) for j in range(g)])
         if "rounds" not in state:
-            keys = rng.keys(count)
-            flat = None if keys is None else [k for per in keys for k in per]
-            state["rounds"] = rounds(g * count, arr.shape[1], flat)
+            state["rounds"] = rounds(g * count, arr.shape[1], rng.flat_keys(count))
         return state["rounds"].release_rows(first + t, arr)
 
     return call

@@ -53,6 +53,7 @@ class AdaSSPSpec(MethodSpec):
     privacy_notes = ("adassp.md",)
     order = 70
     estimator = "dpreg.linear_model:AdaSSP"
+    reads_columns = True
     harness = ("multivariate",)
     options = MappingProxyType({
         "neighbouring": _RELATION,
@@ -168,6 +169,7 @@ class BoostedAdaSSPSpec(MethodSpec):
     privacy_notes = ("boosted_adassp.md",)
     order = 80
     estimator = "dpreg.linear_model:BoostedAdaSSP"
+    reads_columns = True  # every round a pass over the frame's columns, in memory
     harness = ("multivariate",)
     needs_rows = ("each of its boosting rounds is a pass over the rows at the current estimate "
                   "(residuals), so it needs the rows, not one set of sums")

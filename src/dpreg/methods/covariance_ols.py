@@ -30,6 +30,7 @@ class CovarianceOLSSpec(MethodSpec):
     privacy_notes = ("sscp_release.md",)
     order = 100
     estimator = "dpreg.linear_model:CovarianceOLS"
+    reads_columns = True
     harness = ("multivariate",)
     options = MappingProxyType({
         "neighbouring": Option(Choice("add-remove", "replace-one"), "add-remove",

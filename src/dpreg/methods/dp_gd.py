@@ -183,6 +183,20 @@ class DPGradientDescentSpec(MethodSpec):
             out[:, j] = slope * xv + intercept
         return out
 
+    batched_replicates = True
+
+    def replicates_batch(self, data: Any, *, epsilon: float, x_bounds: tuple[float, float],
+                         y_bounds: tuple[float, float], trials: int,
+                         x_eval: tuple[float, float], rngs: Any, options: Mapping[str, Any]
+                         ) -> list[np.ndarray]:
+        """The pure-ε one-x DPGD of many data sets (:func:`_dp_gd_many`); every plan (tau,
+        steps) is checked before any draw."""
+        plans = [gd_core.plan_gradient_descent(
+            x, y, variant="pure", epsilon=epsilon, rho=None, delta=None, x_bounds=x_bounds,
+            y_bounds=y_bounds, tau=options.get("tau", 1.0), steps=options.get("steps", 80),
+            x_eval=x_eval) for x, y in data]
+        return _dp_gd_many(plans, trials, list(rngs))
+
     def group_release(self, *, epsilon: float, x_bounds: tuple[float, float],
                       y_bounds: tuple[float, float], options: Mapping[str, Any],
                       validated: bool, delta: float | None = None) -> Any:
@@ -200,9 +214,10 @@ class DPGradientDescentSpec(MethodSpec):
         """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent`
         on the batch, the per-round gradient sums of every group by segment sums
         (bit-identical to the per-group ``.sum()``), one mechanism call per group per
-        round."""
+        round.  With ``batch.workers`` > 1 each round's sums are split between that many
+        threads (contiguous shares of the groups; the same sums for any split)."""
         from dpreg.simple import _gradient_descent as gd
-        from dpreg.simple._segments import gd_gradient_sums
+        from dpreg.simple._segments import GD_THREAD_MIN_ROWS, gd_gradient_sums
 
         opts = dict(batch.options)
         variant = opts.get("variant", "pure")
@@ -221,17 +236,99 @@ class DPGradientDescentSpec(MethodSpec):
         b = np.ascontiguousarray(u - 0.25)
         v = np.ascontiguousarray(v)
         del u
-        scratch = (np.empty(a.size), np.empty(a.size))
-
-        def gradient(p: np.ndarray) -> np.ndarray:
-            return gd_gradient_sums(a, b, v, starts, p, tau, scratch)
-
         g = batch.active.size
-        p25, p75 = gd.release_gradient_descent(gradient, plan=plan, rows=g,
-                                               rng=batch.randomness(batch.active))
+        workers = max(1, int(batch.workers))
+        pool = None
+        if workers > 1 and a.size >= GD_THREAD_MIN_ROWS:
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            def gradient(p: np.ndarray) -> np.ndarray:
+                return gd_gradient_sums(a, b, v, starts, p, tau, pool)
+
+            p25, p75 = gd.release_gradient_descent(gradient, plan=plan, rows=g,
+                                                   rng=batch.randomness(batch.active))
+        finally:
+            if pool is not None:
+                pool.shutdown()
         slope, intercept = plan.line(p25, p75)
         preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
         return GroupLines(slope, intercept, preds, np.ones(g, dtype=bool), [""] * g)
 
 
 SPECS = (DPGradientDescentSpec(),)
+
+
+#: data sets per batch of :func:`_dp_gd_many` (its noise: steps x 2·trials integers each)
+_GD_BATCH = 512
+
+
+def _dp_gd_many(plans: list[gd_core.GDPlan], trials: int, gens: list[np.random.Generator]
+                ) -> list[np.ndarray]:
+    """DPGD's replicates of G data sets (plans of equal steps, ε and τ), data set g what
+    ``run_replicates(plans[g], gens[g], replicates=trials)`` returns: batches of up to
+    ``_GD_BATCH`` data sets of similar sizes (sorted by n, so that a batch holds few distinct
+    n) run the ``steps`` rounds together (:func:`_gd_batch`)."""
+    from dpreg.mechanisms.batch import RowRandomness
+
+    out: list[np.ndarray] = [np.empty((trials, 2)) for _ in plans]
+    order = sorted(range(len(plans)), key=lambda k: plans[k].n)
+    for b0 in range(0, len(order), _GD_BATCH):
+        idx = order[b0:b0 + _GD_BATCH]
+        p25, p75 = _gd_batch([plans[i] for i in idx],
+                             RowRandomness.seeded([gens[i] for i in idx]), trials)
+        for row, i in enumerate(idx):
+            slope, intercept = plans[i].line(p25[row], p75[row])
+            for j, xv in enumerate(plans[i].x_eval):
+                out[i][:, j] = slope * xv + intercept
+    return out
+
+
+def _gd_batch(plans: list[gd_core.GDPlan], rows: Any, trials: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """DPGD replicates of G data sets with plans of equal steps, ε and τ: (p25, p75) of shape
+    (G, trials), row g what ``run_replicates(plans[g], gen_g, replicates=trials)`` returns --
+    the same element-wise operations as :func:`~dpreg.simple._gradient_descent.data_gradient`,
+    its per-row sums over n taken for the data sets of one size n together, and each round's
+    noise one :func:`~dpreg.mechanisms.laplace_calls` call per data set (row g of ``rows``:
+    the keys data set g's own run takes, in the same order)."""
+    g = len(plans)
+    tau = plans[0].tau
+    sizes: dict[int, list[int]] = {}
+    for k, plan in enumerate(plans):
+        sizes.setdefault(plan.n, []).append(k)
+    parts = []
+    for members in sizes.values():
+        u = np.stack([plans[k].u for k in members])[:, None, :]  # (G_n, 1, n)
+        v = np.stack([plans[k].v for k in members])[:, None, :]
+        parts.append((np.asarray(members), 0.75 - u, u - 0.25, v))
+
+    def gradient(p: np.ndarray) -> np.ndarray:
+        q = p.reshape(g, trials, 2)
+        out = np.empty((g, trials, 2))
+        for members, a, b, v in parts:
+            qm = q[members]
+            # as data_gradient: resid = 2(p25·a + p75·b) − v, sums of clip(2·resid·a) and
+            # clip(2·resid·b) over the n rows (in place: the same operations, fewer arrays)
+            resid = qm[:, :, :1] * a
+            tmp = qm[:, :, 1:] * b
+            resid += tmp
+            resid *= 2.0
+            resid -= v
+            resid *= 2.0
+            np.multiply(resid, a, out=tmp)
+            out[members, :, 0] = np.clip(tmp, -tau, tau, out=tmp).sum(axis=2)
+            np.multiply(resid, b, out=tmp)
+            out[members, :, 1] = np.clip(tmp, -tau, tau, out=tmp).sum(axis=2)
+        return out.reshape(g * trials, 2)
+
+    per_row = gd_core.step_noise(plans[0], rows)  # every plan has the same steps, ε and τ
+
+    def noise(grad: np.ndarray) -> np.ndarray:
+        return np.asarray(per_row(grad.reshape(g, trials * 2))).reshape(g * trials, 2)
+
+    kept = gd_core.gd_iterates(gradient, noise, steps=plans[0].steps, rows=g * trials,
+                               keep_from=plans[0].steps // 2 + 1)
+    avg = kept.mean(axis=0).reshape(g, trials, 2)
+    return avg[:, :, 0], avg[:, :, 1]

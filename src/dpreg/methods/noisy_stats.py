@@ -188,6 +188,17 @@ class NoisyStatsSpec(MethodSpec):
         out[draw["reason"] != ""] = np.nan
         return out
 
+    batched_replicates = True
+
+    def replicates_batch(self, data: Any, *, epsilon: float, x_bounds: tuple[float, float],
+                         y_bounds: tuple[float, float], trials: int,
+                         x_eval: tuple[float, float], rngs: Any, options: Mapping[str, Any]
+                         ) -> list[np.ndarray]:
+        from dpreg.mechanisms.batch import RowRandomness
+
+        return _noisy_stats_many(list(data), x_bounds, y_bounds, epsilon, trials, x_eval,
+                                 RowRandomness.seeded(list(rngs)))
+
     def release_line_statistics(self, stats: core.LineStatistics, *, epsilon: float,
                                 x_bounds: tuple[float, float], y_bounds: tuple[float, float],
                                 rng: Any) -> GroupLines:
@@ -314,11 +325,97 @@ class DPInterceptSpec(MethodSpec):
                                            epsilon=epsilon, rng=rng)[:, None]
         return out
 
+    batched_replicates = True
+
+    def replicates_batch(self, data: Any, *, epsilon: float, x_bounds: tuple[float, float],
+                         y_bounds: tuple[float, float], trials: int,
+                         x_eval: tuple[float, float], rngs: Any, options: Mapping[str, Any]
+                         ) -> list[np.ndarray]:
+        from dpreg.mechanisms.batch import RowRandomness
+
+        return _dp_intercept_many(list(data), y_bounds, epsilon, trials,
+                                  RowRandomness.seeded(list(rngs)))
+
     def release_line_statistics(self, stats: core.LineStatistics, *, epsilon: float,
                                 x_bounds: tuple[float, float], y_bounds: tuple[float, float],
                                 rng: Any) -> GroupLines:
         return release_levels(stats, epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
                               rng=rng)
+
+
+def _dp_intercept_many(data: list[tuple[np.ndarray, np.ndarray]], yb: tuple[float, float],
+                       eps: float, trials: int, rows: Any) -> list[np.ndarray]:
+    """DPIntercept's replicates of G data sets: row g of one
+    :func:`~dpreg.simple._noisy_stats.release_dp_intercept` on (G, trials) levels is data set
+    g's one Laplace call of ``trials`` coordinates (``rows``: a seeded
+    :class:`~dpreg.mechanisms.batch.RowRandomness`, row g data set g's generator)."""
+    level = np.array([float(np.mean(np.clip(ya, *yb))) for _, ya in data])
+    n = np.array([ya.size for _, ya in data], dtype=np.int64)
+    noisy = core.release_dp_intercept(np.repeat(level[:, None], trials, axis=1), n,
+                                      y_bounds=yb, epsilon=eps, rng=rows)
+    return [np.repeat(noisy[g][:, None], 2, axis=1) for g in range(len(data))]
+
+
+def _noisy_stats_many(data: list[tuple[np.ndarray, np.ndarray]], xb: tuple[float, float],
+                      yb: tuple[float, float], eps: float, trials: int,
+                      xe: tuple[float, ...], rows: Any) -> list[np.ndarray]:
+    """DPSuffStats' replicates of G data sets, row g what
+    :func:`~dpreg.simple._noisy_stats.release_noisy_stats` of data set g's statistics repeated
+    ``trials`` times with generator g releases (:meth:`NoisyStatsSpec.replicates`): its calls
+    (ncov, nvar, then the intercepts of the replicates whose noisy slope is usable) are rows of
+    batched :func:`~dpreg.mechanisms.laplace_rows` calls of ``trials`` coordinates -- the
+    intercept calls grouped by their number of coordinates k (one coordinate: the grid release
+    of the value with sensitivity Δ₃; more: unit noise scaled by each Δ₃, as
+    :func:`~dpreg.mechanisms.laplace_rows` does for one generator)."""
+    from dpreg.mechanisms import laplace_rows
+    from dpreg.privacy import PureDP
+
+    g = len(data)
+    parts = PureDP(eps).split([1, 1, 1])
+    st = [core.noisy_stats_statistics(xa, ya, xb, yb) for xa, ya in data]
+    n = np.array([int(s.n[0]) for s in st], dtype=np.int64)
+    sens = [core.noisy_stats_sensitivities(xb, yb, int(nj)) for nj in n.tolist()]
+
+    def wide(name: str) -> np.ndarray:
+        return np.repeat(np.array([float(getattr(s, name)[0]) for s in st])[:, None], trials,
+                         axis=1)
+
+    xbar, ybar = wide("xbar"), wide("ybar")
+    noisy_ncov = laplace_rows(wide("ncov"), sensitivity=np.array([s["ncov"] for s in sens]),
+                              epsilon=parts[0].epsilon, rng=rows)
+    noisy_nvar = laplace_rows(wide("nvar"), sensitivity=np.array([s["nvar"] for s in sens]),
+                              epsilon=parts[1].epsilon, rng=rows)
+    nn = np.repeat(n[:, None], trials, axis=1)
+    _, slope, d3, slope_ok = core._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, nn)
+    intercept = np.full(slope.shape, np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):
+        centre = ybar - slope * xbar
+    counts = slope_ok.sum(axis=1)
+    for k in np.unique(counts[counts > 0]).tolist():
+        members = np.flatnonzero(counts == k)
+        sel = slope_ok[members]  # (G_k, trials), k True per row (in replicate order)
+        sub = rows.take(members)
+        if k == 1:
+            got = laplace_rows(centre[members][sel].reshape(-1, 1),
+                               sensitivity=d3[members][sel], epsilon=parts[2].epsilon, rng=sub)
+        else:
+            unit = laplace_rows(np.zeros((members.size, k)), sensitivity=1.0,
+                                epsilon=parts[2].epsilon, rng=sub)
+            with np.errstate(over="ignore", invalid="ignore"):
+                got = (centre[members][sel].reshape(-1, k)
+                       + d3[members][sel].reshape(-1, k) * unit)
+        block = intercept[members]
+        block[sel] = got.reshape(-1)
+        intercept[members] = block
+    released = core._line_ok(slope, intercept, slope_ok, xb)
+    out = []
+    for j in range(g):
+        reps = np.empty((trials, 2))
+        for c, xv in enumerate(xe):
+            reps[:, c] = slope[j] * xv + intercept[j]
+        reps[~released[j]] = np.nan
+        out.append(reps)
+    return out
 
 
 SPECS = (NoisyStatsSpec(), DPInterceptSpec())

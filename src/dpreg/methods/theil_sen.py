@@ -71,7 +71,10 @@ class TheilSenSpec(MethodSpec):
         self.estimator_options = MappingProxyType({"median": median})  # type: ignore[misc]
         opts: dict[str, Option] = {
             "pairs": Option(AnyOf(Choice("all"), Integer(1, None)), "all",
-                            "'all' pairs or the number k of random matchings"),
+                            "'all' pairs or the number k of random matchings" + (
+                                " ('all': at most 10,000 rows, its cost grows as n²; above, "
+                                "use k matchings or theil-sen-exp/-wide)"
+                                if median == "smooth" else "")),
             "output_range": Option(NoneOr(Pair()), None,
                                    "public range of the released predictions"),
             "ci_method": Option(Choice("auto", "calibrated", "tight", "union"), "auto",
@@ -110,6 +113,13 @@ class TheilSenSpec(MethodSpec):
                                  x_bounds=x_bounds[0], y_bounds=y_bounds, median=self.median,
                                  x_name=x_names[0], y_name=y_name, ledger=ledger,
                                  rng=random_state, **options)
+
+    def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
+        """The smooth median with all pairs is limited to
+        :data:`~dpreg.simple._theil_sen.SMOOTH_ALL_PAIRS_MAX_N` rows (its cost grows as n²)."""
+        from dpreg.simple._theil_sen import check_smooth_size
+
+        check_smooth_size(int(n), pairs=options.get("pairs", "all"), median=self.median)
 
     # -- planning --------------------------------------------------------------------------
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],

@@ -33,6 +33,8 @@ __all__ = [
     "column_names",
     "warn_if_not_private",
     "PublicScaling",
+    "fill_rows",
+    "clip_columns",
     "SCHEDULES",
 ]
 
@@ -229,3 +231,59 @@ class PublicScaling:
         if not self.fit_intercept:
             intercept = 0.0
         return intercept, coef
+
+
+def fill_rows(parts: Sequence[np.ndarray], scaling: PublicScaling | None, ZT: np.ndarray,
+              yv: np.ndarray) -> None:
+    """Write one chunk of [X | y] -- column blocks side by side (1-D or 2-D row slices of equal
+    length; the last column is y) -- into the work buffers ``ZT`` (p×m: one row per design
+    column, so that every step below runs on contiguous memory) and ``yv`` (m): the design
+    rows (the columns of ``ZT``) and the label.  With ``scaling`` these are
+    :meth:`PublicScaling.design` and :meth:`PublicScaling.label` of the chunk (the same
+    operations in the same order, so the same numbers, computed in place); without it X and y
+    are copied as they are.  Per record and public: the chunked statistics steps (AdaSSP's
+    Gram, BoostedAdaSSP's passes) use it so that no copy of the size of the data is made."""
+    m = ZT.shape[1]
+    blocks = [np.asarray(b).reshape(m, -1) for b in parts]
+    d = sum(b.shape[1] for b in blocks) - 1
+    off = 1 if scaling is not None and scaling.fit_intercept else 0
+    j = 0
+    for b in blocks:  # the x columns into ZT (clamped to the bounds with scaling), y into yv
+        k = b.shape[1]
+        nx = max(0, min(k, d - j))
+        if nx:
+            dst = ZT[off + j:off + j + nx]
+            src = b[:, :nx].T
+            if scaling is None:
+                dst[...] = src
+            else:
+                np.clip(src, scaling.lows[j:j + nx, None], scaling.highs[j:j + nx, None],
+                        out=dst)
+        if nx < k:
+            yv[...] = b[:, nx]
+        j += k
+    if scaling is None:
+        return
+    V = ZT[off:]
+    V -= scaling.shift[:, None]
+    V /= scaling.scale[:, None]
+    if off:
+        ZT[0] = 1.0
+    if scaling.column_factor != 1.0:
+        ZT *= scaling.column_factor
+    if scaling.y_bounds is not None:
+        np.clip(yv, scaling.y_bounds[0], scaling.y_bounds[1], out=yv)
+        yv -= scaling.y_shift
+        yv /= scaling.y_scale
+
+
+def clip_columns(ZT: np.ndarray, bound: float) -> None:
+    """:func:`clip_rows` in place for rows stored as the columns of ``ZT`` (p×m): z·B/‖z‖
+    where ‖z‖ > B, with ‖z‖² summed over the p coordinates in order."""
+    sq = ZT[0] * ZT[0]
+    for k in range(1, ZT.shape[0]):
+        sq += ZT[k] * ZT[k]
+    norms = np.sqrt(sq)
+    over = norms > bound
+    if over.any():
+        ZT[:, over] *= bound / norms[over]

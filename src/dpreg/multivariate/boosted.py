@@ -19,11 +19,14 @@ diagonal as printed in Alg. 1 (λ̂ can be negative; a pseudo-inverse is then us
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from dpreg._source import ArraySource
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -46,8 +49,9 @@ from dpreg.multivariate._common import (
     SCHEDULES,
     check_choice,
     check_design,
-    clip_rows,
+    clip_columns,
     column_names,
+    fill_rows,
     learning_rates,
     noisy_symmetric,
     warn_if_not_private,
@@ -56,7 +60,8 @@ from dpreg.privacy.budgets import GDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["boosted_adassp", "boosted_split", "boosted_budget"]
+__all__ = ["boosted_adassp", "boosted_adassp_scaled", "boosted_split", "boosted_budget",
+           "BoostedRows"]
 
 SOURCE = "Tang, Aydore, Kearns, Rho, Roth, Wang, Wu, Zhang 2023 (BoostedAdaSSP, Alg. 1)"
 #: why a BoostedAdaSSP release has no interval / no R² (its results say so)
@@ -116,6 +121,199 @@ def boosted_budget(epsilon: float, delta: float, ratio: tuple[float, float, floa
                          compose([mu1, mu3] + [mu_round] * n_rounds))
 
 
+def _round_loop(C: np.ndarray, yraw: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+                shift: np.ndarray, scale: np.ndarray, cf: float, off: int, has_yb: bool,
+                ylo: float, yhi: float, yshift: float, yscale: float, bound: float,
+                theta: np.ndarray, tau: float, acc: np.ndarray) -> None:  # pragma: no cover
+    """One boosting round over one chunk of raw rows (numba): for every row the design row z
+    (the operations of :func:`~dpreg.multivariate._common.fill_rows`: clamp, centre, scale,
+    the ones column, the unit-ball factor), its clipping to ‖z‖ <= ``bound``, the clamped and
+    scaled label, g = clip(label − z·θ, −τ, τ), and ``acc`` += z·g -- the same IEEE
+    operations in the same order as :meth:`BoostedRows.gradient`'s NumPy expression."""
+    m, d = C.shape
+    p = d + off
+    z = np.empty(p)
+    for i in range(m):
+        if off:
+            z[0] = cf if cf != 1.0 else 1.0
+        for j in range(d):
+            v = C[i, j]  # numpy's clip: max(v, lo), then min(., hi), as (a > b ? a : b)
+            v = v if v > lows[j] else lows[j]
+            v = v if v < highs[j] else highs[j]
+            v = (v - shift[j]) / scale[j]
+            if cf != 1.0:
+                v = v * cf
+            z[off + j] = v
+        s = z[0] * z[0]
+        for k in range(1, p):
+            s += z[k] * z[k]
+        nrm = np.sqrt(s)
+        if nrm > bound:
+            f = bound / nrm
+            for k in range(p):
+                z[k] = z[k] * f
+        t = yraw[i]
+        if has_yb:
+            t = t if t > ylo else ylo
+            t = t if t < yhi else yhi
+            t = (t - yshift) / yscale
+        r = z[0] * theta[0]
+        for k in range(1, p):
+            r += z[k] * theta[k]
+        g = t - r
+        g = g if g > -tau else -tau
+        g = g if g < tau else tau
+        if i == 0:
+            for k in range(p):
+                acc[k] = z[k] * g
+        else:
+            for k in range(p):
+                acc[k] += z[k] * g
+
+
+@functools.cache
+def _round_kernel() -> Any:
+    """:func:`_round_loop` compiled by numba on first use (the optional ``fast`` extra; not
+    with ``DPREG_DISABLE_NUMBA``), or None: :meth:`BoostedRows.gradient` then runs the same
+    operations as NumPy expressions."""
+    if os.environ.get("DPREG_DISABLE_NUMBA"):
+        return None
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    cache = os.path.isfile(_round_loop.__code__.co_filename)  # not from a zipped wheel
+    return numba.njit(cache=cache, nogil=True)(_round_loop)
+
+
+class BoostedRows:
+    """BoostedAdaSSP's passes over the rows, one chunk at a time (no copy of the data's size).
+
+    A chunk is given as column blocks side by side (1-D or 2-D row slices of equal length) of
+    [X | y]: the regressors, then the response as the last column.  Each pass computes the
+    chunk's design rows -- with ``scaling`` (a
+    :class:`~dpreg.multivariate._common.PublicScaling`) the PUBLIC transform the estimator
+    applies: clamp to the bounds, centre and scale, the ones column, the unit-ball factor, and
+    the label clamped and scaled -- and clips every row to ‖z‖₂ <= ``x_norm_bound``
+    (z·B/‖z‖ where ‖z‖ > B, the squared norm summed over the columns in order).  Every step is
+    per record and uses public quantities only, so a pass computes, on the clipped rows,
+
+    * :meth:`gram`: Σ over chunks of ZᵀZ (= XᵀX of the clipped design), and
+    * :meth:`gradient`: Σ over chunks of Zᵀ clip(ỹ − Zθ, −τ, τ) (one boosting round's Xᵀg).
+
+    These equal the whole-array products up to the floating-point summation order.  A pass is
+    a :class:`~dpreg._source.ArraySource` reduction; the same rows are recomputed identically
+    in every pass.  A round runs as one compiled loop per chunk where numba is installed, and
+    as NumPy expressions otherwise -- the same operations in the same order (sums over the
+    columns and over the rows of a chunk taken in order), so the same release bit for bit.
+    """
+
+    def __init__(self, x_norm_bound: float, scaling: Any = None) -> None:
+        self.bound = float(x_norm_bound)
+        self.scaling = scaling
+        self._z: np.ndarray | None = None
+        self._raw: np.ndarray | None = None
+
+    def _buffers(self, m: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._z is None or self._z.shape[1] < m or self._z.shape[0] != p + 1:
+            self._z = np.empty((p + 1, max(m, 1)))  # one row per column: contiguous steps
+        return self._z[:p, :m], self._z[p, :m]
+
+    @staticmethod
+    def _dims(parts: Any) -> tuple[int, int]:
+        return parts[0].shape[0], sum(1 if np.ndim(b) == 1 else b.shape[1] for b in parts) - 1
+
+    def rows(self, parts: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(Zᵀ, ỹ) of one chunk: the design rows as the columns of a p×m view of the work
+        buffer, and the label; valid until the next call."""
+        m, d = self._dims(parts)
+        sc = self.scaling
+        ZT, yv = self._buffers(m, d + (1 if sc is not None and sc.fit_intercept else 0))
+        fill_rows(parts, sc, ZT, yv)  # the design rows and label (PublicScaling, in place)
+        clip_columns(ZT, self.bound)  # ‖z‖² summed over the columns in order
+        return ZT, yv
+
+    def gram(self, source: Any) -> np.ndarray:
+        """Σ ZᵀZ over the chunks of ``source`` (an in-memory, validated
+        :class:`~dpreg._source.ArraySource` of [X | y])."""
+
+        def blocks(parts: Any) -> np.ndarray:
+            ZT, _ = self.rows(parts)
+            return ZT @ ZT.T
+
+        return _reduce(source, blocks)
+
+    def gradient(self, source: Any, theta: np.ndarray, tau: float) -> np.ndarray:
+        """Σ Zᵀ clip(ỹ − Zθ, −τ, τ) over the chunks of ``source``: one round's Xᵀg."""
+        kernel = _round_kernel()
+        theta = np.ascontiguousarray(theta, dtype=float)
+        tau = float(tau)
+        p = theta.size
+        if kernel is not None:
+            args = self._kernel_args(p)
+
+            def compiled(parts: Any) -> np.ndarray:
+                C, yraw = self._raw_chunk(parts)
+                acc = np.zeros(p)
+                if C.shape[0]:
+                    kernel(C, yraw, *args, theta, tau, acc)
+                return acc
+
+            return _reduce(source, compiled)
+
+        def blocks(parts: Any) -> np.ndarray:
+            ZT, yv = self.rows(parts)
+            if ZT.shape[1] == 0:
+                return np.zeros(p)
+            r = ZT[0] * theta[0]  # Zθ summed over the columns in order
+            for k in range(1, p):
+                r += ZT[k] * theta[k]
+            g = np.clip(yv - r, -tau, tau)
+            return np.cumsum(ZT * g, axis=1)[:, -1]  # Σ over the rows in order
+
+        return _reduce(source, blocks)
+
+    def _kernel_args(self, p: int) -> tuple[Any, ...]:
+        sc = self.scaling
+        if sc is None:  # the design as given: the neutral transform (x - 0) / 1
+            return (np.full(p, -np.inf), np.full(p, np.inf), np.zeros(p), np.ones(p), 1.0, 0,
+                    False, 0.0, 0.0, 0.0, 1.0, self.bound)
+        yb = sc.y_bounds
+        return (np.asarray(sc.lows, dtype=float), np.asarray(sc.highs, dtype=float),
+                np.asarray(sc.shift, dtype=float), np.asarray(sc.scale, dtype=float),
+                float(sc.column_factor), 1 if sc.fit_intercept else 0, yb is not None,
+                float(yb[0]) if yb else 0.0, float(yb[1]) if yb else 0.0, float(sc.y_shift),
+                float(sc.y_scale), self.bound)
+
+    def _raw_chunk(self, parts: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's raw X (m×d float64) and y: a view of a single float64 X block, else
+        the columns copied side by side into a work buffer (one contiguous row of the buffer
+        per column: a plain copy, read by the loop as an m×d view)."""
+        m, d = self._dims(parts)
+        blocks = [np.asarray(b).reshape(m, -1) for b in parts]
+        if len(blocks) == 2 and blocks[0].shape[1] == d and blocks[0].dtype == np.float64 \
+                and blocks[1].dtype == np.float64:
+            return blocks[0], blocks[1][:, 0]
+        if self._raw is None or self._raw.shape[1] < m or self._raw.shape[0] != d + 1:
+            self._raw = np.empty((d + 1, max(m, 1)))
+        R = self._raw[:, :m]
+        j = 0
+        for b in blocks:
+            R[j:j + b.shape[1]] = b.T
+            j += b.shape[1]
+        return R[:d].T, R[d]
+
+
+def _reduce(source: Any, blocks: Any) -> np.ndarray:
+    class _Stat:
+        def __call__(self, chunk: np.ndarray) -> np.ndarray:
+            return blocks([chunk])
+
+    stat = _Stat()
+    stat.blocks = blocks  # type: ignore[attr-defined]  # the column blocks side by side
+    return source.reduce(source.columns, stat, checked=True)
+
+
 def boosted_adassp(
     X: Any,
     y: Any,
@@ -169,9 +367,54 @@ def boosted_adassp(
     """
     Xa, ya = check_design(X, y)
     n, d = Xa.shape
+    labels = column_names(X, d, names)
+    source = ArraySource([Xa, ya], [f"c{j}" for j in range(d + 1)], validated=True)
+    return _boosted(source, n=n, labels=labels, scaling=None, epsilon=epsilon, delta=delta,
+                    x_norm_bound=x_norm_bound, tau=tau, n_rounds=n_rounds, split=split,
+                    learning_rate=learning_rate, schedule=schedule, lambda_rule=lambda_rule,
+                    neighbouring=neighbouring, failure_prob=failure_prob, rng=rng,
+                    ledger=ledger)
+
+
+def boosted_adassp_scaled(
+    source: Any, *, scaling: Any, epsilon: float, delta: float, x_norm_bound: float = 1.0,
+    tau: float = 1.0, n_rounds: int = 100, split: Any = "author", learning_rate: float = 1.0,
+    schedule: str = "constant", lambda_rule: str = "wang",
+    neighbouring: str | Neighbouring = "add-remove", failure_prob: float = 0.05,
+    rng: Any = None, ledger: Any = None,
+) -> RegressionResults:
+    """:func:`boosted_adassp` on the raw columns [X | y] of an in-memory, validated
+    :class:`~dpreg._source.ArraySource` (e.g. the columns of a DataFrame), each chunk mapped
+    by the PUBLIC ``scaling`` (:class:`~dpreg.multivariate._common.PublicScaling`) in a work
+    buffer as it is read (:class:`BoostedRows`): the release of ``boosted_adassp(
+    scaling.design(X), scaling.label(y), ...)`` -- the same rows, noise and accounting --
+    without a copy of the design.  What :class:`~dpreg.linear_model.BoostedAdaSSP` runs."""
+    if getattr(source, "kind", None) != "memory" or not getattr(source, "validated", False):
+        raise InvalidInputError("BoostedAdaSSP needs the rows in memory (each round is a pass "
+                                "over them): pass a validated in-memory ArraySource")
+    n = int(source.n_rows)
+    if scaling.n_columns != len(source.columns) - 1 + int(scaling.fit_intercept):
+        raise InvalidInputError("scaling must have one pair of bounds per regressor column")
+    labels = [f"x{j}" for j in range(scaling.n_columns)]  # as for the design array
+    return _boosted(source, n=n, labels=labels, scaling=scaling, epsilon=epsilon, delta=delta,
+                    x_norm_bound=x_norm_bound, tau=tau, n_rounds=n_rounds, split=split,
+                    learning_rate=learning_rate, schedule=schedule, lambda_rule=lambda_rule,
+                    neighbouring=neighbouring, failure_prob=failure_prob, rng=rng,
+                    ledger=ledger)
+
+
+def _boosted(source: Any, *, n: int, labels: list[str], scaling: Any, epsilon: float,
+             delta: float, x_norm_bound: float, tau: float, n_rounds: int, split: Any,
+             learning_rate: float, schedule: str, lambda_rule: str,
+             neighbouring: str | Neighbouring, failure_prob: float, rng: Any,
+             ledger: Any) -> RegressionResults:
+    """The algorithm on the rows of ``source`` (validated, in memory), mapped by ``scaling``
+    (or taken as the design when None) and clipped to ‖z‖₂ <= ``x_norm_bound``."""
+    d = len(labels)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     bnd = check_positive(x_norm_bound, "x_norm_bound")
+    rows = BoostedRows(bnd, scaling)
     tau_ = check_positive(tau, "tau")
     T = check_int(n_rounds, "n_rounds", minimum=1, maximum=100_000)
     a, b, c = boosted_split(split, T)
@@ -180,7 +423,6 @@ def boosted_adassp(
     rule = check_choice(lambda_rule, "lambda_rule", ("wang", "literal"))
     rel = check_neighbouring(neighbouring)
     fail = check_probability(failure_prob, "failure_prob")
-    labels = column_names(X, d, names)
     gen = check_rng(rng)
 
     mu, mu1, mu2, mu_round, mu3, budget = boosted_budget(eps, dlt, (a, b, c), T)
@@ -194,8 +436,7 @@ def boosted_adassp(
     sd_lam = gaussian_sigma(d_lam, mu3)
     sd_xg = gaussian_sigma(d_xg, mu_round)
 
-    Xc = clip_rows(Xa, bnd)
-    xtx = Xc.T @ Xc
+    xtx = rows.gram(source)  # XᵀX of the row-clipped design, chunk by chunk
     lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
     xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=mu1, rng=gen)
     lam_hat = float(gaussian(lam_min, sensitivity=d_lam, budget=mu3, rng=gen))
@@ -213,9 +454,8 @@ def boosted_adassp(
     # the T successive gaussian() calls in seeded mode; secure mode stays exact): the rounds
     # are adaptive in the data, their noise is not
     release_xtg = gaussian_calls(T, sensitivity=d_xg, budget=mu_round, rng=gen)
-    for t in range(T):
-        g = np.clip(ya - Xc @ theta, -tau_, tau_)
-        xtg_hat = np.asarray(release_xtg(Xc.T @ g), dtype=float)
+    for t in range(T):  # each round one pass: Xᵀg with g = clip(y − Xθ, −τ, τ)
+        xtg_hat = np.asarray(release_xtg(rows.gradient(source, theta, tau_)), dtype=float)
         releases[t] = xtg_hat
         theta = theta + etas[t] * (gamma @ xtg_hat)
     if not np.all(np.isfinite(theta)):  # pragma: no cover - pinv keeps values finite

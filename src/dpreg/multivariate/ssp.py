@@ -84,7 +84,9 @@ from dpreg.mechanisms.sensitivity import (
 from dpreg.multivariate._common import (
     check_choice,
     check_design,
+    clip_columns,
     column_names,
+    fill_rows,
     noisy_symmetric,
     solve_sym,
     warn_if_not_private,
@@ -158,42 +160,21 @@ class SSPGram:
         return self.blocks([chunk[:, :-1], chunk[:, -1]])
 
     def blocks(self, parts: Sequence[np.ndarray]) -> np.ndarray:
-        """The same for the chunk given as two row slices, X (m×d) and y (m), side by side
-        (no stacked copy)."""
-        X, y = parts
-        m = X.shape[0]
-        y = y.reshape(m)
+        """The same for the chunk given as column blocks side by side (1-D or 2-D row slices
+        of equal length; the last column is y), written into the work buffer without
+        stacking them first."""
+        m = parts[0].shape[0]
+        d = sum(1 if b.ndim == 1 else b.shape[1] for b in parts) - 1
         sc = self.scaling
-        p = X.shape[1] if sc is None else sc.n_columns
-        if self._buf is None or self._buf.shape[0] < m or self._buf.shape[1] != p + 1:
-            self._buf = np.empty((max(m, 1), p + 1))
-        A = self._buf[:m]
-        Z, yv = A[:, :p], A[:, p]
-        if sc is None:
-            Z[...] = X
-            yv[...] = y
-        else:
-            off = 1 if sc.fit_intercept else 0
-            V = Z[:, off:]
-            np.clip(X, sc.lows, sc.highs, out=V)
-            V -= sc.shift
-            V /= sc.scale
-            if off:
-                Z[:, 0] = 1.0
-            if sc.column_factor != 1.0:
-                Z *= sc.column_factor
-            yv[...] = y
-            if sc.y_bounds is not None:
-                np.clip(yv, sc.y_bounds[0], sc.y_bounds[1], out=yv)
-                yv -= sc.y_shift
-                yv /= sc.y_scale
-        # row clipping to the public norm bound (clip_rows: x·B/‖x‖ where ‖x‖ > B)
-        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-        over = norms > self.bound
-        if over.any():
-            Z[over] *= (self.bound / norms[over])[:, None]
+        p = d if sc is None else sc.n_columns
+        if self._buf is None or self._buf.shape[1] < m or self._buf.shape[0] != p + 1:
+            self._buf = np.empty((p + 1, max(m, 1)))  # one row per column: contiguous steps
+        AT = self._buf[:, :m]
+        ZT, yv = AT[:p], AT[p]
+        fill_rows(parts, sc, ZT, yv)
+        clip_columns(ZT, self.bound)  # row clipping to the public norm bound (clip_rows)
         np.clip(yv, -self.label_bound, self.label_bound, out=yv)
-        return np.concatenate([(A.T @ A).ravel(), [float(m)]])
+        return np.concatenate([(AT @ AT.T).ravel(), [float(m)]])
 
 
 def ssp_statistics(source: Any, *, x_norm_bound: float, y_bound: float, scaling: Any = None,

@@ -9,6 +9,8 @@ loop.  numba when available; otherwise a per-segment ``.sum()`` loop (the defini
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpreg.simple.fast._kernels import HAVE_NUMBA
@@ -106,19 +108,89 @@ def _clip_centre_loop(values: np.ndarray, starts: np.ndarray, lo: float, hi: flo
                 out[i] = min(max(values[i], lo), hi) - m
 
 
+def _gd_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, i: int, p0: float, p1: float,
+             tau: float) -> tuple[float, float]:  # pragma: no cover - compiled by numba
+    """Row i's clipped gradient terms (clip(2r·a_i, ±τ), clip(2r·b_i, ±τ)), r = ŷ(u_i) − v_i:
+    the operations of the NumPy expression of :mod:`dpreg.simple._gradient_descent`."""
+    r2 = 2.0 * (1.0 * (2.0 * (p0 * a[i] + p1 * b[i]) - v[i]))
+    return min(max(r2 * a[i], -tau), tau), min(max(r2 * b[i], -tau), tau)
+
+
+def _gd_pairwise(a: np.ndarray, b: np.ndarray, v: np.ndarray, s: int, n: int, p0: float,
+                 p1: float, tau: float) -> tuple[float, float]:  # pragma: no cover - numba
+    """:func:`_pairwise` of both gradient terms (:func:`_gd_term`) of rows s .. s+n−1, each
+    term computed as it is read: NumPy's summation order on the same values, bit-identical to
+    summing the materialised terms, without writing them to memory."""
+    if n < 8:
+        ra = 0.0
+        rb = 0.0
+        for i in range(s, s + n):
+            ta, tb = _gd_term(a, b, v, i, p0, p1, tau)
+            ra += ta
+            rb += tb
+        return ra, rb
+    if n <= 128:
+        a0, b0 = _gd_term(a, b, v, s, p0, p1, tau)
+        a1, b1 = _gd_term(a, b, v, s + 1, p0, p1, tau)
+        a2, b2 = _gd_term(a, b, v, s + 2, p0, p1, tau)
+        a3, b3 = _gd_term(a, b, v, s + 3, p0, p1, tau)
+        a4, b4 = _gd_term(a, b, v, s + 4, p0, p1, tau)
+        a5, b5 = _gd_term(a, b, v, s + 5, p0, p1, tau)
+        a6, b6 = _gd_term(a, b, v, s + 6, p0, p1, tau)
+        a7, b7 = _gd_term(a, b, v, s + 7, p0, p1, tau)
+        k = 8
+        stop = n - (n % 8)
+        while k < stop:
+            i = s + k
+            ta, tb = _gd_term(a, b, v, i, p0, p1, tau)
+            a0 += ta
+            b0 += tb
+            ta, tb = _gd_term(a, b, v, i + 1, p0, p1, tau)
+            a1 += ta
+            b1 += tb
+            ta, tb = _gd_term(a, b, v, i + 2, p0, p1, tau)
+            a2 += ta
+            b2 += tb
+            ta, tb = _gd_term(a, b, v, i + 3, p0, p1, tau)
+            a3 += ta
+            b3 += tb
+            ta, tb = _gd_term(a, b, v, i + 4, p0, p1, tau)
+            a4 += ta
+            b4 += tb
+            ta, tb = _gd_term(a, b, v, i + 5, p0, p1, tau)
+            a5 += ta
+            b5 += tb
+            ta, tb = _gd_term(a, b, v, i + 6, p0, p1, tau)
+            a6 += ta
+            b6 += tb
+            ta, tb = _gd_term(a, b, v, i + 7, p0, p1, tau)
+            a7 += ta
+            b7 += tb
+            k += 8
+        ra = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+        rb = ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7))
+        while k < n:
+            ta, tb = _gd_term(a, b, v, s + k, p0, p1, tau)
+            ra += ta
+            rb += tb
+            k += 1
+        return ra, rb
+    n2 = n // 2
+    n2 -= n2 % 8
+    a1, b1 = _gd_pairwise(a, b, v, s, n2, p0, p1, tau)
+    a2, b2 = _gd_pairwise(a, b, v, s + n2, n - n2, p0, p1, tau)
+    return a1 + a2, b1 + b2
+
+
 def _gd_round_loop(a: np.ndarray, b: np.ndarray, v: np.ndarray, starts: np.ndarray,
-                   p: np.ndarray, tau: float, ga: np.ndarray, gb: np.ndarray,
+                   p: np.ndarray, tau: float, first: int, stop: int,
                    out: np.ndarray) -> None:  # pragma: no cover - compiled by numba
-    for k in range(starts.size - 1):
+    """Segments first .. stop−1 of one round: ``out[k] = (Σ clip(2r·a), Σ clip(2r·b))``."""
+    for k in range(first, stop):
         s, e = starts[k], starts[k + 1]
-        p0 = p[k, 0]
-        p1 = p[k, 1]
-        for i in range(s, e):
-            r2 = 2.0 * (1.0 * (2.0 * (p0 * a[i] + p1 * b[i]) - v[i]))
-            ga[i] = min(max(r2 * a[i], -tau), tau)
-            gb[i] = min(max(r2 * b[i], -tau), tau)
-        out[k, 0] = _pairwise(ga, s, e - s)
-        out[k, 1] = _pairwise(gb, s, e - s)
+        ga, gb = _gd_pairwise(a, b, v, s, e - s, p[k, 0], p[k, 1], tau)
+        out[k, 0] = ga
+        out[k, 1] = gb
 
 
 def _segment_loop(values: np.ndarray, starts: np.ndarray) -> np.ndarray:  # pragma: no cover
@@ -140,6 +212,8 @@ if HAVE_NUMBA:
     _pairwise_clip = _njit(_pairwise_clip)
     _segment_nb = _njit(_segment_loop)
     _clip_centre_nb = _njit(_clip_centre_loop)
+    _gd_term = _njit(_gd_term)
+    _gd_pairwise = _njit(_gd_pairwise)  # recursive: jitted in place
     _gd_round_nb = _njit(_gd_round_loop)
 else:  # pragma: no cover
     _segment_nb = None  # type: ignore[assignment]
@@ -162,24 +236,38 @@ def segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return segment_sums_numpy(values, starts)
 
 
+#: the least number of rows for which :func:`gd_gradient_sums` splits a round between threads
+GD_THREAD_MIN_ROWS = 200_000
+
+
 def gd_gradient_sums(a: np.ndarray, b: np.ndarray, v: np.ndarray, starts: np.ndarray,
-                     p: np.ndarray, tau: float, scratch: tuple[np.ndarray, np.ndarray] | None = None
-                     ) -> np.ndarray:
+                     p: np.ndarray, tau: float, pool: Any = None) -> np.ndarray:
     """One DP-GD round's clipped gradient sums for every segment: row k is
     ``[clip(2·r·a, ±τ).sum(), clip(2·r·b, ±τ).sum()]`` over segment k with
     ``r = 2·(p[k,0]·a + p[k,1]·b) − v`` -- the per-group gradient of
     :mod:`dpreg.simple._gradient_descent` (the same operations in the same order, NumPy's
-    pairwise summation), bit-identical, in one pass without full-size temporaries (numba;
-    the NumPy expression otherwise).  ``scratch``: two float64 buffers of ``a``'s size, reused
-    across rounds."""
+    pairwise summation), bit-identical, in one pass that writes nothing but the sums (numba;
+    the NumPy expression otherwise).  ``pool``: a ``concurrent.futures`` executor whose
+    threads each take a contiguous share of the segments (the kernel releases the GIL; every
+    segment's sums are computed alone, so the result does not depend on the split)."""
     starts = np.ascontiguousarray(starts, dtype=np.int64)
+    g = starts.size - 1
     if HAVE_NUMBA:
-        ga, gb = scratch if scratch is not None else (np.empty(a.size), np.empty(a.size))
-        out = np.empty((starts.size - 1, 2))
-        _gd_round_nb(a, b, v, starts, np.ascontiguousarray(p, dtype=np.float64), float(tau),
-                     ga, gb, out)
+        out = np.empty((g, 2))
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        tau = float(tau)
+        workers = getattr(pool, "_max_workers", 1) if pool is not None else 1
+        if workers > 1 and g > 1 and int(starts[-1]) >= GD_THREAD_MIN_ROWS:
+            # contiguous shares of about equal numbers of rows
+            cuts = np.searchsorted(starts, np.linspace(0, starts[-1], workers + 1)[1:-1])
+            bounds = [0, *sorted(set(int(c) for c in cuts) - {0, g}), g]
+            list(pool.map(lambda k: _gd_round_nb(a, b, v, starts, p, tau, bounds[k],
+                                                 bounds[k + 1], out),
+                          range(len(bounds) - 1)))
+        else:
+            _gd_round_nb(a, b, v, starts, p, tau, 0, g, out)
         return out
-    seg = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    seg = np.repeat(np.arange(g), np.diff(starts))
     resid = 1.0 * (2.0 * (p[seg, 0] * a + p[seg, 1] * b) - v)
     return np.column_stack([segment_sums(np.clip(2.0 * resid * a, -tau, tau), starts),
                             segment_sums(np.clip(2.0 * resid * b, -tau, tau), starts)])

@@ -66,7 +66,8 @@ from dpreg.simple.pairs import (
 )
 
 __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGORITHMS",
-           "AUTO_FAST_MIN_N", "resolve_algorithm", "dp_median_all_pairs_target",
+           "AUTO_FAST_MIN_N", "SMOOTH_ALL_PAIRS_MAX_N", "check_smooth_size",
+           "resolve_algorithm", "dp_median_all_pairs_target",
            "release_theil_sen", "dp_median_of_sorted"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
@@ -80,6 +81,13 @@ ALGORITHMS = ("auto", "exact-fast", "materialise")
 #: 10,000; benchmarks/bench_theil_sen_auto.py, docs/scale.md) -- below it materialising the
 #: n(n−1)/2 pairs is faster.  A constant compared with n, which is public.
 AUTO_FAST_MIN_N = 400
+
+#: largest n for ``median="smooth"`` with ``pairs="all"``: that median materialises and sorts
+#: the n(n−1) doubled pairwise estimates (no O(n log n) path computes its smooth sensitivity),
+#: so its time and memory grow as n²: measured 2.0 s CPU / 0.4 GB at n = 5,000 and 10 s /
+#: 1.5 GB at n = 10,000 (docs/scale.md); above it the fit is refused with the alternatives
+#: (the exp/wide medians' O(n log n) exact-fast path, or k matchings).  n is public.
+SMOOTH_ALL_PAIRS_MAX_N = 10_000
 
 #: default widening θ of ``median="wide"`` as a fraction of the output-range width: Alabi et al.
 #: (Table 1) use θ = 0.01 on the range [−0.5, 1.5] (width 2); scaling with the range keeps the
@@ -116,9 +124,24 @@ def check_theta(theta: Any, median: str, output_range: tuple[float, float]) -> f
     return th
 
 
+def check_smooth_size(n: int, *, pairs: str | int, median: str) -> None:
+    """Refuse ``median="smooth"`` with all pairs above :data:`SMOOTH_ALL_PAIRS_MAX_N` rows
+    (public n; raised before anything is charged or drawn)."""
+    if median == "smooth" and pairs == "all" and n > SMOOTH_ALL_PAIRS_MAX_N:
+        raise InvalidInputError(
+            f"median='smooth' (theil-sen-smooth) with pairs='all' is limited to n <= "
+            f"{SMOOTH_ALL_PAIRS_MAX_N:,} rows; got n = {n:,}.  Its smooth sensitivity needs "
+            "the sorted n(n−1) pairwise estimates (time and memory grow as n²: ~10 s and "
+            "1.5 GB at the limit).  Use median='exp' or 'wide' (theil-sen-exp / "
+            "theil-sen-wide: all pairs in O(n log n), algorithm='exact-fast'), or "
+            "pairs=K for K random matchings (O(K·n))")
+
+
 def resolve_algorithm(algorithm: Any, *, n: int, pairs: str | int, median: str) -> str:
     """``"exact-fast"`` or ``"materialise"`` for an ``algorithm=`` choice (public inputs only:
-    n is public under replace-one neighbours)."""
+    n is public under replace-one neighbours).  Refuses the smooth median with all pairs above
+    :data:`SMOOTH_ALL_PAIRS_MAX_N` rows (:func:`check_smooth_size`)."""
+    check_smooth_size(n, pairs=pairs, median=median)
     alg = check_choice(algorithm, "algorithm", ALGORITHMS)
     fast_ok = pairs == "all" and median in ("exp", "wide")
     if alg == "exact-fast" and not fast_ok:

@@ -23,7 +23,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
 from dpreg.simple._common import check_pairs_arg, check_simple_xy
-from dpreg.simple._theil_sen import check_theta, theil_sen
+from dpreg.simple._theil_sen import check_smooth_size, check_theta, theil_sen
 from dpreg.simple.ci import CI_METHODS, resolve_ci_method, theil_sen_ci
 from dpreg.simple.ranges import default_prediction_range, default_slope_range
 
@@ -79,7 +79,7 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     gen = check_rng(rng)
     # validate everything both releases need before anything is charged
     x, y = check_simple_xy(x, y)
-    check_pairs_arg(pairs, x.size)
+    check_smooth_size(int(x.size), pairs=check_pairs_arg(pairs, x.size), median=median)
     check_bounds(slopes, "slope_range")
     check_bounds(out_range, "output_range")
     if ci_method not in CI_METHODS:
