@@ -39,8 +39,8 @@ the counts it splits makes ties count: the mass of a tied value is ω(d) (about 
 last place), so it wins once (ε/2) × its score lead exceeds ln(range/ω(d)) (about 37 for
 values of the range's size, about 745 for a tie at 0, the smallest cell); as ε → ∞ the law
 concentrates, uniformly by ω, on the doubles between the two middle order statistics -- the
-set of medians -- and *is* the median whenever those coincide.  On tie-free data it differs from the continuous law only on the values
-themselves (mass of the order of an ulp).
+set of medians -- and *is* the median whenever those coincide.  On tie-free data it differs
+from the continuous law only on the values themselves (mass of the order of an ulp).
 
 Sampling (exact, Gumbel-max).  With breakpoints lo, the sorted values, hi (N + 2 of them),
 piece i is the value of breakpoint i (its first occurrence; weight ω, score from [L, U]) together
