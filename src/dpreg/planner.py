@@ -380,7 +380,7 @@ def _reference(design: Any, xs: list[str], yname: str) -> tuple[np.ndarray, np.n
 
 def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
                     xb: list[tuple[float, float]], yb: tuple[float, float],
-                    intercept: bool) -> PlanDesign:
+                    intercept: bool, all_bounds: Mapping[str, Any]) -> PlanDesign:
     from dpreg.codebook import Codebook, check_moments
 
     args = (n, xs, yname, xb, yb, intercept)
@@ -405,19 +405,14 @@ def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
                               "design (the codebook's moments, against the plan's bounds)")
         return PlanDesign.from_moments(*args, mom)
     if isinstance(design, Mapping):
-        keep = {c for c in [*xs, yname]}
-        sub = {"mean": {c: v for c, v in dict(design.get("mean", {})).items() if c in keep},
-               "sd": {c: v for c, v in dict(design.get("sd", {})).items() if c in keep},
-               "corr": {c: {o: r for o, r in dict(row).items() if o in keep}
-                        for c, row in dict(design.get("corr", {})).items() if c in keep},
-               "source": design.get("source", "")}
         extra = [k for k in design if k not in ("mean", "sd", "corr", "source")]
         if extra:
             raise InvalidParameterError(f"design has the key {extra[0]!r}; a dict of declared "
                                         "moments has 'mean', 'sd', 'corr' and 'source'"
                                         + did_you_mean(str(extra[0]), ["mean", "sd", "corr",
                                                                        "source"]))
-        return PlanDesign.from_moments(*args, check_moments(sub, bounds))
+        # every declared column is checked (against its bounds), not only the formula's
+        return PlanDesign.from_moments(*args, check_moments(design, {**all_bounds, **bounds}))
     if isinstance(design, (pd.DataFrame, np.ndarray, list)):
         X, y = _reference(design, xs, yname)
         return PlanDesign.from_reference(*args, X, y)
@@ -493,7 +488,7 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
 
     check_option_keys(options)
     opts = {k: v for k, v in options.items()}
-    des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept)
+    des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
     def at(eps: float) -> Plan:
         return _one(entry, eps, dlt, des, opts, seed, n_sim, ledger)
