@@ -31,14 +31,14 @@ __all__ = ["first_order_cov", "scaling_transform", "PlanDesign", "ExpectedError"
            "UNIFORM_NOTE", "NOISE_DRAWS"]
 
 #: what a plan without declared moments assumes (every plan output says it)
-UNIFORM_NOTE = ("assumes every regressor spreads uniformly over its bounds (no moments "
-                "declared): the figures are OPTIMISTIC when the data do not fill their bounds "
+UNIFORM_NOTE = ("assumes every regressor spreads uniformly over its bounds (no public moments "
+                "used): the figures are OPTIMISTIC when the data do not fill their bounds "
                 "(the noise of the sufficient-statistics methods grows with bound width / data "
                 "spread); declare public means, sds and correlations (codebook or design=) for "
                 "an honest plan")
 #: above this q = E[(nvar noise / nvar)²] the noisy-stats plan says its closed form is rough
 #: (the series of 1/(1 + r) is then far from converged and the release heavy-tailed)
-NOISY_DENOMINATOR_Q = 0.02
+NOISY_DENOMINATOR_Q = 0.08
 #: noise draws of the Monte Carlo plans of the sufficient-statistics methods (cheap: one
 #: (d+1)×(d+1) solve each; the sd they give is within ~2 % of its limit)
 NOISE_DRAWS = 2000
