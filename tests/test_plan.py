@@ -284,7 +284,7 @@ def test_plan_output_structure_and_json():
              design=declared(X, y), ledger=led)
     assert led.events() == []  # priced, not charged
     tab = p.table()
-    assert list(tab.columns) == ["noise_sd", "bias", "rmse"]
+    assert list(tab.columns) == ["noise_sd", "robust_sd", "bias", "rmse"]
     assert list(tab.index) == ["intercept", "x1", "x2", "prediction@mean"]
     for k in p.coef_sd:
         assert p.coef_rmse[k] == pytest.approx(math.hypot(p.coef_sd[k], p.coef_bias[k]))
@@ -412,3 +412,23 @@ def test_cli_plan_with_a_codebook_a_reference_design_and_a_ledger(tmp_path):
     res = runner.invoke(app, [*base, "--codebook", str(cb), "--ledger", str(led)])
     assert res.exit_code == 0 and "on the ledger: ε=1 of the ledger's" in res.output, res.output
     assert dpreg.Ledger(None, led).events() == []  # priced, not charged
+
+
+def test_heavy_tailed_releases_are_said_so_with_their_typical_error():
+    """Where the noise rivals the design's small eigenvalues the release is heavy-tailed: its
+    sd is dominated by rare huge errors.  The plan says so and gives the typical error
+    (IQR/1.349), which is then well below the sd; a well-determined release gets no caveat."""
+    X, y = concentrated(n=500)
+    p = plan("covariance-ols", 0.5, 1e-6, n=500, bounds=XB, formula="y ~ x1 + x2",
+             design=declared(X, y))
+    assert any(a.startswith("heavy-tailed release") for a in p.assumptions)
+    assert any(p.coef_robust_sd[k] < p.coef_sd[k] / 2 for k in p.coef_sd)
+    X, y = concentrated(n=20000)
+    q = plan("adassp", 8.0, 1e-6, n=20000, bounds=XB, formula="y ~ x1 + x2",
+             design=declared(X, y))
+    assert not any(a.startswith("heavy-tailed") for a in q.assumptions)
+    for k in q.coef_sd:  # normal noise: the two scales agree
+        assert q.coef_robust_sd[k] == pytest.approx(q.coef_sd[k], rel=0.15)
+    # closed forms have no robust scale
+    assert all(v is None for v in plan("noisy-stats", 1.0, n=500, bounds=B,
+                                       formula="y ~ x").coef_robust_sd.values())

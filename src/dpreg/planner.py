@@ -65,7 +65,7 @@ from dpreg._validation import (
     did_you_mean,
 )
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
-from dpreg.methods._planning import ExpectedError, PlanDesign
+from dpreg.methods._planning import ExpectedError, PlanDesign, robust_sd, tail_note
 
 __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
 
@@ -101,7 +101,10 @@ class Plan:
     ``interval``: which interval a request would get (text).  ``charge``: what the release
     costs (``budget``, the definition it is charged in, ``neighbouring``, and with a ledger
     ``price`` in the ledger's units and ``affordable``).  ``design``: the design in words;
-    ``assumptions``: what the plan assumes (uniform spread, undeclared correlations, ...);
+    ``assumptions``: what the plan assumes (uniform spread, undeclared correlations, ...) and
+    when its figures are fragile (heavy-tailed releases); ``coef_robust_sd``: the typical
+    noise, IQR/1.349 of the planned releases (plans from draws; ``None`` for closed forms) --
+    the sd is dominated by rare large errors where the two differ by more than 2×;
     ``how``: how the numbers were obtained.  With ``target_sd``, ``epsilon`` is the ε found and
     ``target`` names the quantity."""
 
@@ -125,9 +128,11 @@ class Plan:
     interval_refusal_probability: float | None = None
     assumptions: tuple[str, ...] = ()
     charge: Mapping[str, Any] = field(default_factory=dict)
+    coef_robust_sd: Mapping[str, float | None] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
-        """One row per coefficient plus ``prediction@mean``: noise sd, bias, RMSE."""
+        """One row per coefficient plus ``prediction@mean``: noise sd, its robust version
+        (IQR/1.349; NaN for closed forms), bias, RMSE."""
         names = [*self.coef_sd, "prediction@mean"]
         sd = [*self.coef_sd.values(), self.prediction_sd]
         bias = [self.coef_bias.get(k) for k in self.coef_sd] + [self.prediction_bias]
@@ -135,7 +140,10 @@ class Plan:
         pb = self.prediction_bias
         rmse.append(math.hypot(self.prediction_sd, pb) if pb is not None else
                     self.prediction_sd)
+        rob = [self.coef_robust_sd.get(k) for k in self.coef_sd] + [None]
         return pd.DataFrame({"noise_sd": pd.Series(sd, index=names, dtype=float),
+                             "robust_sd": pd.Series([math.nan if v is None else v for v in rob],
+                                                    index=names, dtype=float),
                              "bias": pd.Series([math.nan if b is None else b for b in bias],
                                                index=names, dtype=float),
                              "rmse": pd.Series(rmse, index=names, dtype=float)})
@@ -146,6 +154,7 @@ class Plan:
                 "n": self.n, "coef_sd": {k: _num(v) for k, v in self.coef_sd.items()},
                 "coef_bias": {k: _num(v) for k, v in self.coef_bias.items()},
                 "coef_rmse": {k: _num(v) for k, v in self.coef_rmse.items()},
+                "coef_robust_sd": {k: _num(v) for k, v in self.coef_robust_sd.items()},
                 "total_rmse": _num(self.total_rmse),
                 "prediction_sd": _num(self.prediction_sd),
                 "prediction_bias": _num(self.prediction_bias),
@@ -277,7 +286,9 @@ def _simulated(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
     if analytic is not None:
         fail = analytic
         how += "; P(⊥) from the analytic PTR pass probability"
-    return ExpectedError(cov, bias, float(fail), how)
+    notes = tail_note(draws, design.names) if len(draws) else ()
+    return ExpectedError(cov, bias, float(fail), how, notes=notes,
+                         robust_sd=robust_sd(draws) if len(draws) else None)
 
 
 def _charge(spec: Any, eps: float, dlt: float | None, k: int, options: Mapping[str, Any],
@@ -345,6 +356,9 @@ def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
         coef_rmse=dict(zip(names, map(float, rmse))), total_rmse=total,
         prediction_bias=pred_bias, interval_refusal_probability=refusal,
         assumptions=tuple(design.notes) + tuple(ee.notes),
+        coef_robust_sd={nm: (None if ee.robust_sd is None else float(v)) for nm, v in
+                        zip(names, ee.robust_sd if ee.robust_sd is not None
+                            else [None] * len(names))},
         charge=_charge(spec, eps, dlt, design.k, options, ledger))
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["first_order_cov", "scaling_transform", "PlanDesign", "ExpectedError",
            "noisy_stats_error", "dp_intercept_error", "adassp_error", "sscp_ols_error",
-           "UNIFORM_NOTE", "NOISE_DRAWS"]
+           "UNIFORM_NOTE", "NOISE_DRAWS", "tail_note", "robust_sd", "HEAVY_TAIL"]
 
 #: what a plan without declared moments assumes (every plan output says it)
 UNIFORM_NOTE = ("assumes every regressor spreads uniformly over its bounds (no public moments "
@@ -39,6 +39,8 @@ UNIFORM_NOTE = ("assumes every regressor spreads uniformly over its bounds (no p
 #: above this q = E[(nvar noise / nvar)²] the noisy-stats plan says its closed form is rough
 #: (the series of 1/(1 + r) is then far from converged and the release heavy-tailed)
 NOISY_DENOMINATOR_Q = 0.08
+#: a coefficient whose draws have sd > HEAVY_TAIL × (IQR/1.349) is called heavy-tailed
+HEAVY_TAIL = 2.0
 #: noise draws of the Monte Carlo plans of the sufficient-statistics methods (cheap: one
 #: (d+1)×(d+1) solve each; the sd they give is within ~2 % of its limit)
 NOISE_DRAWS = 2000
@@ -340,6 +342,8 @@ class ExpectedError:
     interval_refusal_probability: float | None = None
     #: caveats about these figures (shown with the plan's assumptions)
     notes: tuple[str, ...] = ()
+    #: IQR/1.349 of the released coefficients (plans from draws; None for closed forms)
+    robust_sd: np.ndarray | None = None
 
 
 def _noise_generator(seed: int) -> np.random.Generator:
@@ -357,8 +361,36 @@ def _sym_noise(g: np.random.Generator, draws: int, p: int) -> np.ndarray:
     return E + np.triu(E, 1).transpose(0, 2, 1)
 
 
+def robust_sd(draws: np.ndarray) -> np.ndarray | None:
+    """IQR/1.349 per column (the sd for normal draws; insensitive to rare huge ones)."""
+    if draws.ndim != 2 or draws.shape[0] < 20:
+        return None
+    q75, q25 = np.percentile(draws, [75, 25], axis=0)
+    return np.asarray((q75 - q25) / 1.349, dtype=float)
+
+
+def tail_note(draws: np.ndarray, names: Sequence[str]) -> tuple[str, ...]:
+    """A caveat when the draws of a coefficient are heavy-tailed: sd > :data:`HEAVY_TAIL`
+    times the robust sd (IQR/1.349; the two agree for normal noise, 1.4 for Laplace), i.e.
+    the sd is dominated by rare large errors -- a few releases far off -- and the sd of a
+    handful of releases will usually come out smaller."""
+    if draws.shape[0] < 20:
+        return ()
+    sd = draws.std(axis=0, ddof=1)
+    robust = robust_sd(draws)
+    assert robust is not None
+    heavy = [i for i in range(draws.shape[1]) if robust[i] > 0 and sd[i] > HEAVY_TAIL * robust[i]]
+    if not heavy:
+        return ()
+    listed = ", ".join(f"{names[i]} {robust[i]:.3g}" for i in heavy)
+    return (f"heavy-tailed release: the noise sd of {', '.join(names[i] for i in heavy)} is "
+            f"dominated by rare large errors (sd > {HEAVY_TAIL:g}× the typical error); the "
+            f"typical error (IQR/1.349) is {listed}, and the sd seen over a few releases is "
+            "usually smaller than planned",)
+
+
 def _summarise(coefs: np.ndarray, ok: np.ndarray, truth: np.ndarray | None, how: str,
-               refusal: float | None = None) -> ExpectedError:
+               refusal: float | None = None, names: Sequence[str] = ()) -> ExpectedError:
     good = coefs[ok]
     p = coefs.shape[1]
     if good.shape[0] >= 2:
@@ -367,7 +399,9 @@ def _summarise(coefs: np.ndarray, ok: np.ndarray, truth: np.ndarray | None, how:
     else:
         cov = np.full((p, p), math.nan)
         bias = None if truth is None else np.full(p, math.nan)
-    return ExpectedError(cov, bias, float(1.0 - ok.mean()), how, refusal)
+    notes = tail_note(good, list(names) or [f"coefficient {j}" for j in range(p)])
+    return ExpectedError(cov, bias, float(1.0 - ok.mean()), how, refusal, notes,
+                         robust_sd(good))
 
 
 # ---------------------------------------------------------------------------- noisy-stats
@@ -519,9 +553,9 @@ def adassp_error(design: PlanDesign, *, epsilon: float, delta: float, options: M
     finite = np.all(np.isfinite(coefs), axis=1)
     return _summarise(coefs, finite, design.ols(),
                       f"noise Monte Carlo: the design's exact sufficient statistics (from its "
-                      f"moments) and "
-                      f"{draws} seeded draws of AdaSSP's Gaussian noise (σ_XX={sd_xx:.3g}, "
-                      f"σ_Xy={sd_xy:.3g} in the scaled units), {rule}; no rows simulated")
+                      f"moments) and {draws} seeded draws of AdaSSP's Gaussian noise "
+                      f"(σ_XX={sd_xx:.3g}, σ_Xy={sd_xy:.3g} in the scaled units), {rule}; no "
+                      "rows simulated", names=design.names)
 
 
 # ---------------------------------------------------------------------------- CovarianceOLS
@@ -596,8 +630,8 @@ def sscp_ols_error(design: PlanDesign, *, epsilon: float, delta: float,
             refused += not model.sufficient
     refusal = None if se == "plugin" or checked == 0 else refused / checked
     return _summarise(coefs, ok, design.ols(),
-                      f"noise Monte Carlo: the design's exact [0, 1]-scaled SSCP matrix (from its "
-                      f"moments) and "
+                      f"noise Monte Carlo: the design's exact [0, 1]-scaled SSCP matrix (from "
+                      f"its moments) and "
                       f"{draws} seeded draws of the Analyze-Gauss noise (σ={sigma:.3g}), each "
                       f"repaired and solved as the release is; no rows simulated",
-                      refusal)
+                      refusal, names=design.names)
