@@ -325,9 +325,11 @@ def _charge(spec: Any, eps: float, dlt: float | None, k: int, options: Mapping[s
 
 
 def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
-         options: Mapping[str, Any], seed: int, n_sim: int, ledger: Any) -> Plan:
+         options: Mapping[str, Any], seed: int, n_sim: int, ledger: Any,
+         detail: bool = True) -> Plan:
     names = design.names
-    ee = spec.expected_error(epsilon=eps, delta=dlt, design=design, options=options, seed=seed)
+    ee = spec.expected_error(epsilon=eps, delta=dlt, design=design, options=options, seed=seed,
+                             detail=detail)
     if ee is None:
         ee = _simulated(spec, eps, dlt, design, options, seed, n_sim)
     cov = np.asarray(ee.cov, dtype=float).reshape(len(names), len(names))
@@ -504,8 +506,11 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     opts = {k: v for k, v in options.items()}
     des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
-    def at(eps: float) -> Plan:
-        return _one(entry, eps, dlt, des, opts, seed, n_sim, ledger)
+    def at(eps: float, detail: bool = True) -> Plan:
+        return _one(entry, eps, dlt, des, opts, seed, n_sim, ledger, detail)
+
+    def search(eps: float) -> Plan:  # the steps of the ε search need the noise only
+        return at(eps, detail=False)
 
     if target_sd is None:
         if epsilon is None:
@@ -528,22 +533,22 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     hi = 1.0
     # above EPSILON_MAX a release is not private (treated as epsilon = inf)
     cap = min(EPSILON_MAX, entry.max_epsilon(delta=dlt, options=opts) * (1 - 1e-9))
-    while not value(at(hi)) <= goal:
+    while not value(search(hi)) <= goal:
         hi *= 4.0
         if hi > cap:
-            if value(at(cap)) <= goal:
+            if value(search(cap)) <= goal:
                 hi = cap
                 break
             raise InvalidInputError(f"target_sd={goal:g} is not reached by any epsilon up to "
                                     f"{cap:.4g} for n={n}: increase n or the target")
     lo = hi / 4.0
-    while lo > 1e-4 and value(at(lo)) <= goal:
+    while lo > 1e-4 and value(search(lo)) <= goal:
         hi, lo = lo, lo / 4.0
     for _ in range(40):  # bisection on log ε to 0.5 %
         if hi / lo < 1.005:
             break
         mid = math.sqrt(lo * hi)
-        if value(at(mid)) <= goal:
+        if value(search(mid)) <= goal:
             hi = mid
         else:
             lo = mid

@@ -561,7 +561,7 @@ def adassp_error(design: PlanDesign, *, epsilon: float, delta: float, options: M
 # ---------------------------------------------------------------------------- CovarianceOLS
 def sscp_ols_error(design: PlanDesign, *, epsilon: float, delta: float,
                    options: Mapping[str, Any], seed: int, draws: int = NOISE_DRAWS,
-                   refusal_draws: int = 300) -> ExpectedError:
+                   refusal_draws: int = 200) -> ExpectedError:
     """CovarianceOLS (Analyze Gauss on the [0, 1]-scaled SSCP matrix, PSD repair, sweep OLS)
     on the design's exact scaled SSCP matrix (from its moments) with ``draws`` seeded draws of
     the release's Gaussian noise, each repaired as :func:`~dpreg.covariance.calibration.
@@ -622,13 +622,21 @@ def sscp_ols_error(design: PlanDesign, *, epsilon: float, delta: float,
     n_public = float(design.n) if rel.value == "replace-one" else None
     refused = checked = 0
     if se != "plugin":
+        # κ = σ/λ_min of the released (unrepaired) regressor block first (vectorised): above
+        # the limit the rule refuses whatever else holds; the full model only for the others
+        lam_x = np.linalg.eigvalsh(noisy[:, x_idx][:, :, x_idx])[:, 0]
+        with np.errstate(divide="ignore"):
+            kappa = np.where(lam_x > 0, sigma / np.where(lam_x > 0, lam_x, 1.0), np.inf)
         for i in np.flatnonzero(ok)[:refusal_draws]:
             checked += 1
+            if not kappa[i] <= SSCPModel.noise_ratio_limit:
+                refused += 1
+                continue
             model = SSCPModel(scaled_repaired=repaired[i], noisy_count=float(noisy[i, 0, 0]),
                               bounds=bounds, sigma=sigma, psd_tol=1e-10, n_public=n_public,
                               x_idx=x_idx, y_idx=y_idx, names=names, noisy_scaled=noisy[i])
             refused += not model.sufficient
-    refusal = None if se == "plugin" or checked == 0 else refused / checked
+    refusal = None if se == "plugin" or checked == 0 else refused / checked  # 0 draws: skipped
     return _summarise(coefs, ok, design.ols(),
                       f"noise Monte Carlo: the design's exact [0, 1]-scaled SSCP matrix (from "
                       f"its moments) and "

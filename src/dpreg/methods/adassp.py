@@ -155,7 +155,7 @@ class AdaSSPSpec(MethodSpec):
 
 
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
-                       options: Mapping[str, Any], seed: int) -> Any:
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
         """:func:`~dpreg.methods._planning.adassp_error` for the λ rule these options select
         (the spec's own default when not given)."""
         from dpreg.methods._planning import adassp_error

@@ -225,7 +225,7 @@ class NoisyStatsSpec(MethodSpec):
         return cov, fail, "analytic (Laplace noise of Alabi et al. Alg. 1, second-order delta method)"
 
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
-                       options: Mapping[str, Any], seed: int) -> Any:
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
         """:func:`~dpreg.methods._planning.noisy_stats_error` with the split the fit uses
         (``inference="auto"``: on where the public interval rule offers the interval)."""
         from dpreg.methods._planning import noisy_stats_error
@@ -302,7 +302,7 @@ class DPInterceptSpec(MethodSpec):
         return res.to_regression_results(x_name=x_cols[0], y_name=y_col)
 
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
-                       options: Mapping[str, Any], seed: int) -> Any:
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
         from dpreg.methods._planning import dp_intercept_error
 
         return dp_intercept_error(design, epsilon)
