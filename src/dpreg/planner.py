@@ -397,7 +397,7 @@ def _reference(design: Any, xs: list[str], yname: str) -> tuple[np.ndarray, np.n
 def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
                     xb: list[tuple[float, float]], yb: tuple[float, float],
                     intercept: bool, all_bounds: Mapping[str, Any]) -> PlanDesign:
-    from dpreg.codebook import Codebook, check_moments
+    from dpreg.codebook import Codebook, DeclaredMoments, check_moments
 
     args = (n, xs, yname, xb, yb, intercept)
     bounds = dict(zip([*xs, yname], [*xb, yb]))
@@ -413,12 +413,12 @@ def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
             design = cb
         else:
             return PlanDesign.uniform(*args)
-    if isinstance(design, Codebook):
-        mom = design.moments()
-        for c in [*xs, yname]:  # the moments were checked against the codebook's bounds
+    if isinstance(design, (Codebook, DeclaredMoments)):
+        mom = design.moments() if isinstance(design, Codebook) else design
+        for c in [*xs, yname]:  # checked against their own bounds; now against the plan's
             if c in mom.mean:
                 check_moments({"mean": {c: mom.mean[c]}, "sd": {c: mom.sd[c]}}, bounds,
-                              "design (the codebook's moments, against the plan's bounds)")
+                              "design (the declared moments, against the plan's bounds)")
         return PlanDesign.from_moments(*args, mom)
     if isinstance(design, Mapping):
         extra = [k for k in design if k not in ("mean", "sd", "corr", "source")]
@@ -428,7 +428,7 @@ def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
                                         + did_you_mean(str(extra[0]), ["mean", "sd", "corr",
                                                                        "source"]))
         # every declared column is checked (against its bounds), not only the formula's
-        return PlanDesign.from_moments(*args, check_moments(design, {**all_bounds, **bounds}))
+        return PlanDesign.from_moments(*args, check_moments(design, all_bounds))
     if isinstance(design, (pd.DataFrame, np.ndarray, list)):
         X, y = _reference(design, xs, yname)
         return PlanDesign.from_reference(*args, X, y)
