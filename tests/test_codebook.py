@@ -5,6 +5,7 @@ line only; a declared public n is checked under replace-one without revealing th
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import warnings
@@ -100,6 +101,29 @@ def test_a_valid_codebook_parses_and_round_trips(tmp_path):
     ("[groups]\nby = 3", r"groups.by"),
     ("columns = 3", r"tables \[columns.NAME\]"),
     ("[columns.age\nbounds = [0, 1]", r"not valid TOML"),
+    # declared public moments (issue 30 item 2: for plans)
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3", r"declares mean without sd"),
+    ("[columns.a]\nbounds = [0, 10]\nsd = 3", r"declares sd without mean"),
+    ("[columns.a]\nmean = 3\nsd = 1", r"no bounds"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 11\nsd = 1", r"must lie in the bounds"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 5", r"must be <= 4.58258, the largest sd"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 0", r"sd' must be > 0"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = \"3\"\nsd = 1", r"finite number"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = nan", r"finite number"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 1\ncorr = {b = 0.1}", r"name 'b', which "
+                                                                          r"is not a numeric"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 1\ncorr = {a = 0.1}", r"names the column "
+                                                                          r"itself"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 1\ncorr = 0.1", r"inline table"),
+    ("[columns.a]\nbounds = [0, 10]\ncorr = {b = 0.1}", r"corr without mean and sd"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 1\ncorr = {b = -1.5}\n[columns.b]\n"
+     "bounds = [0, 1]\nmean = 0.5\nsd = 0.1", r"\[-1, 1\]"),
+    ("[columns.a]\nbounds = [0, 10]\nmean = 3\nsd = 1\ncorr = {b = 0.2}\n[columns.b]\n"
+     "bounds = [0, 1]\nmean = 0.5\nsd = 0.1\ncorr = {a = 0.3}", r"declared twice"),
+    ("[columns.g]\ntype = \"categorical\"\nlevels = [1, 2]\nmean = 1.5\nsd = 0.5",
+     r"not allowed for a categorical"),
+    ("[dataset]\nmoments_source = 3", r"dataset.moments_source"),
+    ("[columns.a]\nbounds = [0, 10]\nmeans = 3", r"did you mean 'mean'"),
 ])
 def test_invalid_codebooks_are_refused_naming_the_field(tmp_path, text, match):
     path = tmp_path / "bad.toml"
@@ -107,6 +131,56 @@ def test_invalid_codebooks_are_refused_naming_the_field(tmp_path, text, match):
     with pytest.raises(InvalidInputError, match=match) as info:
         Codebook.load(path)
     assert str(path) in str(info.value)
+
+
+def test_declared_moments_parse_round_trip_and_reach_the_plan(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text("""
+[dataset]
+moments_source = "1974 Redbook survey report, table 2 (published)"
+[columns.rate_marriage]
+bounds = [1, 5]
+mean = 4.1
+sd = 0.96
+corr = {affairs = -0.18}
+[columns.affairs]
+bounds = [0, 60]
+mean = 0.7
+sd = 2.2
+[columns.male]
+bounds = [0, 1]
+mean = 0.3
+sd = 0.458257569495584
+""", encoding="utf-8")
+    cb = Codebook.load(path)
+    m = cb.moments()
+    assert m.mean == {"rate_marriage": 4.1, "affairs": 0.7, "male": 0.3}
+    assert m.correlation("affairs", "rate_marriage") == -0.18 == m.correlation("rate_marriage",
+                                                                               "affairs")
+    assert m.correlation("male", "affairs") is None and m.correlation("male", "male") == 1.0
+    assert "Redbook" in m.source
+    # a 0/1 column may sit exactly on the largest sd √(p(1 − p))
+    assert cb.columns["male"].sd == pytest.approx(math.sqrt(0.21))
+    assert Codebook.from_dict(cb.to_dict(), source=str(path)) == cb
+    p = dpreg.plan("noisy-stats", 2.0, n=6366, codebook=path, formula="affairs ~ rate_marriage")
+    assert "Redbook" in p.design and p.coef_bias["rate_marriage"] is not None
+    # the codebook template says how to declare them, and that they must be public
+    assert "PUBLIC" in codebook_template(["a"]) and "mean = ..." in codebook_template(["a"])
+
+
+def test_check_moments_validates_a_dict_like_a_codebook():
+    from dpreg.codebook import DeclaredMoments, check_moments
+
+    good = check_moments({"mean": {"x": 1.0}, "sd": {"x": 0.5}, "source": "census"},
+                         {"x": (0.0, 2.0)})
+    assert isinstance(good, DeclaredMoments) and good.as_dict()["source"] == "census"
+    assert check_moments(good, {}) is good
+    with pytest.raises(InvalidInputError, match="no public bounds"):
+        check_moments({"mean": {"w": 1.0}, "sd": {"w": 0.5}}, {"x": (0.0, 2.0)})
+    with pytest.raises(InvalidInputError, match="must be a dict"):
+        check_moments([1, 2], {"x": (0.0, 2.0)})
+    with pytest.raises(InvalidInputError, match="did you mean 'mean'"):
+        check_moments({"means": {}}, {"x": (0.0, 2.0)})
 
 
 def test_codebook_columns_must_be_columns_of_the_data(fair):

@@ -78,7 +78,7 @@ def test_grouped_bench_demo_and_planner_read_the_registry():
     assert {m for m in ESTIMATORS if m in methods.REGISTRY} == set(
         methods.names(harness="multivariate"))
     assert sorted(DEMO_METHODS) == sorted(methods.names(harness="simple"))
-    assert set(ANALYTIC_METHODS) == {"noisy-stats", "adassp", "covariance-ols"}
+    assert set(ANALYTIC_METHODS) == {"noisy-stats", "dp-intercept", "adassp", "covariance-ols"}
 
 
 def test_unknown_method_names_the_choices_and_suggests():

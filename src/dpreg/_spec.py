@@ -564,6 +564,17 @@ class MethodSpec:
         the method has no closed form (the plan then simulates the release)."""
         return None
 
+    def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
+        """The expected error of one release on the plan's public design (a
+        :class:`dpreg.methods._planning.PlanDesign`) from the design's sufficient statistics --
+        in closed form or by a seeded Monte Carlo of the privacy noise alone -- as an
+        :class:`~dpreg.methods._planning.ExpectedError`; ``None`` when the method has no
+        such plan (:func:`dpreg.plan` then runs the release on synthetic rows of the
+        design).  ``detail=False``: the noise alone is needed (a search over ε), so costly
+        extras such as the interval's refusal probability may be skipped."""
+        return None
+
     def failure_probability(self, *, epsilon: float, delta: float | None, n: int, d: int,
                             options: Mapping[str, Any]) -> float | None:
         """P(⊥) from public inputs in closed form, or ``None`` (the plan's simulation

@@ -187,7 +187,8 @@ _SET_BY_COMMAND["plan"] = {
     **{k: v for k, v in _SET_BY_COMMAND["fit"].items() if k not in ("ledger", "codebook",
                                                                      "allow_unreliable")},
     "n": "--n", "n_sim": "--n-sim", "seed": "--seed", "target_sd": "--target-sd",
-    "target": "--target", "fit_intercept": "the formula"}
+    "target": "--target", "fit_intercept": "the formula", "codebook": "--codebook",
+    "design": "--design", "ledger": "--ledger"}
 #: the longest ``-o`` list of numbers and word
 _OPTION_LIST_MAX = 16
 _OPTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -1291,7 +1292,18 @@ def plan_cmd(
     x: Annotated[list[str], typer.Option("--x", help="Regressor column (repeat for several).")],
     method: Annotated[str, typer.Option("--method", "-m", help="Method name.")],
     n: Annotated[int, typer.Option("--n", parser=_ascii_int, help="The public number of rows.")],
-    bounds: Annotated[list[str], typer.Option("--bounds", "-b", help="Public bounds COL=LO:HI.")],
+    bounds: Annotated[list[str] | None, typer.Option(
+        "--bounds", "-b", help="Public bounds COL=LO:HI (added to --codebook's).")] = None,
+    codebook: Annotated[Path | None, typer.Option(
+        "--codebook", help="TOML codebook: public bounds and, where declared, the public "
+        "mean/sd/corr the plan's design uses (docs/codebook.md).")] = None,
+    design: Annotated[str | None, typer.Option(
+        "--design", metavar="uniform|PUBLIC.csv",
+        help="The plan's public design: 'uniform' (ignore declared moments) or a CSV/Parquet "
+        "file that is a PUBLIC reference sample (never the private data).")] = None,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help="Show the price of the release on this ledger (nothing is "
+        "charged).")] = None,
     epsilon: Annotated[str | None, typer.Option("--epsilon", "-e", metavar="EPS")] = None,
     delta: Annotated[str | None, typer.Option("--delta", "-d", metavar="DELTA")] = None,
     target_sd: Annotated[float | None, typer.Option(
@@ -1305,7 +1317,8 @@ def plan_cmd(
     option: Annotated[list[str] | None, typer.Option("--option", "-o")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Expected privacy noise of a release from public inputs only (nothing is read or charged)."""
+    """Expected error of a release (noise sd, bias, RMSE, P(⊥), price) from public inputs
+    only: the bounds, n and a public design (nothing private is read, nothing is charged)."""
     eps = None if epsilon is None else parse_epsilon(epsilon, has_flag=False)
     dlt = parse_delta(delta)
     opts = parse_options(option, command="plan")
@@ -1316,7 +1329,17 @@ def plan_cmd(
         from dpreg.planner import plan
 
         formula = f"{y} ~ {' + '.join(x)}"
-        res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds), formula=formula,
+        des: Any = design
+        if design is not None and design != "uniform":
+            from dpreg.exceptions import InvalidInputError
+
+            if not Path(design).exists():
+                raise InvalidInputError(f"--design {design}: no such file (give 'uniform' or "
+                                        "a PUBLIC reference sample as CSV or Parquet)")
+            des = _read_table(Path(design))  # a public reference sample, by the user's word
+        led = None if ledger is None else _open_ledger(ledger)
+        res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds) if bounds else None,
+                   codebook=codebook, design=des, ledger=led, formula=formula,
                    target_sd=target_sd, target=target, seed=seed, n_sim=n_sim, **opts)
     except DPRegError as exc:
         _fail(exc)

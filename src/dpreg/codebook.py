@@ -9,10 +9,14 @@ line only*, with empty bounds to fill in.  docs/codebook.md documents the schema
     [dataset]                      # optional
     n = 6366                       # optional: public number of rows (replace-one methods)
     description = "..."            # optional
+    moments_source = "..."         # optional: where the declared moments come from
 
     [columns.age]
     type = "numeric"               # the default
     bounds = [17.5, 42.0]          # public [lo, hi], lo < hi; [] = not declared yet
+    mean = 29.1                    # optional, with sd: PUBLIC moments for plans
+    sd = 6.8                       #   (a census, a public reference sample -- never the data)
+    corr = {yrs_married = 0.89}    # optional: public correlations with other columns
 
     [columns.occupation]
     type = "categorical"
@@ -23,7 +27,9 @@ line only*, with empty bounds to fill in.  docs/codebook.md documents the schema
     keys = ["A", "B"]
 
 The schema is checked strictly: unknown tables, keys or (against the data) columns are errors
-with a did-you-mean; types are checked; lo < hi; levels and keys unique.  Every failure is an
+with a did-you-mean; types are checked; lo < hi; levels and keys unique; declared moments
+possible for a variable inside its bounds (mean in [lo, hi], 0 < sd² <= (mean − lo)(hi − mean),
+|corr| <= 1, the same correlation when both columns declare it).  Every failure is an
 :class:`~dpreg.exceptions.InvalidInputError` naming the file and the field; a codebook never
 holds private data, so its own values may be shown.
 
@@ -56,6 +62,8 @@ __all__ = [
     "merge_bounds",
     "CODEBOOK_MAX_BYTES",
     "CODEBOOK_MAX_DEPTH",
+    "DeclaredMoments",
+    "check_moments",
 ]
 
 #: largest codebook file read (bytes)
@@ -65,8 +73,11 @@ CODEBOOK_MAX_BYTES = 16 * 1024 * 1024
 #: parses nested values recursively and ends in a RecursionError near depth 300
 CODEBOOK_MAX_DEPTH = 32
 _TOP = ("dataset", "columns", "groups")
-_DATASET = ("n", "description")
-_COLUMN = ("type", "bounds", "levels", "description")
+_DATASET = ("n", "description", "moments_source")
+_COLUMN = ("type", "bounds", "levels", "description", "mean", "sd", "corr")
+#: relative slack of the largest possible variance (mean − lo)(hi − mean) of a variable in
+#: [lo, hi] (a 0/1 column declared with sd = √(p(1 − p)) sits exactly on it)
+_VARIANCE_SLACK = 1e-9
 _GROUPS = ("by", "keys")
 _TYPES = ("numeric", "categorical")
 
@@ -81,6 +92,43 @@ class ColumnSpec:
     bounds: tuple[float, float] | None = None
     levels: tuple[Any, ...] | None = None
     description: str = ""
+    #: declared PUBLIC mean and sd (population sd, divisor N) of a numeric column, or None
+    mean: float | None = None
+    sd: float | None = None
+    #: declared PUBLIC correlations with other numeric columns, ((other, r), ...)
+    corr: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class DeclaredMoments:
+    """Validated PUBLIC moments of some numeric columns (:func:`check_moments`): ``mean`` and
+    ``sd`` (population sd, divisor N) per column, ``corr`` per unordered pair (keys are sorted
+    name pairs), and ``source``, where they come from.  Used by :func:`dpreg.plan` to describe
+    the design a release will see; they must come from outside the private data (a census, a
+    previous survey's published tables, a public reference sample)."""
+
+    mean: Mapping[str, float]
+    sd: Mapping[str, float]
+    corr: Mapping[tuple[str, str], float]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("mean", "sd", "corr"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    def correlation(self, a: str, b: str) -> float | None:
+        """The declared correlation of columns ``a`` and ``b`` (1 for a == b; None: not
+        declared)."""
+        if a == b:
+            return 1.0
+        return self.corr.get((a, b) if a < b else (b, a))
+
+    def as_dict(self) -> dict[str, Any]:
+        corr: dict[str, dict[str, float]] = {}
+        for (a, b), r in self.corr.items():
+            corr.setdefault(a, {})[b] = r
+        return {"mean": dict(self.mean), "sd": dict(self.sd), "corr": corr,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -93,6 +141,7 @@ class Codebook:
     group_keys: tuple[Any, ...] | None = None
     description: str = ""
     source: str = "codebook"
+    moments_source: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
@@ -113,11 +162,13 @@ class Codebook:
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise _error(where, "dataset.n", "an integer >= 1 (the public number of rows)", n)
         desc = _text(ds.get("description", ""), where, "dataset.description")
+        msrc = _text(ds.get("moments_source", ""), where, "dataset.moments_source")
         cols_raw = data.get("columns", {})
         if not isinstance(cols_raw, Mapping):
             raise _error(where, "columns", "tables [columns.NAME]", type(cols_raw).__name__)
         columns = {str(name): _column(str(name), spec, where)
                    for name, spec in cols_raw.items()}
+        _check_correlations(columns, f"codebook {where}")
         gr = data.get("groups", {})
         if not isinstance(gr, Mapping):
             raise _error(where, "groups", "a table [groups]", type(gr).__name__)
@@ -129,7 +180,7 @@ class Codebook:
         if keys is not None:
             keys = _unique_list(keys, where, "groups.keys", "group keys")
         return cls(columns=columns, n=n, group_by=by, group_keys=keys, description=desc,
-                   source=source)
+                   source=source, moments_source=msrc)
 
     @classmethod
     def load(cls, path: str | Path) -> Codebook:
@@ -172,6 +223,17 @@ class Codebook:
         """Declared levels of the categorical columns."""
         return {c: s.levels for c, s in self.columns.items() if s.levels is not None}
 
+    def moments(self) -> DeclaredMoments:
+        """The declared PUBLIC moments (``mean``/``sd``/``corr`` of the numeric columns that
+        declare them; empty when none do), for :func:`dpreg.plan`."""
+        mean = {c: s.mean for c, s in self.columns.items() if s.mean is not None}
+        sd = {c: s.sd for c, s in self.columns.items() if s.sd is not None}
+        corr: dict[tuple[str, str], float] = {}
+        for c, s in self.columns.items():
+            for other, r in s.corr:
+                corr[(c, other) if c < other else (other, c)] = r
+        return DeclaredMoments(mean, sd, corr, self.moments_source)
+
     def check_columns(self, names: Sequence[str]) -> None:
         """Every declared column (and the group column) must be a column of the data (names
         only): a typo is an error with a did-you-mean."""
@@ -206,6 +268,8 @@ class Codebook:
             ds["n"] = self.n
         if self.description:
             ds["description"] = self.description
+        if self.moments_source:
+            ds["moments_source"] = self.moments_source
         if ds:
             out["dataset"] = ds
         cols: dict[str, Any] = {}
@@ -213,6 +277,10 @@ class Codebook:
             entry: dict[str, Any] = {"type": s.type}
             if s.type == "numeric":
                 entry["bounds"] = list(s.bounds) if s.bounds is not None else []
+                if s.mean is not None:
+                    entry["mean"], entry["sd"] = s.mean, s.sd
+                if s.corr:
+                    entry["corr"] = dict(s.corr)
             else:
                 entry["levels"] = list(s.levels or ())
             if s.description:
@@ -369,6 +437,11 @@ def _column(name: str, spec: Any, where: str) -> ColumnSpec:
                                 f"; got {_shown(kind)}")
     desc = _text(spec.get("description", ""), where, f"{at}.description")
     if kind == "categorical":
+        for key in ("mean", "sd", "corr"):
+            if key in spec:
+                raise InvalidInputError(f"codebook {where}: field '{at}.{key}' is not allowed "
+                                        "for a categorical column (declare moments of numeric "
+                                        "columns)")
         if "bounds" in spec:
             raise InvalidInputError(f"codebook {where}: field '{at}.bounds' is not allowed for "
                                     "a categorical column (its dummies lie in [0, 1]); give "
@@ -382,17 +455,155 @@ def _column(name: str, spec: Any, where: str) -> ColumnSpec:
         raise InvalidInputError(f"codebook {where}: field '{at}.levels' is only allowed with "
                                 "type = \"categorical\"")
     raw = spec.get("bounds", [])
-    if isinstance(raw, list) and not raw:
-        return ColumnSpec(name, "numeric", None, None, desc)  # not declared yet
-    if not isinstance(raw, list) or any(isinstance(v, bool) or not isinstance(v, (int, float))
-                                        for v in raw):
-        raise _error(where, f"{at}.bounds", "[lo, hi] (two numbers) or [] (not declared yet)",
-                     raw)
-    try:
-        bounds = check_bounds(raw, f"codebook {where}: field '{at}.bounds'")
-    except InvalidInputError as exc:
-        raise InvalidInputError(str(exc)) from None
-    return ColumnSpec(name, "numeric", bounds, None, desc)
+    bounds: tuple[float, float] | None = None
+    if not (isinstance(raw, list) and not raw):  # [] = not declared yet
+        if not isinstance(raw, list) or any(isinstance(v, bool) or not isinstance(v, (int, float))
+                                            for v in raw):
+            raise _error(where, f"{at}.bounds", "[lo, hi] (two numbers) or [] (not declared "
+                         "yet)", raw)
+        try:
+            bounds = check_bounds(raw, f"codebook {where}: field '{at}.bounds'")
+        except InvalidInputError as exc:
+            raise InvalidInputError(str(exc)) from None
+    mean = sd = None
+    if "mean" in spec or "sd" in spec:
+        if "mean" not in spec or "sd" not in spec:
+            raise InvalidInputError(f"codebook {where}: column {name!r} declares "
+                                    f"{'mean' if 'mean' in spec else 'sd'} without "
+                                    f"{'sd' if 'mean' in spec else 'mean'}: declare both")
+        if bounds is None:
+            raise InvalidInputError(f"codebook {where}: column {name!r} declares a mean and sd "
+                                    "but no bounds: moments are checked against the public "
+                                    "bounds, declare them first")
+        mean, sd = _moment_pair(spec["mean"], spec["sd"], bounds, f"codebook {where}: field "
+                                f"'{at}")
+    corr: tuple[tuple[str, float], ...] = ()
+    if "corr" in spec:
+        raw_corr = spec["corr"]
+        if not isinstance(raw_corr, Mapping):
+            raise _error(where, f"{at}.corr", "an inline table {other_column = r, ...}", raw_corr)
+        if mean is None:
+            raise InvalidInputError(f"codebook {where}: column {name!r} declares corr without "
+                                    "mean and sd: declare them too")
+        corr = tuple((str(other), _correlation(r, f"codebook {where}: field '{at}.corr."
+                                                  f"{other}'"))
+                     for other, r in raw_corr.items())
+        if any(other == name for other, _ in corr):
+            raise InvalidInputError(f"codebook {where}: field '{at}.corr' names the column "
+                                    "itself (its correlation with itself is 1)")
+    return ColumnSpec(name, "numeric", bounds, None, desc, mean, sd, corr)
+
+
+def _real(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(float(value)))
+
+
+def _moment_pair(mean: Any, sd: Any, bounds: tuple[float, float], at: str
+                 ) -> tuple[float, float]:
+    """A declared (mean, sd) possible for a variable inside ``bounds``: mean in [lo, hi],
+    sd > 0 and sd² <= (mean − lo)(hi − mean) (the largest variance a variable in [lo, hi] with
+    that mean has: all its mass on lo and hi)."""
+    lo, hi = bounds
+    if not _real(mean):
+        raise InvalidInputError(f"{at}.mean' must be a finite number; got {_shown(mean)}")
+    if not _real(sd):
+        raise InvalidInputError(f"{at}.sd' must be a finite number; got {_shown(sd)}")
+    m, s = float(mean), float(sd)
+    if not lo <= m <= hi:
+        raise InvalidInputError(f"{at}.mean' must lie in the bounds [{lo:g}, {hi:g}]; got {m:g}")
+    top = (m - lo) * (hi - m)
+    if not s > 0:
+        raise InvalidInputError(f"{at}.sd' must be > 0 (a constant column has no slope); got "
+                                f"{s:g}")
+    if s * s > top * (1.0 + _VARIANCE_SLACK):
+        raise InvalidInputError(
+            f"{at}.sd' must be <= {math.sqrt(top):.6g}, the largest sd of a variable in "
+            f"[{lo:g}, {hi:g}] with mean {m:g} (all its mass on the two bounds); got {s:g}")
+    return m, s
+
+
+def _correlation(value: Any, at: str) -> float:
+    if not _real(value) or not -1.0 <= float(value) <= 1.0:
+        raise InvalidInputError(f"{at} must be a correlation, a number in [-1, 1]; got "
+                                f"{_shown(value)}")
+    return float(value)
+
+
+def _check_correlations(columns: Mapping[str, ColumnSpec], where: str) -> None:
+    # ``where``: how messages name the input ("codebook PATH" or "design")
+    """Every ``corr`` names a numeric column with declared moments; a pair declared on both
+    columns must agree."""
+    declared = [c for c, s in columns.items() if s.mean is not None]
+    seen: dict[tuple[str, str], float] = {}
+    for name, spec in columns.items():
+        for other, r in spec.corr:
+            if other not in columns or columns[other].mean is None:
+                raise UnknownNameError(
+                    f"{where}: the correlations of {name!r} name {_shown(other)}, "
+                    f"which is not a numeric column with a declared mean and sd"
+                    f"{did_you_mean(other[:100], declared)}")
+            key = (name, other) if name < other else (other, name)
+            if key in seen and abs(seen[key] - r) > 1e-12:
+                raise InvalidInputError(
+                    f"{where}: the correlation of {key[0]!r} and {key[1]!r} is "
+                    f"declared twice with different values ({seen[key]:g} and {r:g})")
+            seen[key] = r
+
+
+def check_moments(moments: Any, bounds: Mapping[str, tuple[float, float]],
+                  where: str = "design") -> DeclaredMoments:
+    """Validate declared PUBLIC moments given as a dict ``{"mean": {col: m}, "sd": {col: s},
+    "corr": {col: {other: r}}, "source": "..."}`` (``corr`` and ``source`` optional) against
+    the public ``bounds``, with the rules of a codebook's ``mean``/``sd``/``corr``; a
+    :class:`DeclaredMoments` is returned as it is."""
+    if isinstance(moments, DeclaredMoments):
+        return moments
+    if not isinstance(moments, Mapping):
+        raise InvalidInputError(f"{where} must be a dict with keys 'mean', 'sd' and optionally "
+                                f"'corr', 'source'; got {type(moments).__name__}")
+    check_known_keys(moments, ["mean", "sd", "corr", "source"], where, "a key of the design")
+    mean, sd = moments.get("mean", {}), moments.get("sd", {})
+    if not isinstance(mean, Mapping) or not isinstance(sd, Mapping):
+        raise InvalidInputError(f"{where}['mean'] and {where}['sd'] must be dicts column -> "
+                                "number")
+    if set(mean) != set(sd):
+        odd = sorted(set(mean) ^ set(sd), key=str)
+        raise InvalidInputError(f"{where}: every column needs both a mean and an sd; "
+                                f"{_shown(odd)} has only one")
+    cols: dict[str, ColumnSpec] = {}
+    for c in mean:
+        name = str(c)
+        if name not in bounds:
+            raise InvalidInputError(f"{where}: column {name!r} has a declared mean and sd but "
+                                    "no public bounds")
+        b = check_bounds(bounds[name], f"bounds[{name!r}]")
+        m, s = _moment_pair(mean[c], sd[c], b, f"{where}: field '{name}")
+        cols[name] = ColumnSpec(name, "numeric", b, None, "", m, s)
+    raw_corr = moments.get("corr", {})
+    if not isinstance(raw_corr, Mapping):
+        raise InvalidInputError(f"{where}['corr'] must be a dict column -> {{other: r}}; got "
+                                f"{type(raw_corr).__name__}")
+    for c, row in raw_corr.items():
+        name = str(c)
+        if not isinstance(row, Mapping):
+            raise InvalidInputError(f"{where}['corr'][{name!r}] must be a dict other -> r; got "
+                                    f"{type(row).__name__}")
+        if name not in cols:
+            raise InvalidInputError(f"{where}['corr'] names {name!r}, which has no declared "
+                                    f"mean and sd{did_you_mean(name[:100], list(cols))}")
+        pairs = tuple((str(o), _correlation(r, f"{where}['corr'][{name!r}][{str(o)!r}]"))
+                      for o, r in row.items())
+        if any(o == name for o, _ in pairs):
+            raise InvalidInputError(f"{where}['corr'][{name!r}] names the column itself")
+        spec = cols[name]
+        cols[name] = ColumnSpec(name, "numeric", spec.bounds, None, "", spec.mean, spec.sd,
+                                spec.corr + pairs)
+    _check_correlations(cols, where)
+    source = moments.get("source", "")
+    if not isinstance(source, str):
+        raise InvalidInputError(f"{where}['source'] must be a text; got {_shown(source)}")
+    return Codebook(cols, moments_source=source).moments()
 
 
 # --------------------------------------------------------------------- entry points
@@ -444,6 +655,9 @@ def codebook_template(columns: Sequence[str]) -> str:
         "# empty bounds is not declared yet; a categorical column takes",
         "#   type = \"categorical\"",
         "#   levels = [1, 2, 3]   (and no bounds)",
+        "# For dpreg plan, a numeric column may declare PUBLIC moments (a census, a public",
+        "# reference sample -- never the private data): mean = ..., sd = ...,",
+        "# corr = {other = r}; say where they come from in [dataset] moments_source.",
         "",
         "[dataset]",
         "# n = 1000              # optional: the public number of rows (replace-one methods)",

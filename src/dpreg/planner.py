@@ -1,40 +1,45 @@
-"""Plan before spending: the expected privacy noise of a release from PUBLIC inputs only.
+"""Plan before spending: the expected error of a release from PUBLIC inputs only.
 
-``dpreg.plan(method, epsilon, delta, n=..., bounds=..., formula=...)`` returns a :class:`Plan`:
-the standard deviation of the privacy noise of every coefficient and of the prediction at the
-centre of the bounds, the probability that the release fails (⊥), and how these were obtained.
-``target_sd=`` inverts it: the smallest ε whose planned sd meets the target (bisection on
-log ε; the planned sd decreases with ε).  Nothing is read from any data and nothing is charged;
-a plan may be computed as often as wanted.
+``dpreg.plan(method, epsilon, delta, n=..., formula=..., bounds=... | codebook=...,
+design=...)`` returns a :class:`Plan`: per coefficient the sd of the privacy noise, the bias
+(E[release] − the OLS coefficients of the design) and their root-mean-square error, the total
+RMSE of the slopes, the probability that the release fails (⊥) and that its interval is
+refused, what the release would cost (and, with ``ledger=``, its price on that ledger in the
+ledger's units), the design's assumptions and how the numbers were obtained.  ``target_sd=``
+inverts it: the smallest ε whose planned noise sd meets the target (bisection on log ε).
+Nothing is read from any data and nothing is charged; a plan may be computed as often as
+wanted.
 
 The public design
 -----------------
-The noise of a DP regression depends on the data only through facts the plan cannot know
-(the spread of x, the residuals), so every plan is computed for one stated **public design**:
-n rows with every regressor drawn uniformly over its declared bounds and the response drawn
-uniformly over its bounds, independently of the regressors (a zero-slope truth), from
-``numpy.random.default_rng(seed)`` (``seed=0`` by default).  Data with more spread in x give
-less noise than planned, data concentrated in a small part of the bounds give more; the plan
-answers "what does ε buy with these bounds and this n".
+The error of a DP regression depends on facts about the data -- the spread of x relative to
+its bounds, the correlations, the coefficients -- so a plan is computed for a stated PUBLIC
+design (:class:`dpreg.methods._planning.PlanDesign`):
+
+* declared moments: per column a public ``mean`` and ``sd`` and the correlations, from a
+  codebook (``codebook=``; docs/codebook.md) or ``design={"mean": ..., "sd": ..., "corr":
+  ...}`` -- values from a census, a previous survey's published tables or a public reference
+  sample, NEVER from the private data;
+* a public reference design: ``design=`` a DataFrame (or 2-D array) the caller states is
+  public, with the regressors' columns and optionally the response's;
+* nothing declared: the uniform-spread assumption (every regressor uniform over its bounds, the
+  response uniform and independent) -- and the plan says that it assumes this and that the
+  figures are optimistic when x does not fill its bounds.
 
 How each method is planned
 --------------------------
-* ``noisy-stats`` -- analytic: Laplace noise on n·cov and n·var (ε/3 each) and the intercept
-  (ε/3) of Alabi et al. Alg. 1; slope sd √2·b_cov/nvar·(1 + 3·2b_var²/nvar²)^½ (a second-order
-  delta method), intercept sd from x̄·slope and the intercept's Laplace noise; ⊥ when the noisy
-  nvar is <= 0: P = ½·exp(−nvar/b_var).
-* ``covariance-ols`` -- analytic: the entry sd of the Analyze-Gauss release
-  (:mod:`dpreg.covariance.planning`, scaled units) propagated to first order through OLS:
-  Cov(β̂) = A⁻¹ Σ_w A⁻¹ with A = DᵀD of the design and Σ_w = σ²((1 + ‖β‖²)I + ββᵀ − diag β²).
-* ``adassp`` -- analytic: the same first-order propagation with Wang's noise scales (Gaussian
-  XᵀX and Xᵀy noise from :mod:`dpreg.multivariate.ssp`'s sensitivities and ρ split) and the
-  ridge λ at its value for the design's λ_min.
-* every other method (``theil-sen-*``, ``dp-gd``, ``boosted-adassp``, ``tukey-em``,
-  ``dp-intercept``) -- simulation: the release itself is run ``n_sim`` times (default 200) on
-  the public design with a simulation generator seeded from ``seed`` (float noise: nothing is
-  released), and the sd over those releases is reported (the data are the same in every run,
-  so it is the privacy noise alone).  ⊥ is the fraction of failed runs; for ``tukey-em`` the
-  analytic PTR pass probability (:func:`dpreg.auto.rules.tukey_pass_probability`) is used.
+The sufficient-statistics methods see the data only through n·E[w wᵀ], w = (1, x, y), which
+the design's moments determine exactly: ``noisy-stats`` and ``dp-intercept`` in closed form
+(:func:`~dpreg.methods._planning.noisy_stats_error`), ``adassp`` and ``covariance-ols`` by a
+seeded Monte Carlo of their own Gaussian noise on these statistics through their λ rule or PSD
+repair and solve (:func:`~dpreg.methods._planning.adassp_error`,
+:func:`~dpreg.methods._planning.sscp_ols_error`; no rows simulated).  Every other method
+(``theil-sen-*``, ``dp-gd``, ``boosted-adassp``, ``tukey-em``) is simulated: the release itself
+is run ``n_sim`` times (default 200) on n synthetic rows of the design
+(:meth:`~dpreg.methods._planning.PlanDesign.rows`, seeded from ``seed``) with a simulation
+generator (float noise: nothing is released); ⊥ is the fraction of failed runs, for
+``tukey-em`` the analytic PTR pass probability (:func:`dpreg.auto.rules.
+tukey_pass_probability`).
 """
 
 from __future__ import annotations
@@ -60,36 +65,48 @@ from dpreg._validation import (
     did_you_mean,
 )
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
+from dpreg.methods._planning import ExpectedError, PlanDesign, robust_sd, tail_note
 
 __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
 
-#: the public design every plan is computed for (see the module doc)
+#: the design a plan assumes when nothing is declared (see the module doc)
 PLAN_DESIGN = ("n rows; each regressor uniform over its declared bounds, the response uniform "
                "over its bounds and independent of the regressors (zero-slope truth); "
                "numpy.random.default_rng(seed)")
-#: methods planned in closed form (their spec has ``expected_cov``; the others are simulated
-#: on the public design)
+#: methods planned from the design's sufficient statistics (their spec has
+#: ``expected_error``: closed form or a Monte Carlo of the noise alone); the others are
+#: simulated on rows of the design
 ANALYTIC_METHODS = tuple(m.name for m in methods.specs(selector=False)
-                         if type(m).expected_cov is not methods.MethodSpec.expected_cov)
+                         if type(m).expected_error is not methods.MethodSpec.expected_error)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or not math.isfinite(float(v)) else float(v)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The planned privacy noise of one release (public inputs only; nothing charged).
+    """The planned error of one release (public inputs only; nothing charged).
 
-    ``coef_sd`` maps every coefficient (``intercept`` first) to the sd of its privacy noise;
-    ``prediction_sd`` is the sd of the prediction at the centre of the regressors' bounds;
-    ``failure_probability`` is P(⊥); ``how`` says whether the numbers are analytic or simulated
-    (with the seed and number of runs); ``design`` is :data:`PLAN_DESIGN`.  With a target
-    (``target_sd``), ``epsilon`` is the ε found for it and ``target`` names the quantity.
-    ``interval`` (noisy-stats; theil-sen-*: which slope interval ``ci_alpha=`` would give,
-    calibrated or tight, by :func:`dpreg.simple.ci.calibrated_refusal`; ``None`` for the
-    other methods and for ``inference=False``):
-    ``"offered"`` when the public interval rule
-    (:func:`dpreg.simple._noisy_stats.interval_refusal`, the same function the fit consults)
-    gives an interval at these public inputs, else its refusal text (what to change), so a
-    refused interval is known before any budget is spent."""
+    Per coefficient (``intercept`` first): ``coef_sd``, the sd of the privacy noise;
+    ``coef_bias``, E[release] − the OLS coefficients of the design (``None`` where not known:
+    the response's correlations are not declared); ``coef_rmse`` = √(bias² + sd²) (the sd
+    alone when the bias is not known).  ``total_rmse``: √Σ(bias² + sd²) over the slopes (the
+    expected ‖β̂ − β‖ of the slopes, root-mean-square).  ``prediction_sd`` /
+    ``prediction_bias``: the same for the prediction at the design's mean of x (the centre of
+    the bounds under the uniform assumption).  ``failure_probability``: P(⊥);
+    ``interval_refusal_probability``: the probability that the interval rule refuses
+    (covariance-ols; noisy-stats: 0 or 1, its public rule; ``None`` where not planned);
+    ``interval``: which interval a request would get (text).  ``charge``: what the release
+    costs (``budget``, the definition it is charged in, ``neighbouring``, and with a ledger
+    ``price`` in the ledger's units and ``affordable``).  ``design``: the design in words;
+    ``assumptions``: what the plan assumes (uniform spread, undeclared correlations, ...) and
+    when its figures are fragile (heavy-tailed releases); ``coef_robust_sd``: the typical
+    noise, IQR/1.349 of the planned releases (plans from draws; ``None`` for closed forms) --
+    the sd is dominated by rare large errors where the two differ by more than 2×;
+    ``how``: how the numbers were obtained.  With ``target_sd``, ``epsilon`` is the ε found and
+    ``target`` names the quantity."""
 
     method: str
     epsilon: float
@@ -104,22 +121,48 @@ class Plan:
     target_sd: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     interval: str | None = None
+    coef_bias: Mapping[str, float | None] = field(default_factory=dict)
+    coef_rmse: Mapping[str, float] = field(default_factory=dict)
+    total_rmse: float = math.nan
+    prediction_bias: float | None = None
+    interval_refusal_probability: float | None = None
+    assumptions: tuple[str, ...] = ()
+    charge: Mapping[str, Any] = field(default_factory=dict)
+    coef_robust_sd: Mapping[str, float | None] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
-        """One row per coefficient plus ``prediction@centre``: the planned noise sd."""
-        rows = {**dict(self.coef_sd), "prediction@centre": self.prediction_sd}
-        return pd.DataFrame({"noise_sd": pd.Series(rows, dtype=float)})
+        """One row per coefficient plus ``prediction@mean``: noise sd, its robust version
+        (IQR/1.349; NaN for closed forms), bias, RMSE."""
+        names = [*self.coef_sd, "prediction@mean"]
+        sd = [*self.coef_sd.values(), self.prediction_sd]
+        bias = [self.coef_bias.get(k) for k in self.coef_sd] + [self.prediction_bias]
+        rmse = [self.coef_rmse.get(k, math.nan) for k in self.coef_sd]
+        pb = self.prediction_bias
+        rmse.append(math.hypot(self.prediction_sd, pb) if pb is not None else
+                    self.prediction_sd)
+        rob = [self.coef_robust_sd.get(k) for k in self.coef_sd] + [None]
+        return pd.DataFrame({"noise_sd": pd.Series(sd, index=names, dtype=float),
+                             "robust_sd": pd.Series([math.nan if v is None else v for v in rob],
+                                                    index=names, dtype=float),
+                             "bias": pd.Series([math.nan if b is None else b for b in bias],
+                                               index=names, dtype=float),
+                             "rmse": pd.Series(rmse, index=names, dtype=float)})
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-Python, strict-JSON form."""
-        def num(v: float) -> float | None:
-            return float(v) if math.isfinite(v) else None
-
-        return {"method": self.method, "epsilon": num(self.epsilon), "delta": self.delta,
-                "n": self.n, "coef_sd": {k: num(v) for k, v in self.coef_sd.items()},
-                "prediction_sd": num(self.prediction_sd),
-                "failure_probability": float(self.failure_probability), "how": self.how,
-                "design": self.design, "target": self.target, "target_sd": self.target_sd,
+        """Plain-Python, strict-JSON form (non-finite numbers and unknown biases as null)."""
+        return {"method": self.method, "epsilon": _num(self.epsilon), "delta": self.delta,
+                "n": self.n, "coef_sd": {k: _num(v) for k, v in self.coef_sd.items()},
+                "coef_bias": {k: _num(v) for k, v in self.coef_bias.items()},
+                "coef_rmse": {k: _num(v) for k, v in self.coef_rmse.items()},
+                "coef_robust_sd": {k: _num(v) for k, v in self.coef_robust_sd.items()},
+                "total_rmse": _num(self.total_rmse),
+                "prediction_sd": _num(self.prediction_sd),
+                "prediction_bias": _num(self.prediction_bias),
+                "failure_probability": float(self.failure_probability),
+                "interval_refusal_probability": _num(self.interval_refusal_probability),
+                "how": self.how, "design": self.design,
+                "assumptions": list(self.assumptions), "charge": dict(self.charge),
+                "target": self.target, "target_sd": self.target_sd,
                 "options": dict(self.options), "interval": self.interval}
 
     def __str__(self) -> str:
@@ -129,12 +172,26 @@ class Plan:
         if self.target is not None:
             head.append(f"  smallest ε with noise sd of {self.target} <= {self.target_sd:g}: "
                         f"{self.epsilon:.4g}")
-        head.append(f"  P(⊥) = {self.failure_probability:.3g}")
-        head.append(f"  how: {self.how}")
         head.append(f"  design: {self.design}")
+        head += [f"  ASSUMES: {a}" for a in self.assumptions]
+        tot = "unknown" if not math.isfinite(self.total_rmse) else f"{self.total_rmse:.4g}"
+        bias_known = any(v is not None for v in self.coef_bias.values())
+        head.append(f"  total RMSE of the slopes: {tot}"
+                    + ("" if bias_known else " (noise only: the bias is not known)"))
+        head.append(f"  P(⊥) = {self.failure_probability:.3g}")
+        if self.interval_refusal_probability is not None:
+            head.append(f"  P(interval refused) = {self.interval_refusal_probability:.3g}")
         if self.interval is not None:
             head.append(f"  interval: {self.interval}")
-        tab = self.table().to_string(float_format=lambda v: f"{v:.4g}")
+        if self.charge:
+            line = f"  charge: {self.charge.get('budget')} ({self.charge.get('neighbouring')})"
+            if self.charge.get("price"):
+                line += f"; on the ledger: {self.charge['price']}"
+            if self.charge.get("affordable") is False:
+                line += " -- the ledger CANNOT pay for it"
+            head.append(line)
+        head.append(f"  how: {self.how}")
+        tab = self.table().to_string(float_format=lambda v: f"{v:.4g}", na_rep="unknown")
         return "\n".join(head) + "\n" + tab
 
 
@@ -155,30 +212,26 @@ def _parse(formula: Any, bounds: Mapping[str, Any]) -> tuple[str, list[str], boo
                                     f"(lo, hi) for the response and every regressor")
     if not xs:
         raise InvalidInputError(f"formula {formula!r} has no regressors")
+    if len(set(xs)) != len(xs) or lhs in xs:
+        raise InvalidInputError(f"formula {formula!r} names a column twice")
     return lhs, xs, intercept
 
 
 def _design(n: int, xb: list[tuple[float, float]], yb: tuple[float, float], seed: int
             ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the uniform design (as :meth:`PlanDesign.rows` draws them)."""
     g = np.random.default_rng(seed)
     X = np.column_stack([g.uniform(lo, hi, n) for lo, hi in xb])
     y = g.uniform(yb[0], yb[1], n)
     return X, y
 
 
-def _pred_sd(cov: np.ndarray, xb: list[tuple[float, float]], intercept: bool) -> float:
-    c = np.array([(lo + hi) / 2.0 for lo, hi in xb])
-    if intercept:
-        c = np.concatenate([[1.0], c])
-    return float(math.sqrt(max(0.0, float(c @ cov @ c))))
-
-
 def _simulate(method: str, eps: float, dlt: float | None, n: int, X: np.ndarray,
               y: np.ndarray, xs: list[str], yname: str, xb: list[tuple[float, float]],
               yb: tuple[float, float], intercept: bool, options: Mapping[str, Any],
               seed: int, n_sim: int) -> tuple[np.ndarray, float, list[str]]:
-    """Run the release ``n_sim`` times on the design; (coefficient draws of the non-failed
-    runs, failed fraction, names)."""
+    """Run the release ``n_sim`` times on the design's rows; (coefficient draws of the
+    non-failed runs, failed fraction, names)."""
     from dpreg._random import SimulationGenerator
     from dpreg.api import fit_arrays
     from dpreg.privacy.notices import public_call
@@ -199,49 +252,198 @@ def _simulate(method: str, eps: float, dlt: float | None, n: int, X: np.ndarray,
     return np.array(draws), failed / n_sim, names
 
 
-def _one(method: str, eps: float, dlt: float | None, n: int, xs: list[str], yname: str,
-         xb: list[tuple[float, float]], yb: tuple[float, float], intercept: bool,
-         options: Mapping[str, Any], seed: int, n_sim: int) -> Plan:
-    names = (["intercept"] if intercept else []) + xs
-    spec = methods.get(method)
-    fail = 0.0
-    closed = None if math.isinf(eps) else spec.expected_cov(
-        epsilon=eps, delta=dlt, n=n, x_bounds=xb, y_bounds=yb, fit_intercept=intercept,
-        options=options)
-    if math.isinf(eps):
-        cov = np.zeros((len(names), len(names)))
-        how = "ε = inf: no privacy noise"
-    elif closed is not None:
-        cov, fail, how = closed
+def _rows_ols(design: PlanDesign, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """OLS coefficients of the rows clipped to the bounds (what the releases estimate)."""
+    lo = np.array([b[0] for b in design.x_bounds])
+    hi = np.array([b[1] for b in design.x_bounds])
+    Xc = np.clip(X, lo, hi)
+    if design.fit_intercept:
+        Xc = np.column_stack([np.ones(Xc.shape[0]), Xc])
+    return np.asarray(np.linalg.lstsq(Xc, np.clip(y, *design.y_bounds), rcond=None)[0])
+
+
+def _simulated(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
+               options: Mapping[str, Any], seed: int, n_sim: int) -> ExpectedError:
+    X, y = design.rows(seed)
+    xs, xb = list(design.x_names), list(design.x_bounds)
+    draws, fail, got = _simulate(spec.name, eps, dlt, design.n, X, y, xs, design.y_name, xb,
+                                 design.y_bounds, design.fit_intercept, options, seed, n_sim)
+    p = len(design.names)
+    if len(draws) >= 2:
+        cov = np.atleast_2d(np.cov(draws, rowvar=False)).reshape(p, p)
+        bias = (draws.mean(axis=0) - _rows_ols(design, X, y)) if design.y_known else None
     else:
-        X, y = _design(n, xb, yb, seed)
-        draws, fail, got = _simulate(method, eps, dlt, n, X, y, xs, yname, xb, yb, intercept,
-                                     options, seed, n_sim)
-        if len(draws) >= 2:
-            cov = np.cov(draws, rowvar=False).reshape(len(got), len(got))
-            names = got
-        else:
-            cov = np.full((len(names), len(names)), math.nan)
-        how = (f"simulation: {n_sim} releases on the public design (seed={seed}), sd over the "
-               "releases")
-        analytic_fail = spec.failure_probability(epsilon=eps, delta=dlt, n=n, d=len(names),
-                                                 options=options)
-        if analytic_fail is not None:
-            fail = analytic_fail
-            how += "; P(⊥) from the analytic PTR pass probability"
-    interval = spec.planned_interval(epsilon=eps, n=n, x_bounds=xb, options=options)
+        cov = np.full((p, p), math.nan)
+        bias = np.full(p, math.nan) if design.y_known else None
+    what = {"uniform": "the uniform design", "reference": "the public reference rows",
+            "declared": "synthetic rows with the declared moments (Gaussian copula, Beta "
+                        "margins on the bounds; the response linear in x with normal "
+                        "residuals)"}[design.kind]
+    how = (f"simulation: {n_sim} releases on {what} (seed={seed}), sd over the releases, bias "
+           "against the OLS coefficients of those rows")
+    analytic = spec.failure_probability(epsilon=eps, delta=dlt, n=design.n, d=p,
+                                        options=options)
+    if analytic is not None:
+        fail = analytic
+        how += "; P(⊥) from the analytic PTR pass probability"
+    notes = tail_note(draws, design.names) if len(draws) else ()
+    return ExpectedError(cov, bias, float(fail), how, notes=notes,
+                         robust_sd=robust_sd(draws) if len(draws) else None)
+
+
+def _charge(spec: Any, eps: float, dlt: float | None, k: int, options: Mapping[str, Any],
+            ledger: Any) -> dict[str, Any]:
+    """What a fit with these inputs charges (public), and with a ledger its price there in the
+    ledger's units (a replay on an in-memory copy: the ledger itself is not touched)."""
+    budget = spec.budget(epsilon=eps, delta=dlt, options=options, n_features=k)
+    rel = str(options.get("neighbouring", spec.relation)) if spec.takes_neighbouring \
+        else spec.relation
+    out: dict[str, Any] = {"budget": str(budget), "charged": budget.as_dict(),
+                           "neighbouring": rel, "price": None, "affordable": None}
+    if ledger is None:
+        return out
+    from dpreg.privacy import Ledger
+    from dpreg.privacy.context import collect_charges
+
+    if not isinstance(ledger, Ledger):
+        raise InvalidInputError(f"ledger must be a dpreg.Ledger (its price is shown, nothing "
+                                f"is charged); got {type(ledger).__name__}")
+    ledger.check_accepts(budget, neighbouring=rel)
+    copy = Ledger(ledger.total, neighbouring=ledger.neighbouring,
+                  slack=float(getattr(ledger, "_slack", 1e-10)))
+    for ev in ledger.events():
+        copy.spend(ev.budget, ev.label, neighbouring=ledger.neighbouring)
+    if not copy.can_spend(budget, neighbouring=rel):
+        out["affordable"] = False
+        out["price"] = f"more than is left ({ledger.describe()})"
+        return out
+    with collect_charges() as got:
+        copy.spend(budget, "plan", neighbouring=rel)
+    out["affordable"] = True
+    out["price"] = str(got[-1]) if got else None
+    return out
+
+
+def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
+         options: Mapping[str, Any], seed: int, n_sim: int, ledger: Any,
+         detail: bool = True) -> Plan:
+    names = design.names
+    ee = spec.expected_error(epsilon=eps, delta=dlt, design=design, options=options, seed=seed,
+                             detail=detail)
+    if ee is None:
+        ee = _simulated(spec, eps, dlt, design, options, seed, n_sim)
+    cov = np.asarray(ee.cov, dtype=float).reshape(len(names), len(names))
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    return Plan(method, eps, dlt, n, dict(zip(names, map(float, sd))),
-                _pred_sd(cov, xb, "intercept" in names), float(fail), how,
-                options=dict(options), interval=interval)
+    bias = None if ee.bias is None else np.asarray(ee.bias, dtype=float)
+    rmse = sd if bias is None else np.sqrt(sd ** 2 + bias ** 2)
+    slopes = [i for i, nm in enumerate(names) if nm != "intercept"]
+    total = float(np.sqrt(np.sum(rmse[slopes] ** 2))) if bias is not None else math.nan
+    c = np.asarray(design.mean[:design.k], dtype=float)
+    if design.fit_intercept:
+        c = np.concatenate([[1.0], c])
+    pred_sd = float(math.sqrt(max(0.0, float(c @ cov @ c)))) if np.all(np.isfinite(cov)) \
+        else math.nan
+    pred_bias = None if bias is None else float(c @ bias)
+    xb = list(design.x_bounds)
+    interval = spec.planned_interval(epsilon=eps, n=design.n, x_bounds=xb, options=options)
+    refusal = ee.interval_refusal_probability
+    if refusal is None and spec.name == "noisy-stats" and interval is not None:
+        refusal = 0.0 if interval == "offered" else 1.0  # its public rule is deterministic
+    return Plan(
+        spec.name, eps, dlt, design.n, dict(zip(names, map(float, sd))), pred_sd,
+        float(ee.failure_probability), ee.how, design=design.describe(),
+        options=dict(options), interval=interval,
+        coef_bias={nm: (None if bias is None else float(b)) for nm, b in
+                   zip(names, bias if bias is not None else [None] * len(names))},
+        coef_rmse=dict(zip(names, map(float, rmse))), total_rmse=total,
+        prediction_bias=pred_bias, interval_refusal_probability=refusal,
+        assumptions=tuple(design.notes) + tuple(ee.notes),
+        coef_robust_sd={nm: (None if ee.robust_sd is None else float(v)) for nm, v in
+                        zip(names, ee.robust_sd if ee.robust_sd is not None
+                            else [None] * len(names))},
+        charge=_charge(spec, eps, dlt, design.k, options, ledger))
+
+
+def _reference(design: Any, xs: list[str], yname: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """(X, y or None) of a public reference design (a DataFrame with the regressors' columns
+    and optionally the response's, or a 2-D array of the regressors, optionally followed by
+    the response).  No value is ever shown in a message."""
+    k = len(xs)
+    if isinstance(design, pd.DataFrame):
+        missing = [c for c in xs if c not in design.columns]
+        if missing:
+            raise InvalidInputError(f"design (a public reference design) lacks the column(s) "
+                                    f"{missing} of the formula")
+        cols = xs + ([yname] if yname in design.columns else [])
+        frame = design[cols]
+        try:
+            W = frame.to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidInputError("design (a public reference design) has non-numeric "
+                                    "values in the formula's columns") from None
+    else:
+        W = np.asarray(design)
+        if W.ndim != 2 or W.shape[1] not in (k, k + 1) or not np.issubdtype(W.dtype, np.number):
+            raise InvalidInputError(f"design as an array must be a numeric 2-D array with {k} "
+                                    f"columns (the regressors) or {k + 1} (then the response "
+                                    "last)")
+        W = W.astype(float)
+    if W.shape[0] < 2 or not np.all(np.isfinite(W)):
+        raise InvalidInputError("design (a public reference design) must have at least 2 rows "
+                                "and only finite values in the formula's columns")
+    return W[:, :k], (W[:, k] if W.shape[1] == k + 1 else None)
+
+
+def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
+                    xb: list[tuple[float, float]], yb: tuple[float, float],
+                    intercept: bool, all_bounds: Mapping[str, Any]) -> PlanDesign:
+    from dpreg.codebook import Codebook, DeclaredMoments, check_moments
+
+    args = (n, xs, yname, xb, yb, intercept)
+    bounds = dict(zip([*xs, yname], [*xb, yb]))
+    if isinstance(design, str):
+        if design != "uniform":
+            raise InvalidParameterError(
+                "design must be 'uniform', a dict of declared moments, a dpreg.Codebook or a "
+                f"public reference DataFrame; got {design!r}" + did_you_mean(design,
+                                                                             ["uniform"]))
+        return PlanDesign.uniform(*args)
+    if design is None:
+        if cb is not None and any(c in cb.moments().mean for c in xs):
+            design = cb
+        else:
+            return PlanDesign.uniform(*args)
+    if isinstance(design, (Codebook, DeclaredMoments)):
+        mom = design.moments() if isinstance(design, Codebook) else design
+        for c in [*xs, yname]:  # checked against their own bounds; now against the plan's
+            if c in mom.mean:
+                check_moments({"mean": {c: mom.mean[c]}, "sd": {c: mom.sd[c]}}, bounds,
+                              "design (the declared moments, against the plan's bounds)")
+        return PlanDesign.from_moments(*args, mom)
+    if isinstance(design, Mapping):
+        extra = [k for k in design if k not in ("mean", "sd", "corr", "source")]
+        if extra:
+            raise InvalidParameterError(f"design has the key {extra[0]!r}; a dict of declared "
+                                        "moments has 'mean', 'sd', 'corr' and 'source'"
+                                        + did_you_mean(str(extra[0]), ["mean", "sd", "corr",
+                                                                       "source"]))
+        # every declared column is checked (against its bounds), not only the formula's
+        return PlanDesign.from_moments(*args, check_moments(design, all_bounds))
+    if isinstance(design, (pd.DataFrame, np.ndarray, list)):
+        X, y = _reference(design, xs, yname)
+        return PlanDesign.from_reference(*args, X, y)
+    raise InvalidInputError("design must be 'uniform', a dict of declared moments, a "
+                            "dpreg.Codebook or a public reference DataFrame; got "
+                            f"{type(design).__name__}")
 
 
 def plan(method: str, epsilon: float | None = None, delta: float | None = None, *, n: int,
-         bounds: Mapping[str, Any], formula: str, target_sd: float | None = None,
+         formula: str, bounds: Mapping[str, Any] | None = None, codebook: Any = None,
+         design: Any = None, ledger: Any = None, target_sd: float | None = None,
          target: str | None = None, seed: int = 0, n_sim: int = 200,
          **options: Any) -> Plan:
-    """The expected privacy noise of ``method`` at ``epsilon`` (and ``delta``) for ``n`` rows
-    with the public ``bounds`` -- or, with ``target_sd``, the smallest ε that meets it.
+    """The expected error of ``method`` at ``epsilon`` (and ``delta``) for ``n`` rows of a
+    public design -- or, with ``target_sd``, the smallest ε that meets it.
 
     Parameters
     ----------
@@ -251,19 +453,31 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         The budget to plan for (ε is not needed with ``target_sd``).
     n:
         The public number of rows.
-    bounds, formula:
-        Public (lo, hi) per column and a plain ``"y ~ x1 + x2"`` over those columns.
+    formula, bounds, codebook:
+        A plain ``"y ~ x1 + x2"`` over columns with public (lo, hi): ``bounds`` (a dict) and/or
+        a ``codebook`` (TOML path or :class:`dpreg.Codebook`; ``bounds`` add to it and win).
+    design:
+        The PUBLIC design the plan is for (module doc): ``None`` -- the codebook's declared
+        moments when it has them, else the uniform-spread assumption (said in the plan);
+        ``"uniform"``; a dict ``{"mean": {col: m}, "sd": {col: s}, "corr": {col: {other: r}},
+        "source": "..."}`` of declared public moments (population sd; validated as a
+        codebook's); a :class:`dpreg.Codebook`; or a DataFrame (or 2-D array) that is a
+        public reference sample.  Never moments computed from the private data.
+    ledger:
+        A :class:`dpreg.Ledger` to price the release on (in its units; nothing is charged).
     target_sd, target:
         Solve for ε instead: the smallest ε whose noise sd of ``target`` (a coefficient name or
         ``"prediction"``; default the largest sd among the slopes) is <= ``target_sd``.
     seed, n_sim:
-        The seed of the public design and of the simulations, and the number of simulated
-        releases (simulated methods only; see the module doc).
+        The seed of the design's rows and of the plan's simulations, and the number of
+        simulated releases (simulated methods only; see the module doc).
     options:
         Method options, as for :func:`dpreg.regress`.
 
     Uses only these public inputs; reads no data and charges nothing.
     """
+    from dpreg.codebook import merge_bounds, resolve_codebook
+
     entry = methods.get(method)
     if entry.is_selector:
         raise InvalidInputError("method must be a concrete method (plan the one 'auto' would "
@@ -271,6 +485,11 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     n = check_int(n, "n", minimum=2, maximum=10**9)
     seed = check_int(seed, "seed", minimum=0)
     n_sim = check_int(n_sim, "n_sim", minimum=10, maximum=100_000)
+    cb = resolve_codebook(codebook)
+    bounds = merge_bounds(cb, bounds) if cb is not None else bounds
+    if bounds is None:
+        raise InvalidInputError("bounds are required: a dict column -> (lo, hi), or a codebook "
+                                "that declares them")
     if not isinstance(bounds, Mapping):
         raise InvalidInputError(f"bounds must be a dict column -> (lo, hi); got {type(bounds).__name__}")
     yname, xs, intercept = _parse(formula, bounds)
@@ -285,9 +504,13 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
 
     check_option_keys(options)
     opts = {k: v for k, v in options.items()}
+    des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
-    def at(eps: float) -> Plan:
-        return _one(method, eps, dlt, n, xs, yname, xb, yb, intercept, opts, seed, n_sim)
+    def at(eps: float, detail: bool = True) -> Plan:
+        return _one(entry, eps, dlt, des, opts, seed, n_sim, ledger, detail)
+
+    def search(eps: float) -> Plan:  # the steps of the ε search need the noise only
+        return at(eps, detail=False)
 
     if target_sd is None:
         if epsilon is None:
@@ -310,26 +533,26 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     hi = 1.0
     # above EPSILON_MAX a release is not private (treated as epsilon = inf)
     cap = min(EPSILON_MAX, entry.max_epsilon(delta=dlt, options=opts) * (1 - 1e-9))
-    while not value(at(hi)) <= goal:
+    while not value(search(hi)) <= goal:
         hi *= 4.0
         if hi > cap:
-            if value(at(cap)) <= goal:
+            if value(search(cap)) <= goal:
                 hi = cap
                 break
             raise InvalidInputError(f"target_sd={goal:g} is not reached by any epsilon up to "
                                     f"{cap:.4g} for n={n}: increase n or the target")
     lo = hi / 4.0
-    while lo > 1e-4 and value(at(lo)) <= goal:
+    while lo > 1e-4 and value(search(lo)) <= goal:
         hi, lo = lo, lo / 4.0
     for _ in range(40):  # bisection on log ε to 0.5 %
         if hi / lo < 1.005:
             break
         mid = math.sqrt(lo * hi)
-        if value(at(mid)) <= goal:
+        if value(search(mid)) <= goal:
             hi = mid
         else:
             lo = mid
     best = at(hi)
-    return Plan(best.method, hi, dlt, n, best.coef_sd, best.prediction_sd,
-                best.failure_probability, best.how, target=target or "max slope",
-                target_sd=goal, options=best.options, interval=best.interval)
+    from dataclasses import replace
+
+    return replace(best, target=target or "max slope", target_sd=goal)

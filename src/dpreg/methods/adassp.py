@@ -155,6 +155,19 @@ class AdaSSPSpec(MethodSpec):
                 "analytic (Wang's noise scales, first-order propagation, ridge λ of the design)")
 
 
+    def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
+        """:func:`~dpreg.methods._planning.adassp_error` for the λ rule these options select
+        (the spec's own default when not given)."""
+        from dpreg.methods._planning import adassp_error
+
+        assert delta is not None
+        opts = {k: options.get(k, o.default) for k, o in self.options.items()}
+        return adassp_error(design, epsilon=epsilon, delta=delta, options=opts,
+                            lambda_rule=str(opts["lambda_rule"]),
+                            floor_scale=float(opts["floor_scale"]), seed=seed)
+
+
 class BoostedAdaSSPSpec(MethodSpec):
     name = "boosted-adassp"
     target = ('the OLS coefficients of the data clipped to the bounds, approached by boosting rounds '

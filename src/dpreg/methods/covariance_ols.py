@@ -84,5 +84,15 @@ class CovarianceOLSSpec(MethodSpec):
         return (T @ cov @ T.T, 0.0,
                 "analytic (Analyze-Gauss entry sd, first-order propagation through OLS)")
 
+    def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
+        """:func:`~dpreg.methods._planning.sscp_ols_error` (with the interval rule's refusal
+        probability)."""
+        from dpreg.methods._planning import sscp_ols_error
+
+        assert delta is not None
+        return sscp_ols_error(design, epsilon=epsilon, delta=delta, options=options, seed=seed,
+                              refusal_draws=200 if detail else 0)
+
 
 SPECS = (CovarianceOLSSpec(),)

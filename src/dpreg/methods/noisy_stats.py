@@ -235,6 +235,18 @@ class NoisyStatsSpec(MethodSpec):
         fail = 0.5 * math.exp(-nvar / b_var)
         return cov, fail, "analytic (Laplace noise of Alabi et al. Alg. 1, second-order delta method)"
 
+    def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
+        """:func:`~dpreg.methods._planning.noisy_stats_error` with the split the fit uses
+        (``inference="auto"``: on where the public interval rule offers the interval)."""
+        from dpreg.methods._planning import noisy_stats_error
+
+        infer = options.get("inference", "auto")
+        if infer == "auto":
+            infer = design.n >= 3 and not core.interval_refusal(design.n, epsilon,
+                                                                design.x_bounds[0])
+        return noisy_stats_error(design, epsilon, bool(infer))
+
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
                          options: Mapping[str, Any]) -> str | None:
         if options.get("inference", "auto") is False:
@@ -299,6 +311,12 @@ class DPInterceptSpec(MethodSpec):
                                                 x_bounds=xb, ledger=ledger, rng=random_state,
                                                 **options)
         return res.to_regression_results(x_name=x_cols[0], y_name=y_col)
+
+    def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
+                       options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
+        from dpreg.methods._planning import dp_intercept_error
+
+        return dp_intercept_error(design, epsilon)
 
     def estimator_class(self) -> Any:
         raise InvalidInputError("method 'dp-intercept' has no estimator class: it is fitted by "

@@ -81,12 +81,17 @@ class TukeyEMSpec(MethodSpec):
 
     def failure_probability(self, *, epsilon: float, delta: float | None, n: int, d: int,
                             options: Mapping[str, Any]) -> float | None:
-        """1 − the analytic PTR pass probability at the model count a fit would use."""
-        from dpreg.multivariate.tukey import tukey_pass_probability
+        """1 − the analytic PTR pass probability at the model count a fit would use
+        (:meth:`n_models`: ``"auto"`` is the estimator's own public rule; ``d`` counts the
+        design's columns, the intercept included); 1 when fewer than 8 models fit."""
+        from dpreg.multivariate.tukey import MIN_MODELS, tukey_pass_probability
 
-        m = int(options.get("n_models", 1000)) if options.get("n_models", "auto") != "auto" \
-            else 1000
-        return 1.0 - tukey_pass_probability(m, d, epsilon=epsilon, delta=float(delta or 0))
+        if delta is None:
+            return None
+        m = self.n_models(n, d, epsilon=epsilon, delta=float(delta), options=options)
+        if m < MIN_MODELS:
+            return 1.0
+        return 1.0 - tukey_pass_probability(m, d, epsilon=epsilon, delta=float(delta))
 
 
 SPECS = (TukeyEMSpec(),)
