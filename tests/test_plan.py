@@ -69,9 +69,12 @@ def test_noisy_stats_failure_probability():
     ("tukey-em", 4.0, 1e-6, 20000, "y ~ x", {"n_models": 200}),
 ])
 def test_simulated_plan_matches_release(method, eps, delta, n, formula, opts):
-    p = plan(method, eps, delta, n=n, bounds=B, formula=formula, n_sim=100, **opts)
+    # Theil-Sen at n = 150, ε = 1 is heavy-tailed (rare far draws of the exponential mechanism):
+    # the sd of 100 releases varies by ±30% between seeds, so both sides use 300
+    k = 300 if method.startswith("theil-sen") else 100
+    p = plan(method, eps, delta, n=n, bounds=B, formula=formula, n_sim=k, **opts)
     assert p.how.startswith("simulation") and "seed=0" in p.how
-    emp, failed = empirical(method, eps, delta, n, formula, runs=100, sim_seed=99, **opts)
+    emp, failed = empirical(method, eps, delta, n, formula, runs=k, sim_seed=99, **opts)
     check(p, emp)
     if method == "tukey-em":
         assert p.failure_probability < 0.01 and failed < 0.05
