@@ -304,8 +304,9 @@ class PlanDesign:
         Sxx, sxy = self.cov[:k, :k], self.cov[:k, k]
         slope = np.linalg.lstsq(Sxx, sxy, rcond=None)[0]
         resid_var = max(vy - float(sxy @ slope), 0.0)
+        # a synthetic public design (no release noise): residuals of the declared variance
         return (my + (X - self.mean[:k]) @ slope
-                + g.normal(0.0, math.sqrt(resid_var), X.shape[0]))
+                + math.sqrt(resid_var) * g.standard_normal(X.shape[0]))
 
 
 def _margin(u: np.ndarray, mean: float, sd: float, lo: float, hi: float) -> np.ndarray:
