@@ -350,7 +350,7 @@ def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
     if refusal is None and interval is not None:
         # no release-dependent refusal model: the spec's planned_interval is its public rule,
         # decided from public inputs alone, so the refusal is certain either way
-        refusal = 0.0 if interval == "offered" else 1.0
+        refusal = 0.0 if interval.startswith("offered") else 1.0
     return Plan(
         spec.name, eps, dlt, design.n, dict(zip(names, map(float, sd))), pred_sd,
         float(ee.failure_probability), ee.how, design=design.describe(),
