@@ -178,10 +178,7 @@ class DPGradientDescentSpec(MethodSpec):
             x_eval=x_eval)
         p25, p75 = gd.run_replicates(plan, rng, replicates=trials)
         slope, intercept = plan.line(p25, p75)
-        out = np.empty((trials, 2))
-        for j, xv in enumerate(x_eval):
-            out[:, j] = slope * xv + intercept
-        return out
+        return np.asarray(slope)[:, None] * np.asarray(x_eval) + np.asarray(intercept)[:, None]
 
     batched_replicates = True
 

@@ -182,9 +182,7 @@ class NoisyStatsSpec(MethodSpec):
         draw = core.release_noisy_stats(
             core.noisy_stats_statistics(x, y, x_bounds, y_bounds).replicate(trials),
             x_bounds=x_bounds, y_bounds=y_bounds, parts=parts, rng=rng)
-        out = np.empty((trials, 2))
-        for j, xv in enumerate(x_eval):
-            out[:, j] = draw["slope"] * xv + draw["intercept"]
+        out = draw["slope"][:, None] * np.asarray(x_eval) + draw["intercept"][:, None]
         out[draw["reason"] != ""] = np.nan
         return out
 
