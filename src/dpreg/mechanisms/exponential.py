@@ -389,6 +389,13 @@ def exp_quantile(
     """ε-DP q-quantile of ``z`` by the exponential mechanism over the doubles of [lo, hi]
     (θ > 0: widened).
 
+    Guarantee: ε-DP (pure) when one value of ``z`` changes (change-one/replace-one); for θ = 0
+    also under add/remove.  Utility ``−⌊max(0, #{z < d} − N·q, N·q − #{z <= d})⌋`` of an output
+    double d (sensitivity 1), base measure the rounding cell of d (public); a tied quantile is
+    released exactly as ε → ∞ (module doc).  If one data record affects k values of ``z``
+    (e.g. k pairs in Theil-Sen), call with ε/k.  Sources: McSherry & Talwar 2007; Alabi et al.
+    2022 Alg. 3; Sarathy & Vadhan 2025 Alg. 3.2.
+
     Parameters
     ----------
     z:
@@ -403,13 +410,6 @@ def exp_quantile(
         Widening θ >= 0 (Sarathy & Vadhan's privacy-safe construction; 0 = standard mechanism).
     size:
         Optional number of i.i.d. draws (for experiments on a fixed dataset).
-
-    Guarantee: ε-DP (pure) when one value of ``z`` changes (change-one/replace-one); for θ = 0
-    also under add/remove.  Utility ``−⌊max(0, #{z < d} − N·q, N·q − #{z <= d})⌋`` of an output
-    double d (sensitivity 1), base measure the rounding cell of d (public); a tied quantile is
-    released exactly as ε → ∞ (module doc).  If one data record affects k values of ``z``
-    (e.g. k pairs in Theil-Sen), call with ε/k.  Sources: McSherry & Talwar 2007; Alabi et al.
-    2022 Alg. 3; Sarathy & Vadhan 2025 Alg. 3.2.
     """
     arr, q, eps, lo_, hi_, th = _validate_quantile_args(z, q, epsilon, lo, hi, theta)
     gen = check_rng(rng)
