@@ -287,6 +287,8 @@ def _simulated(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
         fail = analytic
         how += "; P(⊥) from the analytic PTR pass probability"
     notes = tail_note(draws, design.names) if len(draws) else ()
+    if design.kind == "declared" and spec.moment_plan_caveat:
+        notes = (spec.moment_plan_caveat, *notes)
     return ExpectedError(cov, bias, float(fail), how, notes=notes,
                          robust_sd=robust_sd(draws) if len(draws) else None)
 
