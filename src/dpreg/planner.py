@@ -349,8 +349,6 @@ def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
     xb = list(design.x_bounds)
     interval = spec.planned_interval(epsilon=eps, n=design.n, x_bounds=xb, options=options)
     refusal = ee.interval_refusal_probability
-    if refusal is None and spec.name == "noisy-stats" and interval is not None:
-        refusal = 0.0 if interval == "offered" else 1.0  # its public rule is deterministic
     return Plan(
         spec.name, eps, dlt, design.n, dict(zip(names, map(float, sd))), pred_sd,
         float(ee.failure_probability), ee.how, design=design.describe(),
