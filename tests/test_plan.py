@@ -446,3 +446,17 @@ def test_moment_plans_of_theil_sen_and_tukey_say_what_moments_miss():
     assert not any("pairwise slopes" in a for a in q.assumptions)
     t = plan("tukey-em", 4.0, 1e-6, n=3000, bounds=B, formula="y ~ x", design=d, n_sim=10)
     assert any("subsets of the rows" in a for a in t.assumptions)
+
+
+def test_interval_refusal_probability_only_where_a_rule_refuses():
+    """noisy-stats' public interval rule refuses (1) or offers (0); Theil-Sen's interval is
+    never refused (calibrated or tight), so it has no refusal probability -- not 1 because its
+    interval text is longer than "offered" (the merge of w-plan2 into main had that bug)."""
+    ts = plan("theil-sen-exp", 1.0, n=300, bounds=B, formula="y ~ x", n_sim=10)
+    assert ts.interval.startswith("offered") and ts.interval_refusal_probability is None
+    off = plan("noisy-stats", 4.0, n=5000, bounds=B, formula="y ~ x")
+    ref = plan("noisy-stats", 0.5, n=200, bounds=B, formula="y ~ x")
+    assert off.interval == "offered" and off.interval_refusal_probability == 0.0
+    assert ref.interval.startswith("none: refused") and ref.interval_refusal_probability == 1.0
+    assert plan("noisy-stats", 0.5, n=200, bounds=B, formula="y ~ x",
+                inference=False).interval_refusal_probability is None
