@@ -428,3 +428,31 @@ def test_heavy_tailed_releases_are_said_so_with_their_typical_error():
     # closed forms have no robust scale
     assert all(v is None for v in plan("noisy-stats", 1.0, n=500, bounds=B,
                                        formula="y ~ x").coef_robust_sd.values())
+
+
+def test_moment_plans_of_theil_sen_and_tukey_say_what_moments_miss():
+    """Theil-Sen's and TukeyEM's noise depends on more than the moments (ties, residual
+    shape): a plan from declared moments says so and points to a reference sample."""
+    d = {"mean": {"x": 1.0, "y": 5.0}, "sd": {"x": 0.5, "y": 2.0}, "corr": {"x": {"y": 0.4}}}
+    p = plan("theil-sen-exp", 1.0, n=200, bounds=B, formula="y ~ x", design=d, n_sim=10)
+    assert any("pairwise slopes" in a and "reference sample" in a for a in p.assumptions)
+    g = np.random.default_rng(2)
+    ref = pd.DataFrame({"x": g.uniform(0, 2, 200), "y": g.uniform(2, 8, 200)})
+    q = plan("theil-sen-exp", 1.0, n=200, bounds=B, formula="y ~ x", design=ref, n_sim=10)
+    assert not any("pairwise slopes" in a for a in q.assumptions)
+    t = plan("tukey-em", 4.0, 1e-6, n=3000, bounds=B, formula="y ~ x", design=d, n_sim=10)
+    assert any("subsets of the rows" in a for a in t.assumptions)
+
+
+def test_interval_refusal_probability_only_where_a_rule_refuses():
+    """noisy-stats' public interval rule refuses (1) or offers (0); Theil-Sen's interval is
+    never refused (calibrated or tight), so it has no refusal probability -- not 1 because its
+    interval text is longer than "offered" (the merge of w-plan2 into main had that bug)."""
+    ts = plan("theil-sen-exp", 1.0, n=300, bounds=B, formula="y ~ x", n_sim=10)
+    assert ts.interval.startswith("offered") and ts.interval_refusal_probability is None
+    off = plan("noisy-stats", 4.0, n=5000, bounds=B, formula="y ~ x")
+    ref = plan("noisy-stats", 0.5, n=200, bounds=B, formula="y ~ x")
+    assert off.interval == "offered" and off.interval_refusal_probability == 0.0
+    assert ref.interval.startswith("none: refused") and ref.interval_refusal_probability == 1.0
+    assert plan("noisy-stats", 0.5, n=200, bounds=B, formula="y ~ x",
+                inference=False).interval_refusal_probability is None

@@ -378,6 +378,9 @@ class MethodSpec:
     #: options fixed by this method name (e.g. ``median="exp"`` for ``theil-sen-exp``)
     estimator_options: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     is_selector: ClassVar[bool] = False
+    #: what a plan from declared moments alone cannot capture for this method (said in the
+    #: plan's assumptions when its design is moments only; ``None``: nothing to say)
+    moment_plan_caveat: ClassVar[str | None] = None
     #: what the release estimates, in words (the estimand): shown in every summary
     #: (``Estimates`` row) and JSON (``extra["target"]``) of a fit through the dispatcher
     target: ClassVar[str] = ""

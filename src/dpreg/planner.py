@@ -287,6 +287,8 @@ def _simulated(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
         fail = analytic
         how += "; P(⊥) from the analytic PTR pass probability"
     notes = tail_note(draws, design.names) if len(draws) else ()
+    if design.kind == "declared" and spec.moment_plan_caveat:
+        notes = (spec.moment_plan_caveat, *notes)
     return ExpectedError(cov, bias, float(fail), how, notes=notes,
                          robust_sd=robust_sd(draws) if len(draws) else None)
 
@@ -347,10 +349,6 @@ def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
     xb = list(design.x_bounds)
     interval = spec.planned_interval(epsilon=eps, n=design.n, x_bounds=xb, options=options)
     refusal = ee.interval_refusal_probability
-    if refusal is None and interval is not None:
-        # no release-dependent refusal model: the spec's planned_interval is its public rule,
-        # decided from public inputs alone, so the refusal is certain either way
-        refusal = 0.0 if interval.startswith("offered") else 1.0
     return Plan(
         spec.name, eps, dlt, design.n, dict(zip(names, map(float, sd))), pred_sd,
         float(ee.failure_probability), ee.how, design=design.describe(),

@@ -236,14 +236,19 @@ class NoisyStatsSpec(MethodSpec):
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
                        options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
         """:func:`~dpreg.methods._planning.noisy_stats_error` with the split the fit uses
-        (``inference="auto"``: on where the public interval rule offers the interval)."""
+        (``inference="auto"``: on where the public interval rule offers the interval); the
+        interval's refusal probability is 0 or 1 (the rule is a public function of n and ε)."""
+        from dataclasses import replace
+
         from dpreg.methods._planning import noisy_stats_error
 
-        infer = options.get("inference", "auto")
-        if infer == "auto":
-            infer = design.n >= 3 and not core.interval_refusal(design.n, epsilon,
-                                                                design.x_bounds[0])
-        return noisy_stats_error(design, epsilon, bool(infer))
+        asked = options.get("inference", "auto")
+        refused = design.n < 3 or bool(core.interval_refusal(design.n, epsilon,
+                                                             design.x_bounds[0]))
+        infer = (not refused) if asked == "auto" else bool(asked)
+        ee = noisy_stats_error(design, epsilon, infer)
+        return replace(ee, interval_refusal_probability=None if asked is False
+                       else float(refused))
 
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
                          options: Mapping[str, Any]) -> str | None:

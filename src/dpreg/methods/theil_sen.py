@@ -58,6 +58,12 @@ class TheilSenSpec(MethodSpec):
               "pairs' predictions at the two evaluation points) -- NOT the OLS slope; the two "
               "differ under skewed or heavy-tailed errors, outliers, many tied values or a "
               "non-linear relation, and the slope interval covers the median pairwise slope")
+    moment_plan_caveat = (
+        "Theil-Sen's noise depends on the density of the pairwise slopes at their median -- "
+        "ties in x, a response piled up at a bound, the residuals' shape -- which means, sds "
+        "and correlations do not determine: planned from moments it was within ±25 % of the "
+        "releases on one real design and off by a factor 0.3-1.4 on two (docs/accuracy.md "
+        "§9); a public reference sample (design=DataFrame) gives a better plan")
     interval = IntervalSupport(
         offered="Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
         missing=ts_core.NO_INTERVAL, fit_statistics=ts_core.NO_FIT_STATISTICS,

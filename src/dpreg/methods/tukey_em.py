@@ -40,6 +40,12 @@ class TukeyEMSpec(MethodSpec):
     })
     interval = IntervalSupport(
         missing=tukey.NO_INTERVAL, fit_statistics=tukey.NO_FIT_STATISTICS)
+    moment_plan_caveat = (
+        "TukeyEM's noise depends on the spread of OLS fits on small subsets of the rows, i.e. "
+        "on the residuals' shape, which means, sds and correlations do not determine: its "
+        "P(⊥) (the PTR pass model) is reliable, its sd was off by up to a factor 2 on real "
+        "designs (docs/accuracy.md §9); a public reference sample (design=DataFrame) gives a "
+        "better plan")
 
     paper_options = MappingProxyType({"n_models": "rule"})
 
