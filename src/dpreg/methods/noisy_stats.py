@@ -133,7 +133,8 @@ class NoisyStatsSpec(MethodSpec):
              x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
              fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
         """:func:`~dpreg.simple._noisy_stats.plan_noisy_stats` (``inference="auto"``: on
-        exactly when the public interval rule offers an interval at n)."""
+        wherever the interval rule can offer an interval at n, i.e. unless the public inputs
+        already refuse it)."""
         infer = options.get("inference", "auto")
         if infer == "auto":
             infer = n is not None and n >= 3 and not core.interval_refusal(
@@ -201,7 +202,7 @@ class NoisyStatsSpec(MethodSpec):
                      fit_intercept: bool, options: Mapping[str, Any]) -> Any:
         """Laplace noise on n·cov, n·var and the intercept, each with its part of ε (thirds,
         or 0.3·ε each when the release carries the interval's statistics: ``inference``, by
-        default wherever the public interval rule offers it -- as the fit decides); slope sd
+        default wherever the interval rule can offer it -- as the fit decides); slope sd
         √2·b_cov/nvar·(1 + 3·2b_var²/nvar²)^½ (a second-order delta method), intercept sd
         from x̄·slope and its Laplace noise; ⊥ when the noisy nvar is <= 0:
         P = ½·exp(−nvar/b_var)."""
@@ -230,7 +231,20 @@ class NoisyStatsSpec(MethodSpec):
             return None
         if n < 3:
             return "none: fewer than 3 rows"
-        return core.interval_refusal(n, epsilon, x_bounds[0]) or "offered"
+        xb = x_bounds[0]
+        why = core.interval_refusal(n, epsilon, xb)
+        if why:
+            return why
+        thr = core.interval_offer_threshold(n, epsilon, xb)
+        if thr == 0.0:
+            return "offered"
+        # the plan's design: x uniform over its bounds (as expected_cov)
+        nvar = n * (xb[1] - xb[0]) ** 2 / 12.0 * (1.0 - 1.0 / n)
+        p = core.interval_offer_probability(n, epsilon, xb, nvar)
+        return (f"depends on the release: offered when its noisy Σ(x − x̄)² is at least "
+                f"{core.INTERVAL_MIN_NVAR_SIGNAL:g} × its noise sd (>= {thr:.4g}); "
+                f"P(offered) = {p:.1%} for x spread uniformly over its bounds (less when x "
+                f"fills less of them)")
 
 
 class DPInterceptSpec(MethodSpec):
