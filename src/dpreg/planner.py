@@ -86,10 +86,12 @@ class Plan:
     ``interval`` (noisy-stats; theil-sen-*: which slope interval ``ci_alpha=`` would give,
     calibrated or tight, by :func:`dpreg.simple.ci.calibrated_refusal`; ``None`` for the
     other methods and for ``inference=False``):
-    ``"offered"`` when the public interval rule
+    ``"offered"`` when the interval rule
     (:func:`dpreg.simple._noisy_stats.interval_refusal`, the same function the fit consults)
-    gives an interval at these public inputs, else its refusal text (what to change), so a
-    refused interval is known before any budget is spent."""
+    gives an interval at these public inputs whatever the release, its refusal text (what to
+    change) when they refuse it -- known before any budget is spent -- or "depends on the
+    release" with the probability of an offer on the plan's design (x uniform over its
+    bounds)."""
 
     method: str
     epsilon: float

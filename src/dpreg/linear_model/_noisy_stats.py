@@ -81,7 +81,7 @@ class NoisyStats(_SimpleRegressor):
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
-        # "auto": the interval statistics whenever n and the public interval rule allow them
+        # "auto": the interval statistics whenever n and the public inputs allow an interval
         why = self._public_refusal(x1.size, eps, bx)
         infer = resolve_inference(self.inference, supported=x1.size >= 3 and not why)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
