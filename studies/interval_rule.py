@@ -177,7 +177,8 @@ def summarise_rules(df: pd.DataFrame) -> pd.DataFrame:
             offered = ok & rel.get("library", pd.Series(False, index=rel.index)).astype(
                 "boolean").fillna(False).astype(bool)
         else:
-            offered = ok & (rel.get("r_tilde", pd.Series(0.0, index=rel.index)) >= float(k))
+            assert k is not None
+            offered = ok & (rel.get("r_tilde", pd.Series(0.0, index=rel.index)) >= k)
         keep = set(offered[offered.astype(bool)].index)
         g_all = df[df["rep"].isin(keep) & (df.get("variant") == variant)]
         if keep and g_all.empty:

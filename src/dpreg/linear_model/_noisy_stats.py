@@ -110,7 +110,7 @@ class NoisyStats(_SimpleRegressor):
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         resolve_inference(self.inference, supported=True)  # a bad value fails before the pass
         stats, nvar_y = noisy_stats_source_statistics(source, x_cols[0], y_col, bx, by)
-        # "auto": the interval statistics whenever n and the public rule allow them (:meth:`fit`)
+        # "auto": the interval statistics whenever n and the public inputs allow an interval
         n = int(stats.n[0])
         why = self._public_refusal(n, eps, bx)
         infer = resolve_inference(self.inference, supported=n >= 3 and not why)
