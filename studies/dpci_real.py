@@ -142,6 +142,13 @@ REAL_SETS: dict[str, RealSet] = {
         {"mpg": (0.0, 60.0), "horsepower": (0.0, 300.0), "weight": (1000.0, 6000.0)},
         "fuel economy 0-60 miles per gallon; 0-300 horsepower; 1,000-6,000 lb (passenger "
         "cars of the period)"),
+    # a second one-regressor model of diabetes (only noisy-stats' interval-rule study uses it):
+    # age fills 13% of what its bounds allow (bmi 3%), so the release can show its spread
+    "diabetes-age": RealSet(
+        "diabetes-age", "scikit-learn load_diabetes (original units)", _diabetes, "progression",
+        ("age", "bmi", "bp", "s5"), "age",
+        _registry_bounds("diabetes", ("progression", "age", "bmi", "bp", "s5")),
+        "dpreg.data 'diabetes' bounds (age 0-100 years; progression documented as 25-346)"),
 }
 
 

@@ -585,9 +585,10 @@ class MethodSpec:
         return None
 
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
-                         options: Mapping[str, Any]) -> str | None:
+                         options: Mapping[str, Any], design: Any = None) -> str | None:
         """What a plan says about the interval a fit with these options would give (``None``:
-        nothing to say)."""
+        nothing to say); ``design`` (a public :class:`~dpreg.methods._planning.PlanDesign`,
+        optional) is the plan's design where the answer depends on the spread of x."""
         return None
 
     def max_epsilon(self, *, delta: float | None, options: Mapping[str, Any]) -> float:

@@ -537,6 +537,11 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
                                      for k, r in ci_frame.iterrows()}}
         if "ci_informative" in res.extra:  # an end at the search range is not a finding
             out["ci"]["informative"] = dict(res.extra["ci_informative"])
+        elif "dp_ci_unidentified_mass" in res.extra and ci is not None:  # noisy-stats,
+            # offered by its release: at the requested level, are the ends set by the region
+            # of nvar the release says nothing about?
+            ok = float(res.extra["dp_ci_unidentified_mass"]) < ci / 2.0
+            out["ci"]["informative"] = {str(k): ok for k in ci_frame.index}
         if "ci_calibrated" in res.extra:  # Theil-Sen: calibrated or the conservative tight one
             out["ci"]["calibrated"] = dict(res.extra["ci_calibrated"])
         # at the requested level (extra['dp_ci_excludes_estimate'] is checked at 0.05 only)
@@ -1087,8 +1092,8 @@ def fit_groups(
             "level": 1 - float(opts["ci_alpha"]),
             "columns": [c for c in table.columns if str(c).startswith(("lower_", "upper_"))],
             "not_informative": int((flags == False).sum()),  # noqa: E712 (nullable booleans)
-            # released groups without an interval: noisy-stats' public interval rule refused
-            # it at the group's (public) n and ε
+            # released groups without an interval: noisy-stats' interval rule refused it at
+            # the group's public n and ε, or from the group's release
             "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
         ok = [int(m) for m in table.loc[~table["failed"].astype(bool), "n"] if int(m) >= 2]
         tight = entry.tight_intervals(epsilon=eps, sizes=ok, options=opts) \
@@ -1111,8 +1116,9 @@ def fit_groups(
                           f"{iv['not_informative']} slope intervals NOT informative "
                           "(informative_slope=False: an end at the search range, flagged "
                           "unreliable, or refused)" + (
-                              f"; {iv['refused']} refused (NA) by noisy-stats' public interval "
-                              "rule: too few rows for this ε in those groups"
+                              f"; {iv['refused']} refused (NA) by noisy-stats' interval rule: "
+                              "too few rows for this ε in those groups, or their release does "
+                              "not show x's spread above its noise"
                               if iv["refused"] else "") + (
                               f"; {iv['tight']} groups have the conservative tight Theil-Sen "
                               "interval (n·ε below about 200: the calibrated one is not "

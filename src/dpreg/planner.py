@@ -97,8 +97,11 @@ class Plan:
     ``prediction_bias``: the same for the prediction at the design's mean of x (the centre of
     the bounds under the uniform assumption).  ``failure_probability``: P(⊥);
     ``interval_refusal_probability``: the probability that the interval rule refuses
-    (covariance-ols; noisy-stats: 0 or 1, its public rule; ``None`` where not planned);
-    ``interval``: which interval a request would get (text).  ``charge``: what the release
+    (covariance-ols; noisy-stats: 0 or 1 where its public limits decide, else the
+    probability that the release's noisy spread of x falls short of the release rule on the
+    plan's design; ``None`` where not planned); ``interval``: which interval a request would
+    get (text: ``"offered"``, the refusal text when public inputs refuse it before any budget
+    is spent, or "depends on the release" with P(offered) on the plan's design).  ``charge``: what the release
     costs (``budget``, the definition it is charged in, ``neighbouring``, and with a ledger
     ``price`` in the ledger's units and ``affordable``).  ``design``: the design in words;
     ``assumptions``: what the plan assumes (uniform spread, undeclared correlations, ...) and
@@ -347,7 +350,8 @@ def _one(spec: Any, eps: float, dlt: float | None, design: PlanDesign,
         else math.nan
     pred_bias = None if bias is None else float(c @ bias)
     xb = list(design.x_bounds)
-    interval = spec.planned_interval(epsilon=eps, n=design.n, x_bounds=xb, options=options)
+    interval = spec.planned_interval(epsilon=eps, n=design.n, x_bounds=xb, options=options,
+                                     design=design)
     refusal = ee.interval_refusal_probability
     return Plan(
         spec.name, eps, dlt, design.n, dict(zip(names, map(float, sd))), pred_sd,

@@ -18,8 +18,9 @@ def test_small_study_runs():
     for c in ("coverage_true_slope", "coverage_ols_slope", "not_informative_share",
               "contains_own_estimate", "failed_share"):
         assert tab[c].between(0.0, 1.0).all()
-    # noisy-stats at ε = 16: tracts under ~48 people are refused by its public interval rule
+    # noisy-stats at ε = 16: every tract (30-400 people, n·ε >= 480) may get its interval; its
+    # release decides for tracts under ~48 people
     assert (tab["intervals"] > 10).all() and (tab["median_width"] > 0).all()
     ns = tab.set_index("method").loc["noisy-stats"]
-    assert 0.0 < ns["refused_share"] < 1.0
+    assert 0.0 <= ns["refused_share"] < 0.5
     assert not math.isnan(ns["coverage_true_pred_0.25"])

@@ -55,12 +55,13 @@ def test_interval_columns_ordered_and_equal_on_local_and_reference(method):
     assert loc.loc[~ok, "informative_slope"].isna().all()
     if method == "noisy-stats":
         # groups whose public (n, ε) the interval rule refuses: NA intervals, not informative
-        refused = loc["n"].map(lambda n: n >= 3 and bool(interval_refusal(int(n), 4.0, BOUNDS["x"])))
-        assert refused[ok].any() and not refused[ok].all()  # sizes 16-150 refused, 400 not
-        gone = ok & refused
-        assert loc.loc[gone, ["lower_slope", "upper_slope"]].isna().all().all()
+        # (sizes 16 and 60; 150 is decided by its release -- x uniform: offered -- 400 always)
+        public = loc["n"].map(lambda n: n >= 3 and bool(interval_refusal(int(n), 4.0, BOUNDS["x"])))
+        gone = ok & loc["lower_slope"].isna()
+        assert (gone == (ok & public)).all() and gone.sum() == 2
         assert not loc.loc[gone, "informative_slope"].any()
-        ok = ok & ~refused
+        assert loc.loc[gone, ["upper_slope", "lower_pred_0.25"]].isna().all().all()
+        ok = ok & ~gone
     lo, hi = loc.loc[ok, "lower_slope"], loc.loc[ok, "upper_slope"]
     assert (lo <= hi).all() and np.isfinite(lo).all() and np.isfinite(hi).all()
     if method == "noisy-stats":
@@ -86,6 +87,85 @@ def test_row_equals_the_single_fit_with_the_group_stream():
     ci = res.conf_int(0.1).loc["x"]
     assert out.loc[4, "slope"] == res.params["x"]
     assert (out.loc[4, "lower_slope"], out.loc[4, "upper_slope"]) == (ci["lower"], ci["upper"])
+
+
+def spread_table(seed=3):
+    """Groups that exercise every branch of noisy-stats' interval rule at ε = 4: x uniform
+    (150 rows: the release decides and offers), bunched at 0.5 (150 rows: ⊥ or refused by the
+    release), moderately spread (sd 0.22: offered, part of nvar's posterior below the rule's
+    threshold), 400 rows (offered from public inputs) and 60 rows (refused from them)."""
+    g = np.random.default_rng(seed)
+    kinds = [(150, 1.0), (150, 0.03), (150, 0.03), (150, 0.22), (150, 0.22), (150, 0.22),
+             (150, 0.22), (120, 0.16), (400, 1.0), (60, 1.0)]
+    parts = []
+    for k, (n, sd) in enumerate(kinds):
+        x = g.uniform(0, 1, n) if sd == 1.0 else np.clip(g.normal(0.5, sd, n), 0, 1)
+        parts.append(pd.DataFrame({"k": k, "x": x, "y": 0.2 + 0.5 * x + g.normal(0, 0.1, n)}))
+    return pd.concat(parts), list(range(len(kinds)))
+
+
+def _single_noisy_fits(df, keys, alpha):
+    spec = make_spec(df.columns, None, "k", "x", "y", method="noisy-stats", epsilon=4.0,
+                     bounds=BOUNDS, delta=None, groups=keys, random_state=11,
+                     options={"ci_alpha": alpha})
+    out = {}
+    for k in keys:
+        rows = df[df["k"] == k]
+        out[k] = fit_arrays(rows[["x"]].to_numpy(), rows["y"].to_numpy(), method="noisy-stats",
+                            epsilon=4.0, x_bounds=[BOUNDS["x"]], y_bounds=BOUNDS["y"],
+                            x_names=["x"], y_name="y", random_state=group_generator(spec, k),
+                            inference=True)
+    return out
+
+
+def test_noisy_stats_rows_equal_the_single_fits_whoever_decides():
+    """A group's noisy-stats interval is the single fit's, decided by the same rule: offered or
+    refused from the group's public n·ε, or by the group's own release (issue 30) -- the
+    table's NA rows are exactly the single fits whose ``conf_int`` refuses."""
+    from dpreg.inference import NoUncertaintyError
+
+    df, keys = spread_table()
+    table = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=4.0, bounds=BOUNDS,
+                         groups=keys, random_state=11, ci_alpha=0.1).set_index("group")
+    single = _single_noisy_fits(df, keys, 0.1)
+    rules = set()
+    for k, res in single.items():
+        row = table.loc[k]
+        assert bool(row["failed"]) == res.failed
+        if res.failed:
+            continue
+        assert row["slope"] == res.params["x"]
+        try:
+            ci = res.conf_int(0.1).loc["x"]
+        except NoUncertaintyError:
+            rules.add("refused by " + ("release" if "on this release" in res.uncertainty
+                                       else "public inputs"))
+            assert np.isnan(row["lower_slope"]) and not row["informative_slope"]
+            continue
+        rules.add(res.extra["dp_ci_rule"])
+        assert (row["lower_slope"], row["upper_slope"]) == (ci["lower"], ci["upper"])
+    assert rules == {"public", "release", "refused by release", "refused by public inputs"}
+
+
+def test_noisy_stats_flags_are_computed_at_the_tables_alpha():
+    """``informative_slope`` is computed at the table's own α (never at a fixed level): the
+    single fit's flags at that α -- reliable, the interval containing the estimate, and less
+    than α/2 of nvar's posterior below the release rule's threshold.  The same releases give
+    different flags at α = 0.1 and α = 0.6 in a group whose posterior has 5-30 % there."""
+    df, keys = spread_table()
+    flags = {}
+    for a in (0.1, 0.6):
+        table = fit_by_group(df, "k", "x", "y", method="noisy-stats", epsilon=4.0,
+                             bounds=BOUNDS, groups=keys, random_state=11,
+                             ci_alpha=a).set_index("group")
+        for k, res in _single_noisy_fits(df, keys, a).items():
+            if res.failed or res.extra.get("dp_ci_refused"):
+                continue
+            want = (bool(res.extra["dp_ci_reliable"]) and not res.excludes_estimate(a)
+                    and res.extra.get("dp_ci_unidentified_mass", 0.0) < a / 2)
+            assert bool(table.loc[k, "informative_slope"]) is want, (k, a)
+            flags[k, a] = want
+    assert any(flags[k, 0.1] != flags[k, 0.6] for k in keys if (k, 0.1) in flags)
 
 
 def test_range_wide_interval_is_flagged():
@@ -150,8 +230,9 @@ def test_cli_fit_groups_ci(tmp_path):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["intervals"]["level"] == pytest.approx(0.9)
-    # the released groups of 16, 60 and 150 rows: n·ε < 755, refused by the public rule (NA)
-    assert summary["intervals"]["refused"] == 3
+    # the released groups of 16 and 60 rows: n·ε < 378, refused from public inputs (NA); the
+    # group of 150 rows is decided by its release (x uniform over its bounds: offered)
+    assert summary["intervals"]["refused"] == 2
     got = pd.read_csv(out)
     lib = fit("noisy-stats")
     for c in ("lower_slope", "upper_slope", "lower_pred_0.25", "upper_pred_0.75"):

@@ -78,11 +78,12 @@ def test_regress_plain_release_on_request_and_engine_default_unchanged():
     from dpreg.api import fit_arrays
 
     df = frame(500)
-    r = dpreg.regress(df, "y ~ x1", method="noisy-stats", epsilon=1.0, bounds=BOUNDS,
+    # n·ε = 250: below the interval rule's public limit (~378), so "auto" is the plain release
+    r = dpreg.regress(df, "y ~ x1", method="noisy-stats", epsilon=0.5, bounds=BOUNDS,
                       random_state=0, inference=False)
     assert not r.has_bse
     e = fit_arrays(df[["x1"]].to_numpy(), df["y"].to_numpy(), method="noisy-stats",
-                   epsilon=1.0, x_bounds=[(0, 10)], y_bounds=(-20, 20), random_state=0)
+                   epsilon=0.5, x_bounds=[(0, 10)], y_bounds=(-20, 20), random_state=0)
     assert not e.has_bse  # the same (plain) release
     np.testing.assert_array_equal(e.params.to_numpy(), r.params.to_numpy())
 

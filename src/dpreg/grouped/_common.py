@@ -189,11 +189,15 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
     single fit's own interval functions (``result.conf_int``, ``result.get_prediction``):
     post-processing, nothing more is drawn from the data.
 
-    ``informative_slope`` is False when an end of the Theil-Sen slope interval is the end of
-    the public slope search range (``extra['ci_informative']``) or the line's slope lies
-    outside it (``extra['dp_ci_excludes_estimate']``: two releases), and for noisy-stats when the
-    release flags its interval unreliable (``extra['dp_ci_reliable']``).  A group whose
-    interval the public noisy-stats rule refuses (its n·ε too small:
+    ``informative_slope`` is False when the slope interval at the table's α excludes the
+    group's released slope (Theil-Sen: two releases; noisy-stats: the percentile interval is
+    not centred on the estimate), when an end of the Theil-Sen slope interval is the end of the public
+    slope search range (``extra['ci_informative']``), and for noisy-stats when the release
+    flags its interval unreliable (``extra['dp_ci_reliable']``) or, for an interval the
+    release rule offered, when the posterior mass of Σ(x − x̄)² below the rule's threshold
+    (``extra['dp_ci_unidentified_mass']``, where the release says nothing) is at least α/2:
+    the interval's ends are then set by that region.  A group whose interval the noisy-stats
+    interval rule refuses (from its public n·ε or from its release:
     :func:`dpreg.simple._noisy_stats.interval_refusal`) gets NA interval columns and
     ``informative_slope`` False."""
     from dpreg.inference import NoUncertaintyError
@@ -201,16 +205,20 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
     alpha = float(spec.options["ci_alpha"])
     try:
         ci = result.conf_int(alpha)
-    except NoUncertaintyError:  # refused by the public interval rule at this group's n
+    except NoUncertaintyError:  # refused by the interval rule (this group's n, ε, release)
         return {"lower_slope": np.nan, "upper_slope": np.nan, "informative_slope": False}
     row: dict[str, Any] = {"lower_slope": float(ci.loc[spec.x, "lower"]),
                            "upper_slope": float(ci.loc[spec.x, "upper"])}
     extra = result.extra
+    # at the table's α (never at a fixed level): an interval that excludes its own estimate
+    # is flagged, whatever the method
+    inside = spec.x not in result.excludes_estimate(alpha)
     if "ci_informative" in extra:
-        row["informative_slope"] = (bool(extra["ci_informative"].get(spec.x, True))
-                                    and spec.x not in extra.get("dp_ci_excludes_estimate", ()))
+        row["informative_slope"] = bool(extra["ci_informative"].get(spec.x, True)) and inside
     else:
-        row["informative_slope"] = bool(extra.get("dp_ci_reliable", True))
+        row["informative_slope"] = (bool(extra.get("dp_ci_reliable", True)) and inside
+                                    and float(extra.get("dp_ci_unidentified_mass", 0.0))
+                                    < alpha / 2.0)
     if _bootstrapped(spec.method):
         xs = [float(v) for v in (extra.get("predictions") or {})]
         if xs:

@@ -38,13 +38,17 @@ class NoisyStats(_SimpleRegressor):
         Must be True.
     inference:
         ``"auto"`` (default): ``True`` whenever the release can carry an interval -- n >= 3
-        rows and the public interval rule passes (:func:`dpreg.simple._noisy_stats.interval_refusal`:
-        the noise on nvar at most 2.5% of the largest nvar the bounds allow, roughly
-        n·ε >= 755; n is public) -- else ``False``: the plain release, whose ``conf_int``
-        raises :class:`~dpreg.inference.NoUncertaintyError` with the reason and what to change
+        rows and the public inputs do not already refuse it
+        (:func:`dpreg.simple._noisy_stats.interval_refusal`: the noise on nvar at most 5% of
+        the largest nvar the bounds allow, roughly n·ε >= 378; n is public) -- else
+        ``False``: the plain release, whose ``conf_int`` raises
+        :class:`~dpreg.inference.NoUncertaintyError` with the reason and what to change
         (decided before anything is charged; where an interval is asked for explicitly --
         :func:`dpreg.regress` / :func:`dpreg.api.fit_arrays` with ``ci_alpha=``, CLI ``--ci``
-        -- the refusal is raised instead, before any noise is drawn or budget charged).
+        -- that refusal is raised instead, before any noise is drawn or budget charged).
+        Between 2.5% and 5% the release itself decides (its noisy nvar at least 3 × its noise
+        sd): a release it refuses is returned as released, and its ``conf_int`` raises with
+        the reason.
         ``True``: also release noisy nvar(y) and x̄ from the same
         ε (split 0.3/0.3/0.3/0.05/0.05 instead of thirds) so that ``results_`` carries DP-aware
         standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
@@ -77,7 +81,7 @@ class NoisyStats(_SimpleRegressor):
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
-        # "auto": the interval statistics whenever n and the public interval rule allow them
+        # "auto": the interval statistics whenever n and the public inputs allow an interval
         why = self._public_refusal(x1.size, eps, bx)
         infer = resolve_inference(self.inference, supported=x1.size >= 3 and not why)
         res = noisy_stats(x1, ya, epsilon=eps, x_bounds=bx, y_bounds=by, release_stats=True,
@@ -106,7 +110,7 @@ class NoisyStats(_SimpleRegressor):
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         resolve_inference(self.inference, supported=True)  # a bad value fails before the pass
         stats, nvar_y = noisy_stats_source_statistics(source, x_cols[0], y_col, bx, by)
-        # "auto": the interval statistics whenever n and the public rule allow them (:meth:`fit`)
+        # "auto": the interval statistics whenever n and the public inputs allow an interval
         n = int(stats.n[0])
         why = self._public_refusal(n, eps, bx)
         infer = resolve_inference(self.inference, supported=n >= 3 and not why)
@@ -120,14 +124,18 @@ class NoisyStats(_SimpleRegressor):
 
     #: set by :func:`dpreg._dispatch.fit` / :func:`~dpreg._dispatch.fit_source` when the
     #: caller asked for an interval explicitly (``ci_alpha=``, CLI ``--ci``): a refusal of the
-    #: public interval rule is then raised before anything is charged (not a parameter: the
+    #: interval rule from public inputs is then raised before anything is charged (one by the
+    #: release is returned with the release; not a parameter: the
     #: estimator's own interface is ``inference=``)
     _interval_required: bool = False
 
     def _public_refusal(self, n: int, epsilon: float, x_bounds: tuple[float, float]) -> str:
-        """The public interval rule's reason at (n, ε, x bounds), or "" (n < 3 has no interval:
-        the n >= 3 check says so).  Raised as :class:`~dpreg.inference.NoUncertaintyError`
-        when an interval was asked for explicitly -- before the release."""
+        """The interval rule's reason at the public (n, ε, x bounds), or "" (n < 3 has no
+        interval: the n >= 3 check says so; "" also where the release will decide).  Raised as
+        :class:`~dpreg.inference.NoUncertaintyError` when an interval was asked for explicitly
+        -- before the release, so that nothing is charged for an interval that cannot be
+        given; a refusal by the release itself is the released result's (its ``conf_int``
+        says why)."""
         why = interval_refusal(n, epsilon, x_bounds) if n >= 3 else ""
         if why and self._interval_required and self.inference is not False:
             from dpreg.inference import NoUncertaintyError

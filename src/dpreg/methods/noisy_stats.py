@@ -133,7 +133,8 @@ class NoisyStatsSpec(MethodSpec):
              x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
              fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
         """:func:`~dpreg.simple._noisy_stats.plan_noisy_stats` (``inference="auto"``: on
-        exactly when the public interval rule offers an interval at n)."""
+        wherever the interval rule can offer an interval at n, i.e. unless the public inputs
+        already refuse it)."""
         infer = options.get("inference", "auto")
         if infer == "auto":
             infer = n is not None and n >= 3 and not core.interval_refusal(
@@ -210,7 +211,7 @@ class NoisyStatsSpec(MethodSpec):
                      fit_intercept: bool, options: Mapping[str, Any]) -> Any:
         """Laplace noise on n·cov, n·var and the intercept, each with its part of ε (thirds,
         or 0.3·ε each when the release carries the interval's statistics: ``inference``, by
-        default wherever the public interval rule offers it -- as the fit decides); slope sd
+        default wherever the interval rule can offer it -- as the fit decides); slope sd
         √2·b_cov/nvar·(1 + 3·2b_var²/nvar²)^½ (a second-order delta method), intercept sd
         from x̄·slope and its Laplace noise; ⊥ when the noisy nvar is <= 0:
         P = ½·exp(−nvar/b_var)."""
@@ -236,8 +237,10 @@ class NoisyStatsSpec(MethodSpec):
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
                        options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:
         """:func:`~dpreg.methods._planning.noisy_stats_error` with the split the fit uses
-        (``inference="auto"``: on where the public interval rule offers the interval); the
-        interval's refusal probability is 0 or 1 (the rule is a public function of n and ε)."""
+        (``inference="auto"``: on unless the public limits refuse the interval); the interval's
+        refusal probability is 0 or 1 where the public limits decide (n, ε and the bounds),
+        else P(the release's noisy spread of x < the release rule's threshold) on the plan's
+        design (:func:`~dpreg.simple._noisy_stats.interval_offer_probability`)."""
         from dataclasses import replace
 
         from dpreg.methods._planning import noisy_stats_error
@@ -247,16 +250,41 @@ class NoisyStatsSpec(MethodSpec):
                                                              design.x_bounds[0]))
         infer = (not refused) if asked == "auto" else bool(asked)
         ee = noisy_stats_error(design, epsilon, infer)
-        return replace(ee, interval_refusal_probability=None if asked is False
-                       else float(refused))
+        if asked is False:
+            return replace(ee, interval_refusal_probability=None)
+        if refused:
+            return replace(ee, interval_refusal_probability=1.0)
+        offer = _offer_probability(design.n, epsilon, design.x_bounds[0], design)
+        return replace(ee, interval_refusal_probability=1.0 - offer)
 
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
-                         options: Mapping[str, Any]) -> str | None:
+                         options: Mapping[str, Any], design: Any = None) -> str | None:
         if options.get("inference", "auto") is False:
             return None
         if n < 3:
             return "none: fewer than 3 rows"
-        return core.interval_refusal(n, epsilon, x_bounds[0]) or "offered"
+        xb = x_bounds[0]
+        why = core.interval_refusal(n, epsilon, xb)
+        if why:
+            return why
+        thr = core.interval_offer_threshold(n, epsilon, xb)
+        if thr == 0.0:
+            return "offered"
+        p = _offer_probability(n, epsilon, xb, design)
+        spread = ("for x spread uniformly over its bounds (less when x fills less of them)"
+                  if design is None or design.kind == "uniform" else "on the plan's design")
+        return (f"depends on the release: offered when its noisy Σ(x − x̄)² is at least "
+                f"{core.INTERVAL_MIN_NVAR_SIGNAL:g} × its noise sd (>= {thr:.4g}); "
+                f"P(offered) = {p:.1%} {spread}")
+
+
+def _offer_probability(n: int, epsilon: float, xb: tuple[float, float], design: Any) -> float:
+    """P(the release rule offers the interval) when Σ(x − x̄)² is its expectation under the
+    plan's design, (n − 1)·Var(x) (x uniform over its bounds when no design is given)."""
+    var = (xb[1] - xb[0]) ** 2 / 12.0 if design is None else float(design.cov[0, 0])
+    if core.interval_offer_threshold(n, epsilon, xb) == 0.0:
+        return 1.0
+    return float(core.interval_offer_probability(n, epsilon, xb, (n - 1) * var))
 
 
 class DPInterceptSpec(MethodSpec):

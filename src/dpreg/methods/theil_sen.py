@@ -129,7 +129,7 @@ class TheilSenSpec(MethodSpec):
 
     # -- planning --------------------------------------------------------------------------
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
-                         options: Mapping[str, Any]) -> str | None:
+                         options: Mapping[str, Any], design: Any = None) -> str | None:
         """Which slope interval ``ci_alpha=`` would give (default ``ci_method="auto"``): the
         public rule the fit consults, at the interval's ε/2."""
         if n < 2 or not math.isfinite(epsilon):

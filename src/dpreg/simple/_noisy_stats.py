@@ -48,7 +48,11 @@ from dpreg.simple._common import (
 from dpreg.simple._interval_rule import (
     INFERENCE_SPLIT,
     INTERVAL_MAX_NVAR_NOISE_SHARE,
+    INTERVAL_MIN_NVAR_SIGNAL,
+    INTERVAL_RELEASE_MAX_NVAR_NOISE_SHARE,
     interval_nvar_noise_share,
+    interval_offer_probability,
+    interval_offer_threshold,
     interval_refusal,
 )
 from dpreg.simple._result import SimpleRegressionResult
@@ -59,8 +63,9 @@ __all__ = ["noisy_stats", "dp_intercept", "noisy_stats_sensitivities", "intercep
            "noisy_stats_from_statistics", "noisy_stats_source_statistics", "LineMoments",
            "dp_intercept_from_statistics", "INTERVAL_MAX_NVAR_NOISE_SHARE",
            "plan_noisy_stats", "release_line", "line_result", "NO_INTERVAL",
-           "NO_FIT_STATISTICS",
-           "interval_nvar_noise_share", "interval_refusal"]
+           "NO_FIT_STATISTICS", "INTERVAL_MIN_NVAR_SIGNAL",
+           "INTERVAL_RELEASE_MAX_NVAR_NOISE_SHARE", "interval_offer_probability",
+           "interval_offer_threshold", "interval_nvar_noise_share", "interval_refusal"]
 
 _SOURCE_NS = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, Alg. 1 (DPSuffStats)"
 

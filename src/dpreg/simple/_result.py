@@ -30,6 +30,18 @@ _NO_SE = (
 )
 
 
+def _release_rule_note(mass: float) -> str:
+    """The uncertainty text's note on an interval offered by the release rule."""
+    text = (". NOTE: offered by the interval rule on this release (its noisy Σ(x − x̄)² is at "
+            "least 3 × its noise sd); the interval conditions on that")
+    if mass > 0.0:
+        text += (f", and {mass:.1%} of the posterior of Σ(x − x̄)² lies below the threshold, "
+                 f"where the release says nothing about it: (1 − a) intervals with a/2 <= "
+                 f"{mass:.1%} are set by that region and are uninformative (their width says "
+                 f"so; extra['dp_ci_unidentified_mass'])")
+    return text
+
+
 @dataclass(frozen=True, eq=False)
 class SimpleRegressionResult:
     """One release of a simple (one-x) regression.
@@ -149,23 +161,26 @@ class SimpleRegressionResult:
         if self.inference is not None:
             from dpreg.inference.dpci.engine import ParametricBootstrap
             from dpreg.inference.dpci.noisy_stats import NoisyStatsModel
+            from dpreg.inference.prediction import simple_fit_statistics
             from dpreg.inference.uncertainty import bootstrap_kwargs, refusal_kwargs
+            from dpreg.simple._interval_rule import interval_offer_threshold, interval_refusal
 
             spec = self.inference
-            model = NoisyStatsModel(released=spec["released"], n=spec["n"],
-                                    x_bounds=spec["x_bounds"], y_bounds=spec["y_bounds"],
-                                    scales=spec["scales"], eps_intercept=spec["eps_intercept"],
-                                    names=names)
-            from dpreg.inference.prediction import simple_fit_statistics
-            from dpreg.simple._interval_rule import interval_refusal
-
-            rel = spec["released"]  # R², σ̂² from the released statistics (post-processing)
+            rel = spec["released"]
+            # the interval rule (public n, ε, bounds and the release's own noisy nvar: post-
+            # processing); an offered interval conditions on the event that offered it
+            why = interval_refusal(spec["n"], spec["epsilon"], spec["x_bounds"],
+                                   noisy_nvar=rel["nvar"], released=True)
+            thr = 0.0 if why else interval_offer_threshold(spec["n"], spec["epsilon"],
+                                                           spec["x_bounds"])
+            model = NoisyStatsModel(released=rel, n=spec["n"], x_bounds=spec["x_bounds"],
+                                    y_bounds=spec["y_bounds"], scales=spec["scales"],
+                                    eps_intercept=spec["eps_intercept"], names=names,
+                                    offer_threshold=thr)
+            # R², σ̂² from the released statistics (post-processing)
             extra.update(simple_fit_statistics(ncov=rel["ncov"], nvar=rel["nvar"],
                                                nvar_y=rel["nvar_y"], n=spec["n"],
                                                sigma2=model.sigma2))
-            # the public interval rule (n, ε, bounds only): refused without looking at the
-            # release (the estimators' inference="auto" decides it before charging)
-            why = interval_refusal(spec["n"], spec["epsilon"], spec["x_bounds"], released=True)
             if why:
                 kw = refusal_kwargs(why, noise_ratio=model.noise_ratio)
                 extra.update(kw.pop("extra_uncertainty"))
@@ -175,6 +190,11 @@ class SimpleRegressionResult:
             boot = ParametricBootstrap(model, n_boot=n_boot, kind=kind, rng=spec["seed"])
             kw = bootstrap_kwargs(boot, what="the noisy ncov, nvar, nvar(y), x̄ and line")
             extra.update(kw.pop("extra_uncertainty"))
+            extra["dp_ci_rule"] = "release" if thr > 0.0 else "public"
+            if thr > 0.0:
+                mass = model.unidentified_mass
+                extra["dp_ci_unidentified_mass"] = mass
+                kw["uncertainty"] += _release_rule_note(mass)
             return RegressionResults(params, names=names, privacy=self.privacy,
                                      method=self.method, nobs=self.n, dep_var=y_name,
                                      df_resid=spec["n"] - 2, extra=extra, **kw)

@@ -31,8 +31,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import integrate, special
 
+from dpreg.exceptions import InvalidInputError
 from dpreg.inference.dpci.engine import BootstrapModel
 
 __all__ = ["NoisyStatsModel", "noisy_stats_cov", "noisy_stats_plugin_cov", "normal_laplace_cdf",
@@ -144,8 +145,17 @@ class NoisyStatsModel(BootstrapModel):
 
     def __init__(self, *, released: dict[str, float], n: int, x_bounds: tuple[float, float],
                  y_bounds: tuple[float, float], scales: dict[str, float],
-                 eps_intercept: float, names: list[str] | None = None) -> None:
+                 eps_intercept: float, names: list[str] | None = None,
+                 offer_threshold: float = 0.0, low_prior_power: float = 0.5) -> None:
         self.r = {k: float(v) for k, v in released.items()}
+        #: the interval is given only when nvar~ >= this (the release rule of
+        #: :func:`dpreg.simple._interval_rule.interval_refusal`); the posterior of nvar
+        #: conditions on that event (0: only on the release not being ⊥)
+        self.offer_threshold = max(float(offer_threshold), 0.0)
+        #: p of the prior ∝ (t/nvar)^p below the offer threshold t (:meth:`world_nvar_draws`)
+        self.low_prior_power = float(low_prior_power)
+        if not 0.0 <= self.low_prior_power < 1.0:
+            raise InvalidInputError(f"low_prior_power must be in [0, 1); got {low_prior_power!r}")
         self.n = int(n)
         self.xb = (float(x_bounds[0]), float(x_bounds[1]))
         self.yb = (float(y_bounds[0]), float(y_bounds[1]))
@@ -175,32 +185,76 @@ class NoisyStatsModel(BootstrapModel):
         cov = self._cov(r["ncov"], r["nvar"], r["nvar_y"], r["xbar"])[0]
         return np.array([self.intercept, self.slope]), cov
 
+    def _nvar_posterior_masses(self) -> tuple[float, float]:
+        """(mass below the offer threshold t, mass above it) of the unnormalised posterior of
+        nvar (:meth:`world_nvar_draws`), deterministic (numerical quadrature above t)."""
+        b = float(self.scales["nvar"])
+        hi = self.n * self.wx * self.wx / 4.0
+        c, t = self.r["nvar"], min(self.offer_threshold, hi)
+        q = self.low_prior_power
+        low = t / (1.0 - q) * math.exp(-max(c - t, 0.0) / b) / b if t > 0.0 else 0.0
+
+        def dens(v: float) -> float:
+            return math.exp(-abs(c - v) / b) / (2.0 * b) / (1.0 - 0.5 * math.exp(-(v - t) / b))
+
+        # the density is e^{−|c − v|/b} up to a factor in [1, 2]: beyond 80b of c it is < e^{−80}
+        lo_end, up_end = max(t, min(c - 80.0 * b, hi)), min(hi, max(c + 80.0 * b, t))
+        pts = sorted({lo_end, min(max(c, lo_end), up_end), up_end})
+        high = sum(integrate.quad(dens, lo, up, limit=200)[0]
+                   for lo, up in zip(pts[:-1], pts[1:]) if up > lo)
+        return low, high
+
+    @property
+    def unidentified_mass(self) -> float:
+        """Posterior probability that nvar lies below the offer threshold t, where the
+        release carries no information on it (0 without a threshold).  The (1 − a) intervals
+        are set by that region -- uninformative, their width says so -- when it is >= a/2."""
+        b = float(self.scales["nvar"])
+        if self.offer_threshold <= 0.0 or b <= 0.0 or not math.isfinite(b):
+            return 0.0
+        low, high = self._nvar_posterior_masses()
+        return low / (low + high) if low + high > 0 else 1.0
+
     def world_nvar_draws(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws of nvar = Σ(x − x̄)² given the released nvar~ (its posterior under a
-        flat prior on the feasible range).
+        """``size`` draws of nvar = Σ(x − x̄)² given the released nvar~ (its posterior).
 
         nvar~ = nvar + L₂ with L₂ ~ Lap(b), and the release was not ⊥ (nvar~ > 0), so the
         likelihood of nvar is the Laplace density at nvar~ − nvar divided by P(nvar + L₂ > 0)
-        = 1 − ½e^{−nvar/b}; nvar lies in (0, n·w_x²/4].  Draws: importance resampling of a pool
-        of 4·``size`` Laplace draws truncated to that range (inverse CDF).  Post-processing of
-        released values; b = 0 (ε = ∞) gives nvar~ itself."""
+        = 1 − ½e^{−nvar/b}; nvar lies in (0, n·w_x²/4], flat prior.  Draws: importance
+        resampling of a pool of 4·``size`` Laplace draws truncated to that range (inverse CDF).
+
+        With an offer threshold t > 0 (the interval is given only because nvar~ >= t: the
+        release rule of :func:`dpreg.simple._interval_rule.interval_refusal`) the likelihood
+        conditions on that event instead: divided by P(nvar + L₂ >= t).  Above t this is the
+        same construction with t for 0; below t it is flat (e^{−(nvar~ − t)/b}/b whatever
+        nvar: a release that passed says nothing about how far below t nvar is), and there the
+        prior is ∝ (t/nvar)^p, p = :attr:`low_prior_power` (½; flat: p = 0 under-covered on
+        real data, docs/uncertainty.md "noisy-stats: the interval rule") -- draws t·U^{1/(1−p)}
+        with the region's probability :attr:`unidentified_mass`.  Post-processing of released
+        values and public constants; b = 0 (ε = ∞) gives nvar~ itself."""
         b = float(self.scales["nvar"])
         hi = self.n * self.wx * self.wx / 4.0
         if b <= 0.0 or not math.isfinite(b):
             return np.full(size, self.nvar_t)
         c = self.r["nvar"]
+        t = min(self.offer_threshold, hi)
 
         def cdf(v: float) -> float:
             z = (v - c) / b
             return 0.5 * math.exp(z) if z < 0 else 1.0 - 0.5 * math.exp(-z)
 
-        f0, f1 = cdf(0.0), cdf(hi)
+        f0, f1 = cdf(t), cdf(hi)
         p = f0 + (f1 - f0) * rng.uniform(0.0, 1.0, 4 * size)
         with np.errstate(divide="ignore"):
             pool = np.where(p < 0.5, c + b * np.log(2.0 * p), c - b * np.log(2.0 * (1.0 - p)))
-        pool = np.clip(pool, hi * 1e-12, hi)
-        w = 1.0 / (1.0 - 0.5 * np.exp(-pool / b))
-        return np.asarray(rng.choice(pool, size=size, p=w / w.sum()))
+        pool = np.clip(pool, max(t, hi * 1e-12), hi)
+        w = 1.0 / (1.0 - 0.5 * np.exp(-(pool - t) / b))
+        draws = np.asarray(rng.choice(pool, size=size, p=w / w.sum()))
+        if t <= 0.0:
+            return draws
+        low = rng.uniform(0.0, 1.0, size) < self.unidentified_mass
+        vlow = t * rng.uniform(0.0, 1.0, size) ** (1.0 / (1.0 - self.low_prior_power))
+        return np.where(low, np.maximum(vlow, hi * 1e-12), draws)
 
     def replicate(self, size: int, rng: np.random.Generator
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -295,7 +349,17 @@ class NoisyStatsModel(BootstrapModel):
         range are ±:data:`_HUGE` (an unbounded confidence set).  Intercept: from β̃ = β +
         (α − α̃)x̄ + ē + L₃, β_k = β̃ + (α̃ − α_k)·x̄_k − ē_k − L₃,k with x̄_k = x̄~ − L₅,k
         clamped to the bounds (x̄'s own confidence distribution), ē_k ~ N(0, σ̂²/n) and L₃ at
-        the release's scale Δ₃(α̃)/ε₃.  Post-processing of released values only."""
+        the release's scale Δ₃(α̃)/ε₃.  Post-processing of released values only.
+
+        Not for a release whose interval was offered by the release rule (``offer_threshold``
+        > 0): the exact law of the pivot is unconditional, and conditioning on nvar~ >= t
+        leaves nvar below t undetermined (:meth:`world_nvar_draws`): refused there."""
+        if self.offer_threshold > 0.0:
+            raise InvalidInputError(
+                "kind must not be 'inversion' for this release: its interval was offered by "
+                "the release rule (its noisy Σ(x − x̄)² passed the threshold of the interval "
+                "rule), and the inversion interval does not condition on that; use the "
+                "default kind='percentile', which does")
         r, sc = self.r, self.scales
         a0 = self.slope
         cov = self._cov(r["ncov"], r["nvar"], r["nvar_y"], r["xbar"])[0]
