@@ -393,3 +393,29 @@ def test_release_rule_conditional_coverage_on_real_data_slow():
         for j in range(2):
             c = cov[2 * k + j]
             assert 1 - a - 0.01 - 2 * se <= c <= 1 - a + 0.03 + 2 * se, (a, j, c, m, se)
+
+
+def test_plan_reads_the_declared_spread_of_x_for_the_release_rule():
+    """Between the public limits the release decides, so the plan's refusal probability is
+    1 − P(offered) at the plan's design: with a declared sd of bmi (public codebook moments),
+    Σ(x − x̄)² is (n − 1)·sd², not the uniform spread's, and the text says which design it used.
+    A planner that kept the uniform assumption would report a different probability."""
+    bounds = {"bmi": XB, "progression": YB}
+    moments = {"mean": {"bmi": 26.4, "progression": 152.0},
+               "sd": {"bmi": 4.4, "progression": 77.0},
+               "corr": {"bmi": {"progression": 0.59}}}
+    p = plan("noisy-stats", 1.0, n=442, bounds=bounds, formula="progression ~ bmi",
+             design=moments)
+    offer = interval_offer_probability(442, 1.0, XB, 441 * 4.4**2)
+    uniform = interval_offer_probability(442, 1.0, XB, 441 * 48.0**2 / 12)
+    assert abs(offer - uniform) > 0.05
+    assert p.interval_refusal_probability == pytest.approx(1.0 - offer, rel=1e-9)
+    assert p.interval.startswith("depends on the release") and "on the plan's design" in p.interval
+    assert f"{offer:.1%}" in p.interval
+    u = plan("noisy-stats", 1.0, n=442, bounds=bounds, formula="progression ~ bmi")
+    assert u.interval_refusal_probability == pytest.approx(1.0 - uniform, rel=1e-9)
+    assert "uniformly" in u.interval
+    assert plan("noisy-stats", 0.5, n=442, bounds=bounds, formula="progression ~ bmi",
+                design=moments).interval_refusal_probability == 1.0
+    assert plan("noisy-stats", 4.0, n=442, bounds=bounds, formula="progression ~ bmi",
+                design=moments).interval_refusal_probability == 0.0
