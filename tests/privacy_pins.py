@@ -88,10 +88,6 @@ NOT_PINNED: dict[str, str] = {
         "the empirical audit runs every mechanism only on the neighbouring datasets it builds "
         "itself, to estimate the mechanisms' privacy loss; it reads no user data, charges no "
         "ledger, and the mechanisms it samples are pinned by their own notes"),
-    "src/dpreg/methods/adassp.py::AdaSSPSpec.expected_cov": (
-        "a first-order prediction of AdaSSP's coefficient noise from public inputs (epsilon, "
-        "delta, n, bounds) for dpreg.plan and auto's usefulness check: it reads no data, draws "
-        "nothing and charges nothing, and no release takes a noise scale from it"),
 }
 
 

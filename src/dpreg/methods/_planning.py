@@ -488,18 +488,10 @@ def adassp_error(design: PlanDesign, *, epsilon: float, delta: float, options: M
     :func:`~dpreg.multivariate.ssp.ssp_solve` -- and the solve.  A Monte Carlo of the noise
     alone (no rows are simulated): the second-order effects of the ridge, which dominate at
     small n·ε, are kept."""
-    from dpreg.mechanisms.gaussian import gaussian_sigma
-    from dpreg.mechanisms.sensitivity import (
-        gram_sensitivity,
-        lambda_min_sensitivity,
-        xty_sensitivity,
-    )
-    from dpreg.multivariate._common import PublicScaling
-    from dpreg.multivariate.ssp import adassp_budget
+    from dpreg.multivariate import PublicScaling, plan_adassp
     from dpreg.privacy import check_neighbouring
 
     rel = check_neighbouring(options.get("neighbouring", "add-remove"))
-    fail = float(options.get("failure_prob", 0.05))
     intercept = design.fit_intercept
     sc = PublicScaling.from_bounds(list(design.x_bounds), design.y_bounds,
                                    fit_intercept=intercept)
@@ -509,12 +501,15 @@ def adassp_error(design: PlanDesign, *, epsilon: float, delta: float, options: M
     infer_opt = options.get("inference", "auto")
     infer = bool(infer_opt) if infer_opt != "auto" else (
         intercept or rel.value == "replace-one")
-    plan = adassp_budget(epsilon, delta, calibration=str(options.get("calibration", "gdp")),
-                         inference=infer, lambda_rule=lambda_rule)
-    part = dict(zip(plan.releases, plan.parts))
-    bnd = sc.row_norm_bound
-    sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), part["XtX"])
-    sd_xy = gaussian_sigma(xty_sensitivity(bnd, 1.0, rel), part["Xty"])
+    # the release's own plan: its split, sensitivities and noise sds (public inputs only)
+    plan = plan_adassp(d=p, x_norm_bound=sc.row_norm_bound, y_bound=1.0, epsilon=epsilon,
+                       delta=delta, neighbouring=rel,
+                       failure_prob=float(options.get("failure_prob", 0.05)), inference=infer,
+                       calibration=str(options.get("calibration", "gdp")),
+                       count_index=0 if intercept else None, lambda_rule=lambda_rule,
+                       floor_scale=floor_scale)
+    fail = plan.options["failure_prob"]
+    sd_xx, sd_xy = plan.noise["XtX"], plan.noise["Xty"]
     # w = (1, x, y) -> (z, ỹ): the estimator's scaling (clip to the bounds, centre, scale)
     Aw = np.zeros((p + 1, k + 2))
     off = 1 if intercept else 0
@@ -533,7 +528,7 @@ def adassp_error(design: PlanDesign, *, epsilon: float, delta: float, options: M
     Ahat = xtx + sd_xx * _sym_noise(g, draws, p)
     bhat = xty + sd_xy * g.standard_normal((draws, p))
     if lambda_rule == "wang":
-        sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), part["lambda_min"])
+        sd_lam = plan.noise["lambda_min"]
         lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
         lam_noisy = lam_min + sd_lam * g.standard_normal(draws)
         lam_lower = np.maximum(0.0, lam_noisy - sd_lam * math.sqrt(math.log(6.0 / delta)))

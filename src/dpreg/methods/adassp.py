@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg._source import ArraySource
 from dpreg._spec import (
     AnyOf,
     Anything,
@@ -22,9 +23,24 @@ from dpreg._spec import (
     MethodSpec,
     Option,
     Real,
+    Release,
+    ReleasePlan,
 )
+from dpreg._validation import check_xy
+from dpreg.exceptions import InvalidInputError
 from dpreg.methods._planning import first_order_cov, scaling_transform
-from dpreg.multivariate import boosted, ssp
+from dpreg.multivariate import (
+    PublicScaling,
+    boosted,
+    boosted_statistics,
+    plan_adassp,
+    plan_boosted,
+    release_adassp,
+    release_boosted,
+    ssp,
+    ssp_statistics,
+)
+from dpreg.privacy import Neighbouring, check_neighbouring
 
 
 def _with_inference(options: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
@@ -37,6 +53,24 @@ _RELATION = Option(Choice("add-remove", "replace-one"), "add-remove",
                    "neighbouring relation the release is calibrated for")
 _FAILURE = Option(Real(0.0, 1.0, closed="neither"), 0.05,
                   "failure probability of the λ_min lower bound (Wang's ρ)")
+
+
+def _design_source(X: Any, y: Any, *, validated: bool) -> ArraySource:
+    """[X | y] as an in-memory source (X n×k regressors, y the response; checked finite)."""
+    Xa, ya = check_xy(X, y, x_ndim=2, min_rows=1, x_name="X", y_name="y")
+    return ArraySource([Xa, ya], [f"c{j}" for j in range(Xa.shape[1] + 1)],
+                       validated=validated)
+
+
+def _public_n(n: int | None, rel: Neighbouring, p: int) -> int | None:
+    """The plan's n: public only under replace-one, where it must exceed the p parameters (the
+    estimators' rule); under add/remove n is private and never enters the plan."""
+    if n is None or rel is not Neighbouring.REPLACE_ONE:
+        return None
+    if n <= p:
+        raise InvalidInputError(f"X must have more rows than model parameters ({p}) under "
+                                "replace-one neighbours (n public); DP regression needs n > p")
+    return n
 
 
 class AdaSSPSpec(MethodSpec):
@@ -79,6 +113,44 @@ class AdaSSPSpec(MethodSpec):
         request="inference")
     paper_options = MappingProxyType({"inference": False})  # Wang 2018: no yᵀy
 
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.multivariate.plan_adassp` on the estimator's public scaling (features
+        to [−1, 1] and the ones column: ‖X‖ = √p, ‖Y‖ = 1); ``inference="auto"`` is on exactly
+        where the estimator turns it on (an intercept, or n public under replace-one)."""
+        o = self.check_options(options, context={"n_features": len(x_bounds)}, fill=True)
+        sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept)
+        rel = check_neighbouring(o["neighbouring"])
+        infer = o["inference"]
+        if infer == "auto":
+            infer = bool(fit_intercept) or rel is Neighbouring.REPLACE_ONE
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'adassp' (a value in (0, 1), "
+                                    "e.g. 1e-6 or smaller than 1/n)")
+        if sc.label_bound is None:
+            raise InvalidInputError("y_bounds is required for method 'adassp': public (lo, hi) "
+                                    "bounds of the response; got None")
+        return plan_adassp(
+            d=sc.n_columns, x_norm_bound=sc.row_norm_bound, y_bound=sc.label_bound,
+            epsilon=epsilon, delta=delta, n=_public_n(n, rel, sc.n_columns), neighbouring=rel,
+            failure_prob=o["failure_prob"], inference=infer, calibration=o["calibration"],
+            count_index=0 if fit_intercept else None, n_boot=o["n_boot"],
+            lambda_rule=o["lambda_rule"], floor_scale=o["floor_scale"], scaling=sc)
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """XᵀX, Xᵀy, yᵀy of the rows scaled by the plan's public scaling and clipped
+        (:func:`~dpreg.multivariate.ssp_statistics`, the estimator's statistics step)."""
+        o = plan.options
+        return ssp_statistics(_design_source(X, y, validated=True),
+                              x_norm_bound=o["x_norm_bound"], y_bound=o["y_bound"],
+                              scaling=o["scaling"], checked=True)
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.multivariate.release_adassp` (the draws and the privacy statement)."""
+        return release_adassp(stats, plan, rng, seeded=seeded)
+
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
         return ssp.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=epsilon, delta=delta,
@@ -110,45 +182,27 @@ class AdaSSPSpec(MethodSpec):
     def expected_cov(self, *, epsilon: float, delta: float | None, n: int,
                      x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
                      fit_intercept: bool, options: Mapping[str, Any]) -> Any:
-        """First-order propagation of Wang's Gaussian XᵀX and Xᵀy noise (the estimator's own
-        split and sensitivities) with the ridge λ at its value for the design's λ_min."""
-        from dpreg.mechanisms.gaussian import gaussian_sigma
-        from dpreg.mechanisms.sensitivity import (
-            gram_sensitivity,
-            lambda_min_sensitivity,
-            xty_sensitivity,
-        )
-        from dpreg.multivariate._common import PublicScaling
-        from dpreg.multivariate.ssp import adassp_budget
-        from dpreg.privacy import check_neighbouring
-
+        """First-order propagation of Wang's Gaussian XᵀX and Xᵀy noise (the release's own
+        plan: :meth:`plan`'s split, sensitivities and noise sds) with the ridge λ at its value
+        for the design's λ_min."""
         assert delta is not None
-        rel = check_neighbouring(options.get("neighbouring", "add-remove"))
-        fail = float(options.get("failure_prob", 0.05))
-        sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept)
-        p = sc.n_columns
-        bnd, cbd = sc.row_norm_bound, 1.0
-        # the estimator's own split (the interval release, on by default, takes 10% of it)
-        infer = options.get("inference", "auto") not in (False, "false")
-        plan = adassp_budget(epsilon, delta, calibration=str(options.get("calibration", "gdp")),
-                             inference=infer,
-                             lambda_rule=str(options.get("lambda_rule", "wang")))
-        part = dict(zip(plan.releases, plan.parts))
-        sd_xx = gaussian_sigma(gram_sensitivity(bnd, rel), part["XtX"])
-        sd_xy = gaussian_sigma(xty_sensitivity(bnd, cbd, rel), part["Xty"])
+        plan = self.plan(epsilon=epsilon, delta=delta, n=n, x_bounds=x_bounds,
+                         y_bounds=y_bounds, fit_intercept=fit_intercept, options=options)
+        sc, o = plan.options["scaling"], plan.options
+        p, fail = sc.n_columns, o["failure_prob"]
+        sd_xx, sd_xy = plan.noise["XtX"], plan.noise["Xty"]
         # design: z = (1, u) with u uniform on [-1, 1]^d: E[zzᵀ] = diag(1, 1/3, ...)
         diag = np.full(p, 1.0 / 3.0)
         if fit_intercept:
             diag[0] = 1.0
         A = n * np.diag(diag)
-        if "lambda_min" in part:
-            sd_lam = gaussian_sigma(lambda_min_sensitivity(bnd, rel), part["lambda_min"])
+        if "lambda_min" in plan.parts:
+            sd_lam = plan.noise["lambda_min"]
             lam_lower = max(0.0, float(A.diagonal().min())
                             - sd_lam * math.sqrt(math.log(6.0 / delta)))
             lam = max(0.0, sd_xx * math.sqrt(p * math.log(2.0 * p * p / fail)) - lam_lower)
         else:  # the eigenvalue floor: a ridge only where the design's eigenvalues are below it
-            f = float(options.get("floor_scale", ssp.EIGEN_FLOOR_SCALE))
-            lam = max(0.0, f * sd_xx * math.sqrt(p) - float(A.diagonal().min()))
+            lam = max(0.0, o["floor_scale"] * sd_xx * math.sqrt(p) - float(A.diagonal().min()))
         cov = first_order_cov(A + lam * np.eye(p), np.zeros(p), sd_xx, sd_xy)
         T = scaling_transform(sc)
         return (T @ cov @ T.T, 0.0,
@@ -201,6 +255,35 @@ class BoostedAdaSSPSpec(MethodSpec):
     })
     interval = IntervalSupport(
         missing=boosted.NO_INTERVAL, fit_statistics=boosted.NO_FIT_STATISTICS)
+
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.multivariate.plan_boosted` on the estimator's public scaling (rows into
+        the unit ball, the label to [−1, 1] where ``y_bounds`` are given)."""
+        o = self.check_options(options, context={"n_features": len(x_bounds)}, fill=True)
+        sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept,
+                                       unit_ball=True)
+        rel = check_neighbouring(o["neighbouring"])
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'boosted-adassp' (a value in "
+                                    "(0, 1), e.g. 1e-6 or smaller than 1/n)")
+        return plan_boosted(
+            d=sc.n_columns, epsilon=epsilon, delta=delta, x_norm_bound=o["x_norm_bound"],
+            tau=o["tau"], n_rounds=o["n_rounds"], split=o["split"],
+            learning_rate=o["learning_rate"], schedule=o["schedule"],
+            lambda_rule=o["lambda_rule"], neighbouring=rel, failure_prob=o["failure_prob"],
+            n=_public_n(n, rel, sc.n_columns), scaling=sc)
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """The rows' passes of the plan (:func:`~dpreg.multivariate.boosted_statistics`): XᵀX
+        now, each round's Xᵀg at the released θ in the release."""
+        return boosted_statistics(_design_source(X, y, validated=True), plan)
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.multivariate.release_boosted` (the draws and the privacy statement)."""
+        return release_boosted(stats, plan, rng, seeded=seeded)
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:

@@ -6,21 +6,37 @@ ledger after validation and before any noise, and returns a
 :class:`~dpreg.inference.RegressionResults`.  The scikit-learn estimators in
 :mod:`dpreg.linear_model` wrap these with public-bound scaling and intercept handling.
 
-* :func:`adassp` -- AdaSSP (μ-GDP ⇒ (ε, δ) for any ε; Wang's ρ-zCDP constants as an option).
-* :func:`boosted_adassp` -- BoostedAdaSSP (μ-GDP ⇒ (ε, δ)).
+* :func:`adassp` -- AdaSSP (μ-GDP ⇒ (ε, δ) for any ε; Wang's ρ-zCDP constants as an option),
+  composed of :func:`plan_adassp` (public) -> :func:`ssp_statistics` -> :func:`release_adassp`
+  (the draws) -> :func:`adassp_result` (post-processing).
+* :func:`boosted_adassp` -- BoostedAdaSSP (μ-GDP ⇒ (ε, δ)): :func:`plan_boosted` ->
+  :func:`boosted_statistics` -> :func:`release_boosted` -> :func:`boosted_result`.
 * :func:`tukey_em` -- TukeyEM ((ε, δ), replace-one with n public).
 * :func:`dp_gradient_descent` -- noisy full-batch gradient descent (μ-GDP or ρ-zCDP).
 """
 
-from dpreg.multivariate.boosted import boosted_adassp
+from dpreg.multivariate._common import PublicScaling, clip_rows
+from dpreg.multivariate.boosted import (
+    BoostedStatistics,
+    boosted_adassp,
+    boosted_result,
+    boosted_statistics,
+    plan_boosted,
+    release_boosted,
+)
 from dpreg.multivariate.dpgd import dp_gradient_descent
 from dpreg.multivariate.ssp import (
+    SSPStatistics,
     adassp,
     adassp_budget,
     adassp_guarantee,
     adassp_max_epsilon,
+    adassp_result,
     adassp_split,
+    plan_adassp,
+    release_adassp,
     ssp_solve,
+    ssp_statistics,
 )
 from dpreg.multivariate.tukey import approximate_depth, tukey_em
 
@@ -31,7 +47,19 @@ __all__ = [
     "adassp_split",
     "adassp_max_epsilon",
     "ssp_solve",
+    "plan_adassp",
+    "ssp_statistics",
+    "SSPStatistics",
+    "release_adassp",
+    "adassp_result",
     "boosted_adassp",
+    "plan_boosted",
+    "boosted_statistics",
+    "BoostedStatistics",
+    "release_boosted",
+    "boosted_result",
+    "PublicScaling",
+    "clip_rows",
     "tukey_em",
     "approximate_depth",
     "dp_gradient_descent",

@@ -22,11 +22,14 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from dpreg._source import ArraySource
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -61,7 +64,8 @@ from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
 __all__ = ["boosted_adassp", "boosted_adassp_scaled", "boosted_split", "boosted_budget",
-           "BoostedRows"]
+           "BoostedRows", "BoostedStatistics", "boosted_statistics", "plan_boosted",
+           "release_boosted", "boosted_result"]
 
 SOURCE = "Tang, Aydore, Kearns, Rho, Roth, Wang, Wu, Zhang 2023 (BoostedAdaSSP, Alg. 1)"
 #: why a BoostedAdaSSP release has no interval / no R² (its results say so)
@@ -409,74 +413,174 @@ def _boosted(source: Any, *, n: int, labels: list[str], scaling: Any, epsilon: f
              neighbouring: str | Neighbouring, failure_prob: float, rng: Any,
              ledger: Any) -> RegressionResults:
     """The algorithm on the rows of ``source`` (validated, in memory), mapped by ``scaling``
-    (or taken as the design when None) and clipped to ‖z‖₂ <= ``x_norm_bound``."""
-    d = len(labels)
+    (or taken as the design when None) and clipped to ‖z‖₂ <= ``x_norm_bound``: the pipeline
+    :func:`plan_boosted` -> :func:`boosted_statistics` -> the ledger charge (once, after
+    validation, before any noise) -> :func:`release_boosted` -> :func:`boosted_result`."""
+    plan = plan_boosted(d=len(labels), epsilon=epsilon, delta=delta, x_norm_bound=x_norm_bound,
+                        tau=tau, n_rounds=n_rounds, split=split, learning_rate=learning_rate,
+                        schedule=schedule, lambda_rule=lambda_rule, neighbouring=neighbouring,
+                        failure_prob=failure_prob, scaling=scaling)
+    if plan.relation is Neighbouring.REPLACE_ONE:  # n is public only under replace-one
+        plan = replace(plan, n=check_int(n, "n", minimum=0))
+    gen = check_rng(rng)
+    stats = boosted_statistics(source, plan)
+    charge(ledger, plan.budget, "BoostedAdaSSP", plan.relation)
+    warn_if_not_private(plan.options["epsilon"], "BoostedAdaSSP")
+    return boosted_result(release_boosted(stats, plan, gen, seeded=is_seeded(rng)),
+                          names=labels)
+
+
+def plan_boosted(*, d: int, epsilon: float, delta: float, x_norm_bound: float = 1.0,
+                 tau: float = 1.0, n_rounds: int = 100, split: Any = "author",
+                 learning_rate: float = 1.0, schedule: str = "constant",
+                 lambda_rule: str = "wang", neighbouring: str | Neighbouring = "add-remove",
+                 failure_prob: float = 0.05, n: int | None = None,
+                 scaling: Any = None) -> ReleasePlan:
+    """The public part of a BoostedAdaSSP release on d columns: every parameter checked (as
+    :func:`boosted_adassp` documents them), the GDP accounting (:func:`boosted_budget` with the
+    ratio of :func:`boosted_split`: μ of (ε, δ) split into μ₁ for XᵀX, μ₃ for λ_min and μ₂ for
+    the T rounds, μ₂/√T each), the sensitivities under the relation and the noise sd
+    σ = Δ/μ_i of each release.  Reads no data and draws nothing.
+
+    ``parts``: ``XtX`` (μ₁), ``lambda_min`` (μ₃), ``Xtg_total`` (μ₂, all rounds) and
+    ``Xtg_round`` (one round's share of μ₂); the charge (``budget``) composes μ₁, μ₃ and T
+    rounds.  ``n``: the number of rows where it is PUBLIC (replace-one only).  ``scaling``: the
+    public :class:`~dpreg.multivariate._common.PublicScaling` of the rows (None: the design as
+    given).  ``options`` also carry the requested ε, δ and the whole ``mu``."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     bnd = check_positive(x_norm_bound, "x_norm_bound")
-    rows = BoostedRows(bnd, scaling)
     tau_ = check_positive(tau, "tau")
     T = check_int(n_rounds, "n_rounds", minimum=1, maximum=100_000)
-    a, b, c = boosted_split(split, T)
+    ratio = boosted_split(split, T)
     eta = check_positive(learning_rate, "learning_rate")
     sched = check_choice(schedule, "schedule", SCHEDULES)
     rule = check_choice(lambda_rule, "lambda_rule", ("wang", "literal"))
     rel = check_neighbouring(neighbouring)
     fail = check_probability(failure_prob, "failure_prob")
-    gen = check_rng(rng)
+    d = check_int(d, "d", minimum=1)
+    mu, mu1, mu2, mu_round, mu3, charged = boosted_budget(eps, dlt, ratio, T)
+    sens = {"XtX": gram_sensitivity(bnd, rel), "lambda_min": lambda_min_sensitivity(bnd, rel),
+            "Xtg": xty_sensitivity(bnd, tau_, rel)}
+    if n is not None:
+        if rel is not Neighbouring.REPLACE_ONE:
+            raise InvalidInputError("n must be None under add/remove neighbours (n is private "
+                                    "there: only replace-one makes it public); got a number")
+        n = check_int(n, "n", minimum=0)
+    return ReleasePlan(
+        method="boosted-adassp",
+        options={"epsilon": eps, "delta": dlt, "mu": mu, "x_norm_bound": bnd, "tau": tau_,
+                 "n_rounds": T, "split": ratio, "learning_rate": eta, "schedule": sched,
+                 "lambda_rule": rule, "failure_prob": fail, "scaling": scaling},
+        budget=charged, relation=rel,
+        parts={"XtX": mu1, "lambda_min": mu3, "Xtg_total": mu2, "Xtg_round": mu_round},
+        n=n, d=d, sensitivities=sens,
+        noise={"XtX": gaussian_sigma(sens["XtX"], mu1),
+               "lambda_min": gaussian_sigma(sens["lambda_min"], mu3),
+               "Xtg": gaussian_sigma(sens["Xtg"], mu_round)})
 
-    mu, mu1, mu2, mu_round, mu3, budget = boosted_budget(eps, dlt, (a, b, c), T)
-    charge(ledger, budget, "BoostedAdaSSP", rel)
-    warn_if_not_private(eps, "BoostedAdaSSP")
 
-    d_xx = gram_sensitivity(bnd, rel)
-    d_lam = lambda_min_sensitivity(bnd, rel)
-    d_xg = xty_sensitivity(bnd, tau_, rel)
-    sd_xx = gaussian_sigma(d_xx, mu1)
-    sd_lam = gaussian_sigma(d_lam, mu3)
-    sd_xg = gaussian_sigma(d_xg, mu_round)
+class BoostedStatistics:
+    """The statistics step of BoostedAdaSSP (deterministic, NOT private): XᵀX of the clipped
+    rows (computed once, :meth:`BoostedRows.gram`) and :meth:`gradient`, one round's pass
+    Σ z·clip(ỹ − z·θ, −τ, τ) over the rows at a given θ (:meth:`BoostedRows.gradient`) --
+    a function of the rows and of the released θ of the previous rounds; it draws nothing.
+    The release (:func:`release_boosted`) adds the noise."""
 
-    xtx = rows.gram(source)  # XᵀX of the row-clipped design, chunk by chunk
-    lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
-    xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=mu1, rng=gen)
-    lam_hat = float(gaussian(lam_min, sensitivity=d_lam, budget=mu3, rng=gen))
-    if rule == "wang":
-        lam_lower = max(0.0, lam_hat - sd_lam * math.sqrt(math.log(6.0 / dlt)))
-        lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
+    def __init__(self, source: Any, rows: BoostedRows, tau: float) -> None:
+        self._source, self._rows, self._tau = source, rows, float(tau)
+        self.xtx = rows.gram(source)  # XᵀX of the row-clipped design, chunk by chunk
+
+    @property
+    def dim(self) -> int:
+        return int(self.xtx.shape[0])
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        """Σ Zᵀ clip(ỹ − Zθ, −τ, τ) over the rows: one round's Xᵀg (exact)."""
+        return self._rows.gradient(self._source, theta, self._tau)
+
+
+def boosted_statistics(source: Any, plan: ReleasePlan) -> BoostedStatistics:
+    """The statistics of ``plan`` (:func:`plan_boosted`) on the rows of ``source`` (a validated,
+    in-memory :class:`~dpreg._source.ArraySource` of [X | y]), each chunk mapped by the plan's
+    public scaling and clipped to its row-norm bound (:class:`BoostedRows`)."""
+    o = plan.options
+    return BoostedStatistics(source, BoostedRows(o["x_norm_bound"], o["scaling"]), o["tau"])
+
+
+def release_boosted(stats: BoostedStatistics, plan: ReleasePlan, rng: Any, *,
+                    seeded: bool = False) -> Release:
+    """THE release of BoostedAdaSSP (Tang et al. 2023, Alg. 1) from its statistics and public
+    ``plan``, with the Generator ``rng``: the noisy XᵀX (symmetric, μ₁) and λ_min (μ₃), the
+    ridge (``lambda_rule``), then T rounds, each releasing Xᵀg at the current θ with μ₂/√T
+    and stepping θ ← θ + η_t·(XᵀX^ + λI)⁺Xᵀg^.  Every draw is a Gaussian mechanism of
+    :mod:`dpreg.mechanisms` at the plan's sensitivity and part; they compose in GDP to
+    ``plan.budget`` under ``plan.relation`` (module doc).  Returns the
+    :class:`~dpreg._spec.Release` with its :class:`PrivacyStatement`."""
+    o, part, sens, sd = plan.options, plan.parts, plan.sensitivities, plan.noise
+    d, T = int(plan.d), int(o["n_rounds"])  # type: ignore[arg-type]
+    if stats.dim != d:
+        raise InvalidInputError(f"stats must have the plan's {d} columns; got {stats.dim}")
+    lam_min = max(0.0, float(np.linalg.eigvalsh(stats.xtx)[0]))
+    xtx_hat = noisy_symmetric(stats.xtx, sensitivity=sens["XtX"], budget=part["XtX"], rng=rng)
+    lam_hat = float(gaussian(lam_min, sensitivity=sens["lambda_min"], budget=part["lambda_min"],
+                             rng=rng))
+    if o["lambda_rule"] == "wang":
+        lam_lower = max(0.0, lam_hat - sd["lambda_min"] * math.sqrt(math.log(6.0 / o["delta"])))
+        lam = max(0.0, sd["XtX"] * math.sqrt(d * math.log(2.0 * d * d / o["failure_prob"]))
+                  - lam_lower)
     else:
         lam = lam_hat
     gamma = np.linalg.pinv(xtx_hat + lam * np.eye(d), hermitian=True)
 
-    etas = learning_rates(sched, eta, T)
+    etas = learning_rates(o["schedule"], o["learning_rate"], T)
     theta = np.zeros(d)
     releases = np.empty((T, d))
     # the T rounds' noise comes from one batched sampler call at the first round (bit for bit
     # the T successive gaussian() calls in seeded mode; secure mode stays exact): the rounds
     # are adaptive in the data, their noise is not
-    release_xtg = gaussian_calls(T, sensitivity=d_xg, budget=mu_round, rng=gen)
+    release_xtg = gaussian_calls(T, sensitivity=sens["Xtg"], budget=part["Xtg_round"], rng=rng)
     for t in range(T):  # each round one pass: Xᵀg with g = clip(y − Xθ, −τ, τ)
-        xtg_hat = np.asarray(release_xtg(rows.gradient(source, theta, tau_)), dtype=float)
+        xtg_hat = np.asarray(release_xtg(stats.gradient(theta)), dtype=float)
         releases[t] = xtg_hat
         theta = theta + etas[t] * (gamma @ xtg_hat)
     if not np.all(np.isfinite(theta)):  # pragma: no cover - pinv keeps values finite
         raise InvalidInputError("BoostedAdaSSP diverged; use a smaller learning_rate")
+    values = {"theta": theta, "ridge_lambda": lam, "xtg_releases": releases}
+    return Release(plan, values, _boosted_statement(plan, seeded))
 
-    privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism="BoostedAdaSSP", source=SOURCE,
-        seeded=is_seeded(rng),
+
+def _boosted_statement(plan: ReleasePlan, seeded: bool) -> PrivacyStatement:
+    o, part = plan.options, plan.parts
+    return PrivacyStatement(
+        budget=plan.budget, neighbouring=plan.relation, mechanism="BoostedAdaSSP",
+        source=SOURCE, seeded=seeded,
         details={
-            "requested": {"epsilon": eps, "delta": dlt},
-            "mu": mu.mu, "mu_parts": {"XtX": mu1.mu, "Xtg_total": mu2.mu,
-                                      "Xtg_round": mu_round.mu, "lambda_min": mu3.mu},
-            "split": [a, b, c], "n_rounds": T, "tau": tau_, "x_norm_bound": bnd,
-            "schedule": sched, "learning_rate": eta, "lambda_rule": rule,
-            "sensitivity": {"XtX": d_xx, "lambda_min": d_lam, "Xtg": d_xg},
-            "noise_sd": {"XtX": sd_xx, "lambda_min": sd_lam, "Xtg": sd_xg},
+            "requested": {"epsilon": o["epsilon"], "delta": o["delta"]},
+            "mu": o["mu"].mu, "mu_parts": {"XtX": part["XtX"].mu,
+                                           "Xtg_total": part["Xtg_total"].mu,
+                                           "Xtg_round": part["Xtg_round"].mu,
+                                           "lambda_min": part["lambda_min"].mu},
+            "split": list(o["split"]), "n_rounds": o["n_rounds"], "tau": o["tau"],
+            "x_norm_bound": o["x_norm_bound"], "schedule": o["schedule"],
+            "learning_rate": o["learning_rate"], "lambda_rule": o["lambda_rule"],
+            "sensitivity": dict(plan.sensitivities),
+            "noise_sd": {k: plan.noise[k] for k in ("XtX", "lambda_min", "Xtg")},
         },
     )
+
+
+def boosted_result(release: Release, *, names: Sequence[str] | None = None
+                   ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of a BoostedAdaSSP release
+    (post-processing): the coefficients, the ridge λ and the T released Xᵀg; no interval (the
+    release clips residuals every round: :data:`NO_INTERVAL`)."""
+    plan, v = release.plan, release.values
+    d = int(plan.d)  # type: ignore[arg-type]
+    labels = [f"x{j}" for j in range(d)] if names is None else [str(s) for s in names]
     return RegressionResults(
-        theta, names=labels, privacy=privacy, method="boosted-adassp",
+        v["theta"], names=labels, privacy=release.privacy, method="boosted-adassp",
         uncertainty=NO_INTERVAL, ci_method="none", no_fit_statistics=NO_FIT_STATISTICS,
-        nobs=n if rel is Neighbouring.REPLACE_ONE else None,
-        extra={"ridge_lambda": lam, "xtg_releases": releases},
+        nobs=plan.n, extra={"ridge_lambda": v["ridge_lambda"],
+                            "xtg_releases": v["xtg_releases"]},
     )

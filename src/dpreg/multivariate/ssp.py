@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -61,6 +61,7 @@ import numpy as np
 from scipy import optimize
 
 from dpreg._source import ArraySource
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -98,7 +99,7 @@ from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neigh
 __all__ = ["adassp", "adassp_max_epsilon", "adassp_guarantee", "adassp_budget",
            "adassp_split", "yty_sensitivity", "AdaSSPBudget", "CALIBRATIONS", "INFERENCE_SPLIT",
            "SSPStatistics", "SSPGram", "ssp_statistics", "ssp_solve", "LAMBDA_RULES",
-           "EIGEN_FLOOR_SCALE"]
+           "EIGEN_FLOOR_SCALE", "plan_adassp", "release_adassp", "adassp_result"]
 
 #: shares of the whole budget (μ² or ρ) for λ_min, XᵀX, Xᵀy and yᵀy when ``inference=True``
 INFERENCE_SPLIT = (0.3, 0.3, 0.3, 0.1)
@@ -422,6 +423,10 @@ def adassp(
 
     Notes
     -----
+    The pipeline: :func:`plan_adassp` (every check, the budget split, sensitivities and noise
+    scales, from public inputs) -> :func:`ssp_statistics` (deterministic) -> the ledger charge
+    (once, after validation, before any noise) -> :func:`release_adassp` (THE draws and the
+    privacy statement) -> :func:`adassp_result` (post-processing: the bootstrap interval).
     Returns a :class:`~dpreg.inference.RegressionResults` whose privacy budget is the composed
     μ-GDP (``"gdp"``) or ρ-zCDP (``"wang"``); ``details['implied_epsilon']`` is the ε it implies
     at δ.
@@ -434,16 +439,57 @@ def adassp(
         stats = None
         Xa, ya = check_design(X, y)
         n, d = Xa.shape
+    labels = column_names(X, d, names)
+    plan = plan_adassp(d=d, x_norm_bound=x_norm_bound, y_bound=y_bound, epsilon=epsilon,
+                       delta=delta, neighbouring=neighbouring, failure_prob=failure_prob,
+                       inference=inference, calibration=calibration, count_index=count_index,
+                       n_boot=n_boot, kind=kind, lambda_rule=lambda_rule,
+                       floor_scale=floor_scale)
+    if plan.relation is Neighbouring.REPLACE_ONE:  # n is public only under replace-one
+        plan = _with_public_n(plan, n)
+    gen = check_rng(rng)
+    if stats is None:
+        assert Xa is not None and ya is not None
+        stats = ssp_statistics(ArraySource([Xa, ya], [*map(str, range(d)), "y"]),
+                               x_norm_bound=plan.options["x_norm_bound"],
+                               y_bound=plan.options["y_bound"], checked=True)
+    charge(ledger, plan.budget, "AdaSSP", plan.relation)
+    warn_if_not_private(plan.options["epsilon"], "AdaSSP")
+    return adassp_result(release_adassp(stats, plan, gen, seeded=is_seeded(rng)), names=labels)
+
+
+def _check_inference(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"inference must be True or False; got {value!r}")
+    return bool(value)
+
+
+def plan_adassp(*, d: int, x_norm_bound: float, y_bound: float, epsilon: float, delta: float,
+                n: int | None = None, neighbouring: str | Neighbouring = "add-remove",
+                failure_prob: float = 0.05, inference: bool = False, calibration: str = "gdp",
+                count_index: int | None = None, n_boot: int = 2000, kind: str = "percentile",
+                lambda_rule: str = "wang", floor_scale: float = EIGEN_FLOOR_SCALE,
+                scaling: Any = None) -> ReleasePlan:
+    """The public part of an AdaSSP release on d columns: every parameter checked (as
+    :func:`adassp` documents them), the budget and its split (:func:`adassp_budget`, whose
+    weights are :func:`adassp_split`), the sensitivity of each release under the relation
+    (:mod:`dpreg.mechanisms.sensitivity`, :func:`yty_sensitivity`) and its Gaussian noise sd
+    σ = Δ/μ_i (or Wang's c·Δ).  Reads no data and draws nothing: a plan can be shown, compared
+    and charged before the release.
+
+    ``n``: the number of rows where it is PUBLIC -- replace-one neighbours only (under
+    add/remove n is private: giving it is an error); with ``inference`` it must exceed d.
+    ``scaling``: the public :class:`~dpreg.multivariate._common.PublicScaling` a statistics
+    step maps raw rows by (kept in ``options``; None: the design as given).  ``options`` also
+    carry the requested ε and δ and the ε the charge implies at δ (``implied_epsilon``)."""
     bnd = check_positive(x_norm_bound, "x_norm_bound")
     cbd = check_positive(y_bound, "y_bound")
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     rel = check_neighbouring(neighbouring)
     fail = check_probability(failure_prob, "failure_prob")
-    labels = column_names(X, d, names)
-    if not isinstance(inference, (bool, np.bool_)):
-        raise InvalidInputError(f"inference must be True or False; got {inference!r}")
-    infer = bool(inference)
+    d = check_int(d, "d", minimum=1)
+    infer = _check_inference(inference)
     boot_n = check_int(n_boot, "n_boot", minimum=50, maximum=10_000_000)
     boot_kind = check_kind(kind)
     if infer and rel is Neighbouring.ADD_REMOVE:
@@ -453,9 +499,6 @@ def adassp(
                 "private): give the index of a public column of ones in X, or use "
                 "neighbouring='replace-one'; got None")
         count_index = check_int(count_index, "count_index", minimum=0, maximum=d - 1)
-    if infer and rel is Neighbouring.REPLACE_ONE and n <= d:  # n public only under replace-one
-        raise InvalidInputError(f"X must have more rows than columns ({d}) for inference=True "
-                                "under replace-one neighbours")
     cal = check_choice(calibration, "calibration", CALIBRATIONS)
     rule = check_choice(lambda_rule, "lambda_rule", LAMBDA_RULES)
     floor_f = check_positive(floor_scale, "floor_scale", allow_zero=True)
@@ -468,96 +511,140 @@ def adassp(
                 f"value (the three zCDP releases compose to more than epsilon beyond it; the "
                 f"default calibration='gdp' has no limit); got {epsilon!r}"
             )
-    gen = check_rng(rng)
-    plan = adassp_budget(eps, dlt, calibration=cal, inference=infer, lambda_rule=rule)
-    budget, implied = plan.charged, plan.implied_epsilon
-    charge(ledger, budget, "AdaSSP", rel)
-    warn_if_not_private(eps, "AdaSSP")
+    budget = adassp_budget(eps, dlt, calibration=cal, inference=infer, lambda_rule=rule)
+    parts = dict(zip(budget.releases, budget.parts))
+    every = {"XtX": gram_sensitivity(bnd, rel), "lambda_min": lambda_min_sensitivity(bnd, rel),
+             "Xty": xty_sensitivity(bnd, cbd, rel), "yty": yty_sensitivity(cbd, rel)}
+    sens = {k: v for k, v in every.items() if k in parts}
+    plan = ReleasePlan(
+        method="adassp",
+        options={"epsilon": eps, "delta": dlt, "implied_epsilon": budget.implied_epsilon,
+                 "x_norm_bound": bnd, "y_bound": cbd, "failure_prob": fail, "inference": infer,
+                 "calibration": cal, "lambda_rule": rule, "floor_scale": floor_f,
+                 "count_index": count_index, "n_boot": boot_n, "kind": boot_kind,
+                 "scaling": scaling},
+        budget=budget.charged, relation=rel, parts=parts, n=None, d=d, sensitivities=sens,
+        noise={k: gaussian_sigma(sens[k], parts[k]) for k in parts})
+    if n is None:
+        return plan
+    if rel is not Neighbouring.REPLACE_ONE:
+        raise InvalidInputError("n must be None under add/remove neighbours (n is private "
+                                "there: only replace-one makes it public); got a number")
+    return _with_public_n(plan, n)
 
-    if stats is None:
-        assert Xa is not None and ya is not None
-        stats = ssp_statistics(ArraySource([Xa, ya], [*map(str, range(d)), "y"]),
-                               x_norm_bound=bnd, y_bound=cbd, checked=True)
-    xtx, xty, yty = stats.xtx, stats.xty, stats.yty
-    d_xx = gram_sensitivity(bnd, rel)
-    d_lam = lambda_min_sensitivity(bnd, rel)
-    d_xy = xty_sensitivity(bnd, cbd, rel)
-    part = dict(zip(plan.releases, plan.parts))
-    b_xx, b_xy = part["XtX"], part["Xty"]
-    b_yy = part.get("yty")
-    sd_xx = gaussian_sigma(d_xx, b_xx)
-    sd_xy = gaussian_sigma(d_xy, b_xy)
-    log6 = math.log(6.0 / dlt)
 
-    extra: dict[str, Any] = {}
-    if rule == "wang":
-        b_lam = part["lambda_min"]
-        sd_lam = gaussian_sigma(d_lam, b_lam)
-        lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
-        lam_noisy = float(gaussian(lam_min, sensitivity=d_lam, budget=b_lam, rng=gen))
-        lam_lower = max(0.0, lam_noisy - sd_lam * math.sqrt(log6))
-        lam = max(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / fail)) - lam_lower)
-        xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
-        xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
-        theta = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
-        extra["ridge_lambda"] = lam
+def _with_public_n(plan: ReleasePlan, n: int) -> ReleasePlan:
+    """``plan`` with its public n (replace-one), checked against the inference's needs."""
+    n = check_int(n, "n", minimum=0)
+    if plan.options["inference"] and n <= int(plan.d):  # type: ignore[arg-type]
+        raise InvalidInputError(f"X must have more rows than columns ({plan.d}) for "
+                                "inference=True under replace-one neighbours")
+    return replace(plan, n=n)
+
+
+def release_adassp(stats: SSPStatistics, plan: ReleasePlan, rng: Any, *,
+                   seeded: bool = False) -> Release:
+    """THE release of AdaSSP from its statistics (:func:`ssp_statistics`: XᵀX, Xᵀy, yᵀy of the
+    clipped rows) and its public ``plan`` (:func:`plan_adassp`), with the Generator ``rng``:
+    with ``lambda_rule="wang"`` the noisy λ_min and Wang's ridge λ from its lower bound, the
+    noisy XᵀX (symmetric) and Xᵀy, θ = (XᵀX^ + λI)⁻¹Xᵀy^; with ``"eigen-floor"`` no λ_min
+    release and θ by :func:`ssp_solve`; with ``inference`` the noisy yᵀy and the seed of the
+    (post-processing) bootstrap.  Every draw is a Gaussian mechanism of
+    :mod:`dpreg.mechanisms` at the plan's sensitivity and part of the budget; the parts
+    compose to ``plan.budget`` (μ-GDP or ρ-zCDP), under ``plan.relation`` (module doc).
+    Returns the :class:`~dpreg._spec.Release` with its :class:`PrivacyStatement`."""
+    o, part, sens, sd = plan.options, plan.parts, plan.sensitivities, plan.noise
+    d = int(plan.d)  # type: ignore[arg-type]
+    if stats.dim != d:
+        raise InvalidInputError(f"stats must have the plan's {d} columns; got {stats.dim}")
+    values: dict[str, Any] = {}
+    wang = o["lambda_rule"] == "wang"
+    lam = 0.0
+    if wang:
+        lam_min = max(0.0, float(np.linalg.eigvalsh(stats.xtx)[0]))
+        lam_noisy = float(gaussian(lam_min, sensitivity=sens["lambda_min"],
+                                   budget=part["lambda_min"], rng=rng))
+        lam_lower = max(0.0, lam_noisy - sd["lambda_min"] * math.sqrt(math.log(6.0 / o["delta"])))
+        lam = max(0.0, sd["XtX"] * math.sqrt(d * math.log(2.0 * d * d / o["failure_prob"]))
+                  - lam_lower)
+        values["noisy_lambda_min"] = lam_noisy
+    xtx_hat = noisy_symmetric(stats.xtx, sensitivity=sens["XtX"], budget=part["XtX"], rng=rng)
+    xty_hat = np.asarray(gaussian(stats.xty, sensitivity=sens["Xty"], budget=part["Xty"],
+                                  rng=rng), dtype=float)
+    if wang:
+        values["theta"] = solve_sym(xtx_hat + lam * np.eye(d), xty_hat)
+        values["ridge_lambda"] = lam
     else:  # no λ_min release: the eigenvalue floor of the noisy XᵀX (post-processing)
-        sd_lam = lam_noisy = 0.0
-        xtx_hat = noisy_symmetric(xtx, sensitivity=d_xx, budget=b_xx, rng=gen)
-        xty_hat = np.asarray(gaussian(xty, sensitivity=d_xy, budget=b_xy, rng=gen), dtype=float)
-        theta = ssp_solve(xtx_hat, xty_hat, noise_sd=sd_xx, rule="eigen-floor", scale=floor_f)
-        extra["eigen_floor"] = floor_f * sd_xx * math.sqrt(d)
-    dp_kw: dict[str, Any] = {}
-    details_inf: dict[str, Any] = {}
-    if infer:
-        assert b_yy is not None
-        d_yy = yty_sensitivity(cbd, rel)
-        sd_yy = gaussian_sigma(d_yy, b_yy)
-        yty_hat = float(gaussian(yty, sensitivity=d_yy, budget=b_yy, rng=gen))
-        details_inf = {"inference": True, "budget_shares": dict(zip(
-            plan.releases, adassp_split(True, rule))),
-            "sensitivity_yty": d_yy, "noise_sd_yty": sd_yy}
-        wang = rule == "wang"  # the eigen floor replays no ridge: λ = 0 in the bootstrap world
+        values["theta"] = ssp_solve(xtx_hat, xty_hat, noise_sd=sd["XtX"], rule="eigen-floor",
+                                    scale=o["floor_scale"])
+        values["eigen_floor"] = o["floor_scale"] * sd["XtX"] * math.sqrt(d)
+    values.update(noisy_xtx=xtx_hat, noisy_xty=xty_hat)
+    if o["inference"]:
+        values["noisy_yty"] = float(gaussian(stats.yty, sensitivity=sens["yty"],
+                                             budget=part["yty"], rng=rng))
+        values["bootstrap_seed"] = int(rng.integers(0, 2**63 - 1))  # post-processing's seed
+    return Release(plan, values, _adassp_statement(plan, seeded))
+
+
+def _adassp_statement(plan: ReleasePlan, seeded: bool) -> PrivacyStatement:
+    o, sens, sd = plan.options, plan.sensitivities, plan.noise
+    shown = ("XtX", "lambda_min", "Xty")  # the order of the statement's tables
+    details: dict[str, Any] = {
+        "requested": {"epsilon": o["epsilon"], "delta": o["delta"]},
+        "implied_epsilon": o["implied_epsilon"],
+        "delta": o["delta"],
+        "x_norm_bound": o["x_norm_bound"], "y_bound": o["y_bound"],
+        "sensitivity": {k: sens[k] for k in shown if k in sens},
+        "noise_sd": {k: sd[k] for k in shown if k in sd},
+        "failure_prob": o["failure_prob"],
+        "calibration": o["calibration"],
+        "lambda_rule": o["lambda_rule"],
+        **({"floor_scale": o["floor_scale"]} if o["lambda_rule"] != "wang" else {}),
+    }
+    if o["inference"]:
+        details.update({"inference": True, "budget_shares": dict(zip(
+            plan.parts, adassp_split(True, o["lambda_rule"]))),
+            "sensitivity_yty": sens["yty"], "noise_sd_yty": sd["yty"]})
+    return PrivacyStatement(budget=plan.budget, neighbouring=plan.relation, mechanism="AdaSSP",
+                            source=SOURCE, seeded=seeded, details=details)
+
+
+def adassp_result(release: Release, *, names: Sequence[str] | None = None
+                  ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of an AdaSSP release (post-processing
+    of released values and public constants only): the coefficients, the ridge λ or the
+    eigenvalue floor, and -- with ``inference`` -- the DP-aware interval, a parametric
+    bootstrap of the four noisy statistics (:class:`~dpreg.inference.dpci.ssp.AdaSSPModel`)
+    seeded by the release, or its refusal with the reason (docs/uncertainty.md)."""
+    plan, v, o = release.plan, release.values, release.plan.options
+    d = int(plan.d)  # type: ignore[arg-type]
+    labels = [f"x{j}" for j in range(d)] if names is None else [str(s) for s in names]
+    wang = o["lambda_rule"] == "wang"
+    extra: dict[str, Any] = ({"ridge_lambda": v["ridge_lambda"]} if wang
+                             else {"eigen_floor": v["eigen_floor"]})
+    dp_kw: dict[str, Any] = {"uncertainty": NO_INTERVAL, "ci_method": "none",
+                             "no_fit_statistics": NO_FIT_STATISTICS}
+    if o["inference"]:
+        sd = plan.noise
+        # the eigen floor replays no ridge: λ = 0 in the bootstrap world
         model = AdaSSPModel(
-            xtx=xtx_hat, xty=xty_hat, yty=yty_hat, lam_min=lam_noisy, theta=theta,
-            sd={"XtX": sd_xx, "Xty": sd_xy, "yty": sd_yy, "lambda_min": sd_lam},
-            log_term=math.sqrt(log6) if wang else 0.0,
-            ridge_const=math.sqrt(d * math.log(2.0 * d * d / fail)) if wang else 0.0,
-            n_public=float(n) if rel is Neighbouring.REPLACE_ONE else None,
-            count_index=count_index, count_scale=1.0, label_bound=cbd, names=labels)
-        boot_seed = int(gen.integers(0, 2**63 - 1))
+            xtx=v["noisy_xtx"], xty=v["noisy_xty"], yty=v["noisy_yty"],
+            lam_min=v["noisy_lambda_min"] if wang else 0.0, theta=v["theta"],
+            sd={"XtX": sd["XtX"], "Xty": sd["Xty"], "yty": sd["yty"],
+                "lambda_min": sd["lambda_min"] if wang else 0.0},
+            log_term=math.sqrt(math.log(6.0 / o["delta"])) if wang else 0.0,
+            ridge_const=math.sqrt(d * math.log(2.0 * d * d / o["failure_prob"])) if wang else 0.0,
+            n_public=None if plan.n is None else float(plan.n),
+            count_index=o["count_index"], count_scale=1.0, label_bound=o["y_bound"],
+            names=labels)
         if model.sufficient:
-            boot = ParametricBootstrap(model, n_boot=boot_n, kind=boot_kind, rng=boot_seed)
-            dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics", point=theta)
+            boot = ParametricBootstrap(model, n_boot=o["n_boot"], kind=o["kind"],
+                                       rng=v["bootstrap_seed"])
+            dp_kw = bootstrap_kwargs(boot, what="the four noisy AdaSSP statistics",
+                                     point=v["theta"])
         else:  # too little information in the release: refuse, saying why (docs/uncertainty.md)
             dp_kw = refusal_kwargs(model.refusal(), noise_ratio=model.noise_ratio)
         extra.update(dp_kw.pop("extra_uncertainty"))
-        extra["noisy_yty"] = yty_hat
-
-    privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism="AdaSSP", source=SOURCE,
-        seeded=is_seeded(rng),
-        details={
-            "requested": {"epsilon": eps, "delta": dlt},
-            "implied_epsilon": implied,
-            "delta": dlt,
-            "x_norm_bound": bnd, "y_bound": cbd,
-            "sensitivity": ({"XtX": d_xx, "lambda_min": d_lam, "Xty": d_xy} if rule == "wang"
-                            else {"XtX": d_xx, "Xty": d_xy}),
-            "noise_sd": ({"XtX": sd_xx, "lambda_min": sd_lam, "Xty": sd_xy} if rule == "wang"
-                         else {"XtX": sd_xx, "Xty": sd_xy}),
-            "failure_prob": fail,
-            "calibration": cal,
-            "lambda_rule": rule,
-            **({"floor_scale": floor_f} if rule != "wang" else {}),
-            **details_inf,
-        },
-    )
-    if not dp_kw:
-        dp_kw = {"uncertainty": NO_INTERVAL, "ci_method": "none",
-                 "no_fit_statistics": NO_FIT_STATISTICS}
-    return RegressionResults(
-        theta, names=labels, privacy=privacy, method="adassp",
-        nobs=n if rel is Neighbouring.REPLACE_ONE else None,
-        extra=extra, **dp_kw,
-    )
+        extra["noisy_yty"] = v["noisy_yty"]
+    return RegressionResults(v["theta"], names=labels, privacy=release.privacy,
+                             method="adassp", nobs=plan.n, extra=extra, **dp_kw)

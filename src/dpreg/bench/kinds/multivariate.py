@@ -73,7 +73,7 @@ PROTOCOLS = ("bounded", "tang")
 def tang_rows(X: np.ndarray) -> np.ndarray:
     """Tang et al.'s preprocessing of a design: each row x scaled to x·min(1, 1/‖x‖₂) (rows
     clipped to the unit ball; raw features, no intercept column)."""
-    from dpreg.multivariate._common import clip_rows
+    from dpreg.multivariate import clip_rows
 
     return clip_rows(np.asarray(X, dtype=float), 1.0)
 
@@ -155,7 +155,7 @@ def _fit_authors_adassp(m: dict[str, Any], *, eps: float, delta: float, X: np.nd
     """Amin et al.'s AdaSSP baseline (**not DP**: its bounds are read off the data): Wang's
     AdaSSP on the raw design with an intercept column, row-norm bound = the largest row norm
     and label bound = the largest |y| of ``X``, ``y``.  Returns [intercept, coefficients]."""
-    from dpreg.multivariate.ssp import adassp
+    from dpreg.multivariate import adassp
 
     A = np.column_stack([np.ones(len(X)), X])
     xb = float(np.max(np.linalg.norm(A, axis=1)))
