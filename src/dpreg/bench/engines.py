@@ -22,11 +22,9 @@ hundreds of millions of pairwise estimates; these engines vectorise over trials:
   values (:func:`doubled_rows`, tested equal to the library's multiset) and handed to the
   library's own batched mechanisms (:func:`dpreg.mechanisms.exponential.exp_quantile_rows`,
   :func:`dpreg.mechanisms.smooth.smooth_median_rows`) -- no mechanism is re-implemented here.
-* **DP gradient descent** (:func:`gd_replicates`): the clipped gradient sum equals the
-  unclipped one whenever no example reaches the clipping bound; that is checked exactly per
-  replicate and step (max |residual| over the convex-hull vertices of the points times the
-  largest |∂ŷ/∂p|), and the O(1) sufficient-statistics sum is used then; otherwise the exact
-  clipped sum over all examples.  Noise draws are identical to the library's.
+* **DP gradient descent** (:func:`gd_replicates`): the library's plan, statistics and release
+  (:mod:`dpreg.simple`) on a batch of ``trials`` runs -- nothing of DP-GD is re-implemented
+  here; each trial is the library's single fit bit for bit.
 * **Non-private Theil-Sen with all pairs** (:func:`theil_sen_all_pairs`): the median of the
   n(n−1)/2 pairwise estimates by root-finding on the count of pairs below a value (Kendall
   discordance, O(n log n) per count) for large n, exact enumeration for small n.
@@ -43,7 +41,11 @@ import numpy as np
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy import PureDP
-from dpreg.simple import _gradient_descent as _gd
+from dpreg.simple import (
+    gradient_descent_statistics,
+    plan_gradient_descent,
+    release_gradient_descent,
+)
 from dpreg.simple._common import div_down, max_matchings
 from dpreg.simple.pairs import make_design, pair_estimates, pair_slopes
 
@@ -272,21 +274,6 @@ def median_split(epsilon: float, estimand: str) -> float:
 
 
 # ----------------------------------------------------------------------------- DP-GD
-def _hull_points(a: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Indices of the convex-hull vertices of the points (a_i, v_i) (all points if degenerate)."""
-    pts = np.column_stack([a, v])
-    uniq = np.unique(pts, axis=0)
-    if uniq.shape[0] < 3:
-        return uniq
-    try:
-        from scipy.spatial import ConvexHull
-
-        hull = ConvexHull(uniq)
-        return np.asarray(uniq[hull.vertices])
-    except Exception:  # collinear points (QhullError): the extremes are all the points
-        return np.asarray(uniq)
-
-
 def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   epsilon: float | None = None, rho: float | None = None,
                   delta: float | None = None, x_bounds: tuple[float, float],
@@ -295,46 +282,20 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` independent DPGradDescent releases: ``(predictions (trials, 2), slopes)``.
 
-    The library's release itself (:func:`dpreg.simple._gradient_descent.release_gradient_descent`:
-    same plan, loop and noise as :func:`dpreg.simple.gradient_descent`, on a (trials, 2) batch);
-    only the statistics step differs: the gradient sum is computed from sufficient statistics
-    whenever clipping provably does not bind (module doc).
+    The library's own pipeline on a batch of ``trials`` runs: :func:`dpreg.simple.
+    plan_gradient_descent`, :func:`~dpreg.simple.gradient_descent_statistics` (``rows=trials``)
+    and :func:`~dpreg.simple.release_gradient_descent` -- trial t of a fresh generator is
+    :func:`dpreg.simple.gradient_descent` with that generator, bit for bit (trials = 1).
     """
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
-    plan = _gd.plan_gradient_descent(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                     x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
-    u, v, tau_ = plan.u, plan.v, plan.tau
-    a = 0.75 - u
-    b = u - 0.25
-    n = u.size
-    sa, saa, sv, sva = a.sum(), (a * a).sum(), v.sum(), (v * a).sum()
-    hull = _hull_points(a, v)
-    amax = float(max(np.max(np.abs(a)), np.max(np.abs(b))))
-
-    def gradient(p: np.ndarray) -> np.ndarray:
-        """The exact clipped gradient sums of every replicate (module doc)."""
-        p25, p75 = p[:, 0], p[:, 1]
-        dlt = p25 - p75
-        # max_i |resid_i| over the hull vertices (a linear function of the point)
-        res_h = 2.0 * dlt[:, None] * hull[None, :, 0] + p75[:, None] - hull[None, :, 1]
-        safe = 2.0 * np.max(np.abs(res_h), axis=1) * amax <= tau_
-        g = np.empty((p.shape[0], 2))
-        g1 = 2.0 * (2.0 * dlt * saa + p75 * sa - sva)
-        g[:, 0] = g1
-        g[:, 1] = (2.0 * dlt * sa + n * p75 - sv) - g1
-        if not safe.all():
-            idx = np.nonzero(~safe)[0]
-            pp = p[idx]
-            resid = 2.0 * (pp[:, :1] * a + pp[:, 1:] * b) - v
-            g[idx, 0] = np.clip(2.0 * resid * a, -tau_, tau_).sum(axis=1)
-            g[idx, 1] = np.clip(2.0 * resid * b, -tau_, tau_).sum(axis=1)
-        return g
-
-    p25, p75 = _gd.release_gradient_descent(gradient, plan=plan, rows=trials,
-                                            rng=check_rng(rng))
-    slope, intercept = plan.line(p25, p75)
-    preds = np.column_stack([slope * xv + intercept for xv in plan.x_eval])
+    plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps,
+                                 x_eval=x_eval, n=int(xa.size))
+    release = release_gradient_descent(gradient_descent_statistics(xa, ya, plan, rows=trials),
+                                       plan, check_rng(rng))
+    slope, intercept = release.values["slope"], release.values["intercept"]
+    preds = np.column_stack([slope * xv + intercept for xv in plan.options["x_eval"]])
     return preds, np.asarray(slope)
 
 
