@@ -10,13 +10,14 @@ public benchmark data (as :func:`dpreg.replicates.replicate_predictions`).
 Why not call the public functions in a loop?  The full Alabi et al. Figure 5 grid needs
 hundreds of millions of pairwise estimates; these engines vectorise over trials:
 
-* **Theil-Sen with k matchings** (:func:`kmatch_multisets`): each trial draws its own design
-  exactly as :func:`dpreg.simple.pairs.round_robin_matchings` does (same generator calls in the
-  same order), but the pairwise values are built by permuting the *data* and reading each
-  round-robin round as two contiguous windows of the permuted sample (no index arithmetic per
-  pair).  The sorted multisets of one trial can feed several medians (Exp, Wide, smooth and the
-  non-private median): the methods then share the design draw of a trial (common random
-  numbers), while each method's own distribution is unchanged.
+* **Theil-Sen with k matchings** (:func:`kmatch_multisets`): each trial's design is the
+  library's (:func:`dpreg.simple.pairs.round_robin_rows`: the designs of successive
+  :func:`~dpreg.simple.pairs.round_robin_matchings` calls as rows, the same generator calls in
+  the same order) and its pairwise values the library's
+  (:func:`~dpreg.simple.pairs.pair_values`), for all trials at once.  The sorted multisets of
+  one trial can feed several medians (Exp, Wide, smooth and the non-private median): the
+  methods then share the design draw of a trial (common random numbers), while each method's
+  own distribution is unchanged.
 * **DP medians on many sorted multisets** (:func:`em_median_rows`, :func:`smooth_median_rows`):
   the doubled ±∞ multiset of Sarathy & Vadhan is rebuilt row-wise from the *undoubled* sorted
   values (:func:`doubled_rows`, tested equal to the library's multiset) and handed to the
@@ -47,7 +48,13 @@ from dpreg.simple import (
     release_gradient_descent,
 )
 from dpreg.simple._common import div_down, max_matchings
-from dpreg.simple.pairs import make_design, pair_estimates, pair_slopes
+from dpreg.simple.pairs import (
+    make_design,
+    pair_estimates,
+    pair_slopes,
+    pair_values,
+    round_robin_rows,
+)
 
 __all__ = [
     "SortedMultisets",
@@ -97,37 +104,16 @@ def _sorted_rows(z: np.ndarray, tied: np.ndarray, k: int) -> SortedMultisets:
     return SortedMultisets(z, untied, int(z.shape[1]), k)
 
 
-def _pair_values(xi: np.ndarray, yi: np.ndarray, xj: np.ndarray, yj: np.ndarray,
-                 estimand: str, x_eval: float | None) -> tuple[np.ndarray, np.ndarray]:
-    # Same floating-point formulas as dpreg.simple.pairs.pair_estimates / pair_slopes.
-    dx = xj - xi
-    tied = dx == 0
-    any_tied = bool(tied.any())
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if estimand == "slope":
-            num = yj - yi
-        else:
-            assert x_eval is not None
-            num = (xj - x_eval) * yi + (x_eval - xi) * yj
-        if any_tied:
-            z = np.divide(num, dx, out=np.zeros_like(dx), where=~tied)
-        else:
-            z = np.divide(num, dx, out=num)
-    bad = np.isnan(z)
-    if bad.any():
-        z[bad] = 0.0
-    return z, tied
-
-
 def kmatch_multisets(x: np.ndarray, y: np.ndarray, k: int, trials: int, rng: Any, *,
                      estimands: tuple[tuple[str, float | None], ...] = (("predictions", 0.25),),
                      ) -> list[SortedMultisets]:
     """Sorted pairwise values for ``trials`` independent k-matching designs.
 
-    The designs are drawn trial by trial exactly as
-    :func:`dpreg.simple.pairs.round_robin_matchings` draws one (``choice`` of the rounds, then
-    ``permutation`` of the labels), so trial 0 of a fresh generator reproduces the library's
-    design.  One :class:`SortedMultisets` per entry of ``estimands`` (``("predictions",
+    The designs are the library's: :func:`dpreg.simple.pairs.round_robin_rows` (row t the
+    t-th of ``trials`` successive :func:`~dpreg.simple.pairs.round_robin_matchings` calls
+    with one generator, so trial 0 of a fresh generator is the library's design) and the
+    pairwise values the library's :func:`~dpreg.simple.pairs.pair_values`, on all trials at
+    once.  One :class:`SortedMultisets` per entry of ``estimands`` (``("predictions",
     x_eval)`` or ``("slope", None)``); all are built from the same designs.
     """
     gen = check_rng(rng)
@@ -137,37 +123,10 @@ def kmatch_multisets(x: np.ndarray, y: np.ndarray, k: int, trials: int, rng: Any
     top = max_matchings(n)
     if not 1 <= k <= top:
         raise InvalidInputError(f"k must be between 1 and {top} for n={n}; got {k}")
-    m = n - 1 if n % 2 == 0 else n
-    h = (m - 1) // 2
-    rounds = np.empty((trials, k), dtype=np.intp)
-    perms = np.empty((trials, n), dtype=np.intp)
-    for t in range(trials):
-        rounds[t] = np.sort(gen.choice(top, size=k, replace=False))
-        perms[t] = gen.permutation(n)
-    xp, yp = x[perms], y[perms]  # data in relabelled order: pair (a, b) reads xp[a], xp[b]
-
-    per = k * h + (k if n % 2 == 0 else 0)
-
-    def windows(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ext = np.concatenate([arr[:, :m], arr[:, :m]], axis=1)
-        left = np.empty((trials, per))
-        right = np.empty((trials, per))
-        for t in range(trials):
-            row = ext[t]
-            for j, r in enumerate(rounds[t]):
-                left[t, j * h:(j + 1) * h] = row[r + 1:r + 1 + h]           # positions r + d
-                right[t, j * h:(j + 1) * h] = row[r + m - h:r + m][::-1]   # r + m − d ≡ r − d
-        if n % 2 == 0:  # the hub (position n − 1) meets position r in round r
-            left[:, k * h:] = arr[:, n - 1:n]
-            right[:, k * h:] = np.take_along_axis(arr, rounds, axis=1)
-        return left, right
-
-    xa, xb = windows(xp)
-    ya, yb = windows(yp)
+    i, j = round_robin_rows(n, k, trials, gen)
     out = []
     for est, xe in estimands:
-        # orientation does not matter: both formulas are exactly symmetric in (i, j)
-        z, tied = _pair_values(xa, ya, xb, yb, est, xe)
+        z, tied = pair_values(x, y, i, j, estimand=est, x_eval=xe)
         out.append(_sorted_rows(z, tied, k))
     return out
 
