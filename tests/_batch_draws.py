@@ -127,19 +127,22 @@ def gradient_descent_draws(x: Any, y: Any, seeds: Sequence[int], *, epsilon: flo
                            ) -> tuple[np.ndarray, np.ndarray]:
     """(slope, intercept) of ``gradient_descent(x, y, epsilon=..., x_bounds=...,
     y_bounds=..., steps=..., tau=..., rng=s)`` (the pure variant) for every seed s (one data
-    set): :func:`~dpreg.simple._gradient_descent.release_gradient_descent` on one row per
-    seed (each row's gradient the single fit's, each round's noise row s's own call); the
-    first ``check`` compared with the single fit bit for bit."""
-    from dpreg.simple import _gradient_descent as gd
-    from dpreg.simple import gradient_descent
+    set): :func:`~dpreg.simple.release_gradient_descent` on one row per seed (each row's
+    gradient the single fit's, each round's noise row s's own call); the first ``check``
+    compared with the single fit bit for bit."""
+    from dpreg.simple import (
+        gradient_descent,
+        gradient_descent_statistics,
+        plan_gradient_descent,
+        release_gradient_descent,
+    )
 
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    plan = gd.plan_gradient_descent(xa, ya, variant="pure", epsilon=epsilon, rho=None,
-                                    delta=None, x_bounds=x_bounds, y_bounds=y_bounds, tau=tau,
-                                    steps=steps, x_eval=None)
-    p25, p75 = gd.release_gradient_descent(gd.data_gradient(plan.u, plan.v, tau=plan.tau),
-                                           plan=plan, rows=len(seeds), rng=_rows(seeds))
-    slope, intercept = plan.line(p25, p75)
+    plan = plan_gradient_descent(epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
+                                 tau=tau, steps=steps, n=xa.size)
+    release = release_gradient_descent(
+        gradient_descent_statistics(xa, ya, plan, rows=len(seeds)), plan, _rows(seeds))
+    slope, intercept = release.values["slope"], release.values["intercept"]
     for i in range(min(check, len(seeds))):
         r = gradient_descent(xa, ya, epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
                              steps=steps, tau=tau, rng=int(seeds[i]))

@@ -140,3 +140,42 @@ def test_only_one_feature(make):
     est = make(**COMMON, random_state=0).fit(X, y)
     with pytest.raises(InvalidInputError, match="features"):
         est.predict(np.hstack([X, X]))
+
+
+#: DPGradientDescent: for each data shape and algorithm/variant, a parameter it does not use
+#: (set away from its default) and what the estimator is given besides
+UNUSED = [
+    *[(1, {"epsilon": 1.0}, name, value) for name, value in (
+        ("n_iter", 5), ("clip_norm", 2.0), ("learning_rate", 0.1), ("schedule", "1/t"),
+        ("accounting", "zcdp"), ("output", "last"), ("neighbouring", "add-remove"),
+        ("delta", 1e-6), ("rho", 0.3))],
+    (1, {"variant": "zcdp", "rho": 0.5}, "epsilon", 1.0),
+    (1, {"variant": "zcdp", "rho": 0.5}, "delta", 1e-6),
+    (1, {"variant": "approx", "epsilon": 1.0, "delta": 1e-6}, "rho", 0.2),
+    *[(3, {"epsilon": 1.0, "delta": 1e-6}, name, value) for name, value in (
+        ("variant", "zcdp"), ("tau", 0.5), ("steps", 10), ("rho", 0.3))],
+    (1, {"algorithm": "clipped", "epsilon": 1.0, "delta": 1e-6}, "tau", 0.5),
+]
+
+
+@pytest.mark.parametrize("d,given,name,value", UNUSED)
+def test_dp_gradient_descent_refuses_a_parameter_it_would_not_use(d, given, name, value):
+    """Issue 31: DPGradientDescent silently dropped the parameters of the algorithm (or budget
+    variant) not selected, epsilon of the zcdp variant included; each is now an error naming
+    it, raised before anything is charged."""
+    from dpreg import ApproxDP
+    from dpreg.linear_model import DPGradientDescent
+
+    g = np.random.default_rng(0)
+    X = g.uniform(0, 1, (100, d))
+    y = X.mean(axis=1)
+    led = Ledger(ApproxDP(100.0, 1e-2))
+    est = DPGradientDescent(bounds_X=(0, 1), bounds_y=(0, 1), random_state=0, ledger=led,
+                            **given, **{name: value})
+    with pytest.raises(InvalidInputError, match=name):
+        est.fit(X, y)
+    assert led.events() == []
+    # without it the same estimator fits
+    DPGradientDescent(bounds_X=(0, 1), bounds_y=(0, 1), random_state=0, ledger=led,
+                      **given).fit(X, y)
+    assert len(led.events()) == 1

@@ -217,3 +217,19 @@ class TestNullVariance:
         # two copies of one pair: U0 = sign(e1 - e0) exactly, variance 1
         assert null_variance_exact(x, d) == pytest.approx(1.0)
         assert null_variance_bound(d) == pytest.approx(1.0)
+
+
+def test_round_robin_rows_are_successive_designs_of_one_generator():
+    """The harness's designs (round_robin_rows) are the library's: row t is the t-th of
+    successive round_robin_matchings calls on one generator, pair for pair, for even and odd
+    n."""
+    from dpreg.simple.pairs import round_robin_rows
+
+    for n, k in ((2, 1), (7, 3), (8, 7), (31, 5), (40, 2)):
+        i, j = round_robin_rows(n, k, 6, np.random.default_rng(n))
+        g = np.random.default_rng(n)
+        for t in range(6):
+            d = round_robin_matchings(n, k, g)
+            assert np.array_equal(i[t], d.i) and np.array_equal(j[t], d.j)
+        if n > 7:  # rows are successive draws, not one design repeated
+            assert not np.array_equal(i[1], i[0])

@@ -265,15 +265,20 @@ def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generato
 
 def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rho: float
                    ) -> np.ndarray:
-    from dpreg.simple import _gradient_descent as gd
+    from dpreg.simple import (
+        gradient_descent_statistics,
+        plan_gradient_descent,
+        release_gradient_descent,
+    )
     from dpreg.simple._common import check_x_eval
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
-    plan = gd.plan_gradient_descent(x, y, variant="zcdp", epsilon=None, rho=rho, delta=None,
-                    x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS, tau=1.0, steps=80, x_eval=xe)
-    p25, p75 = gd.run_replicates(plan, rng, replicates=n)
-    slope, intercept = plan.line(p25, p75)
+    plan = plan_gradient_descent(variant="zcdp", rho=rho, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS,
+                                 tau=1.0, steps=80, x_eval=xe, n=int(x.size))
+    release = release_gradient_descent(gradient_descent_statistics(x, y, plan, rows=n), plan,
+                                       rng)
+    slope, intercept = release.values["slope"], release.values["intercept"]
     return np.column_stack([slope * xv + intercept for xv in xe])
 
 

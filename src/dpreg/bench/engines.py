@@ -10,23 +10,22 @@ public benchmark data (as :func:`dpreg.replicates.replicate_predictions`).
 Why not call the public functions in a loop?  The full Alabi et al. Figure 5 grid needs
 hundreds of millions of pairwise estimates; these engines vectorise over trials:
 
-* **Theil-Sen with k matchings** (:func:`kmatch_multisets`): each trial draws its own design
-  exactly as :func:`dpreg.simple.pairs.round_robin_matchings` does (same generator calls in the
-  same order), but the pairwise values are built by permuting the *data* and reading each
-  round-robin round as two contiguous windows of the permuted sample (no index arithmetic per
-  pair).  The sorted multisets of one trial can feed several medians (Exp, Wide, smooth and the
-  non-private median): the methods then share the design draw of a trial (common random
-  numbers), while each method's own distribution is unchanged.
+* **Theil-Sen with k matchings** (:func:`kmatch_multisets`): each trial's design is the
+  library's (:func:`dpreg.simple.pairs.round_robin_rows`: the designs of successive
+  :func:`~dpreg.simple.pairs.round_robin_matchings` calls as rows, the same generator calls in
+  the same order) and its pairwise values the library's
+  (:func:`~dpreg.simple.pairs.pair_values`), for all trials at once.  The sorted multisets of
+  one trial can feed several medians (Exp, Wide, smooth and the non-private median): the
+  methods then share the design draw of a trial (common random numbers), while each method's
+  own distribution is unchanged.
 * **DP medians on many sorted multisets** (:func:`em_median_rows`, :func:`smooth_median_rows`):
   the doubled ±∞ multiset of Sarathy & Vadhan is rebuilt row-wise from the *undoubled* sorted
   values (:func:`doubled_rows`, tested equal to the library's multiset) and handed to the
   library's own batched mechanisms (:func:`dpreg.mechanisms.exponential.exp_quantile_rows`,
   :func:`dpreg.mechanisms.smooth.smooth_median_rows`) -- no mechanism is re-implemented here.
-* **DP gradient descent** (:func:`gd_replicates`): the clipped gradient sum equals the
-  unclipped one whenever no example reaches the clipping bound; that is checked exactly per
-  replicate and step (max |residual| over the convex-hull vertices of the points times the
-  largest |∂ŷ/∂p|), and the O(1) sufficient-statistics sum is used then; otherwise the exact
-  clipped sum over all examples.  Noise draws are identical to the library's.
+* **DP gradient descent** (:func:`gd_replicates`): the library's plan, statistics and release
+  (:mod:`dpreg.simple`) on a batch of ``trials`` runs -- nothing of DP-GD is re-implemented
+  here; each trial is the library's single fit bit for bit.
 * **Non-private Theil-Sen with all pairs** (:func:`theil_sen_all_pairs`): the median of the
   n(n−1)/2 pairwise estimates by root-finding on the count of pairs below a value (Kendall
   discordance, O(n log n) per count) for large n, exact enumeration for small n.
@@ -43,9 +42,19 @@ import numpy as np
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy import PureDP
-from dpreg.simple import _gradient_descent as _gd
+from dpreg.simple import (
+    gradient_descent_statistics,
+    plan_gradient_descent,
+    release_gradient_descent,
+)
 from dpreg.simple._common import div_down, max_matchings
-from dpreg.simple.pairs import make_design, pair_estimates, pair_slopes
+from dpreg.simple.pairs import (
+    make_design,
+    pair_estimates,
+    pair_slopes,
+    pair_values,
+    round_robin_rows,
+)
 
 __all__ = [
     "SortedMultisets",
@@ -95,37 +104,16 @@ def _sorted_rows(z: np.ndarray, tied: np.ndarray, k: int) -> SortedMultisets:
     return SortedMultisets(z, untied, int(z.shape[1]), k)
 
 
-def _pair_values(xi: np.ndarray, yi: np.ndarray, xj: np.ndarray, yj: np.ndarray,
-                 estimand: str, x_eval: float | None) -> tuple[np.ndarray, np.ndarray]:
-    # Same floating-point formulas as dpreg.simple.pairs.pair_estimates / pair_slopes.
-    dx = xj - xi
-    tied = dx == 0
-    any_tied = bool(tied.any())
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if estimand == "slope":
-            num = yj - yi
-        else:
-            assert x_eval is not None
-            num = (xj - x_eval) * yi + (x_eval - xi) * yj
-        if any_tied:
-            z = np.divide(num, dx, out=np.zeros_like(dx), where=~tied)
-        else:
-            z = np.divide(num, dx, out=num)
-    bad = np.isnan(z)
-    if bad.any():
-        z[bad] = 0.0
-    return z, tied
-
-
 def kmatch_multisets(x: np.ndarray, y: np.ndarray, k: int, trials: int, rng: Any, *,
                      estimands: tuple[tuple[str, float | None], ...] = (("predictions", 0.25),),
                      ) -> list[SortedMultisets]:
     """Sorted pairwise values for ``trials`` independent k-matching designs.
 
-    The designs are drawn trial by trial exactly as
-    :func:`dpreg.simple.pairs.round_robin_matchings` draws one (``choice`` of the rounds, then
-    ``permutation`` of the labels), so trial 0 of a fresh generator reproduces the library's
-    design.  One :class:`SortedMultisets` per entry of ``estimands`` (``("predictions",
+    The designs are the library's: :func:`dpreg.simple.pairs.round_robin_rows` (row t the
+    t-th of ``trials`` successive :func:`~dpreg.simple.pairs.round_robin_matchings` calls
+    with one generator, so trial 0 of a fresh generator is the library's design) and the
+    pairwise values the library's :func:`~dpreg.simple.pairs.pair_values`, on all trials at
+    once.  One :class:`SortedMultisets` per entry of ``estimands`` (``("predictions",
     x_eval)`` or ``("slope", None)``); all are built from the same designs.
     """
     gen = check_rng(rng)
@@ -135,37 +123,10 @@ def kmatch_multisets(x: np.ndarray, y: np.ndarray, k: int, trials: int, rng: Any
     top = max_matchings(n)
     if not 1 <= k <= top:
         raise InvalidInputError(f"k must be between 1 and {top} for n={n}; got {k}")
-    m = n - 1 if n % 2 == 0 else n
-    h = (m - 1) // 2
-    rounds = np.empty((trials, k), dtype=np.intp)
-    perms = np.empty((trials, n), dtype=np.intp)
-    for t in range(trials):
-        rounds[t] = np.sort(gen.choice(top, size=k, replace=False))
-        perms[t] = gen.permutation(n)
-    xp, yp = x[perms], y[perms]  # data in relabelled order: pair (a, b) reads xp[a], xp[b]
-
-    per = k * h + (k if n % 2 == 0 else 0)
-
-    def windows(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ext = np.concatenate([arr[:, :m], arr[:, :m]], axis=1)
-        left = np.empty((trials, per))
-        right = np.empty((trials, per))
-        for t in range(trials):
-            row = ext[t]
-            for j, r in enumerate(rounds[t]):
-                left[t, j * h:(j + 1) * h] = row[r + 1:r + 1 + h]           # positions r + d
-                right[t, j * h:(j + 1) * h] = row[r + m - h:r + m][::-1]   # r + m − d ≡ r − d
-        if n % 2 == 0:  # the hub (position n − 1) meets position r in round r
-            left[:, k * h:] = arr[:, n - 1:n]
-            right[:, k * h:] = np.take_along_axis(arr, rounds, axis=1)
-        return left, right
-
-    xa, xb = windows(xp)
-    ya, yb = windows(yp)
+    i, j = round_robin_rows(n, k, trials, gen)
     out = []
     for est, xe in estimands:
-        # orientation does not matter: both formulas are exactly symmetric in (i, j)
-        z, tied = _pair_values(xa, ya, xb, yb, est, xe)
+        z, tied = pair_values(x, y, i, j, estimand=est, x_eval=xe)
         out.append(_sorted_rows(z, tied, k))
     return out
 
@@ -272,21 +233,6 @@ def median_split(epsilon: float, estimand: str) -> float:
 
 
 # ----------------------------------------------------------------------------- DP-GD
-def _hull_points(a: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Indices of the convex-hull vertices of the points (a_i, v_i) (all points if degenerate)."""
-    pts = np.column_stack([a, v])
-    uniq = np.unique(pts, axis=0)
-    if uniq.shape[0] < 3:
-        return uniq
-    try:
-        from scipy.spatial import ConvexHull
-
-        hull = ConvexHull(uniq)
-        return np.asarray(uniq[hull.vertices])
-    except Exception:  # collinear points (QhullError): the extremes are all the points
-        return np.asarray(uniq)
-
-
 def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   epsilon: float | None = None, rho: float | None = None,
                   delta: float | None = None, x_bounds: tuple[float, float],
@@ -295,46 +241,20 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` independent DPGradDescent releases: ``(predictions (trials, 2), slopes)``.
 
-    The library's release itself (:func:`dpreg.simple._gradient_descent.release_gradient_descent`:
-    same plan, loop and noise as :func:`dpreg.simple.gradient_descent`, on a (trials, 2) batch);
-    only the statistics step differs: the gradient sum is computed from sufficient statistics
-    whenever clipping provably does not bind (module doc).
+    The library's own pipeline on a batch of ``trials`` runs: :func:`dpreg.simple.
+    plan_gradient_descent`, :func:`~dpreg.simple.gradient_descent_statistics` (``rows=trials``)
+    and :func:`~dpreg.simple.release_gradient_descent` -- trial t of a fresh generator is
+    :func:`dpreg.simple.gradient_descent` with that generator, bit for bit (trials = 1).
     """
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
-    plan = _gd.plan_gradient_descent(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                     x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
-    u, v, tau_ = plan.u, plan.v, plan.tau
-    a = 0.75 - u
-    b = u - 0.25
-    n = u.size
-    sa, saa, sv, sva = a.sum(), (a * a).sum(), v.sum(), (v * a).sum()
-    hull = _hull_points(a, v)
-    amax = float(max(np.max(np.abs(a)), np.max(np.abs(b))))
-
-    def gradient(p: np.ndarray) -> np.ndarray:
-        """The exact clipped gradient sums of every replicate (module doc)."""
-        p25, p75 = p[:, 0], p[:, 1]
-        dlt = p25 - p75
-        # max_i |resid_i| over the hull vertices (a linear function of the point)
-        res_h = 2.0 * dlt[:, None] * hull[None, :, 0] + p75[:, None] - hull[None, :, 1]
-        safe = 2.0 * np.max(np.abs(res_h), axis=1) * amax <= tau_
-        g = np.empty((p.shape[0], 2))
-        g1 = 2.0 * (2.0 * dlt * saa + p75 * sa - sva)
-        g[:, 0] = g1
-        g[:, 1] = (2.0 * dlt * sa + n * p75 - sv) - g1
-        if not safe.all():
-            idx = np.nonzero(~safe)[0]
-            pp = p[idx]
-            resid = 2.0 * (pp[:, :1] * a + pp[:, 1:] * b) - v
-            g[idx, 0] = np.clip(2.0 * resid * a, -tau_, tau_).sum(axis=1)
-            g[idx, 1] = np.clip(2.0 * resid * b, -tau_, tau_).sum(axis=1)
-        return g
-
-    p25, p75 = _gd.release_gradient_descent(gradient, plan=plan, rows=trials,
-                                            rng=check_rng(rng))
-    slope, intercept = plan.line(p25, p75)
-    preds = np.column_stack([slope * xv + intercept for xv in plan.x_eval])
+    plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps,
+                                 x_eval=x_eval, n=int(xa.size))
+    release = release_gradient_descent(gradient_descent_statistics(xa, ya, plan, rows=trials),
+                                       plan, check_rng(rng))
+    slope, intercept = release.values["slope"], release.values["intercept"]
+    preds = np.column_stack([slope * xv + intercept for xv in plan.options["x_eval"]])
     return preds, np.asarray(slope)
 
 

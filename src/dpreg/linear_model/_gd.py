@@ -10,8 +10,11 @@
   converted to (ε, δ) (Tang et al. 2023's DP-GD baseline).  See
   :class:`~dpreg.linear_model.ClippedDPGradientDescent`.
 
-Both use replace-one neighbours by default.  The parameters of the algorithm not selected are
-ignored.
+Both use replace-one neighbours by default.  A parameter the selected algorithm (or budget
+variant) does not use, set away from its default, is an error naming it, raised before
+anything is charged -- never silently dropped: the options by the ``dp-gd`` spec's own rule
+(``used_if``, the rule ``regress`` applies), the budget parameters of the one-x algorithm by
+:func:`dpreg.simple.variant_budget`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from dpreg.exceptions import InvalidInputError
+from dpreg import methods
+from dpreg.exceptions import InvalidInputError, InvalidParameterError
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
 from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
+from dpreg.methods.dp_gd import SIMPLE_OPTIONS
 
 __all__ = ["DPGradientDescent"]
 
@@ -86,21 +91,36 @@ class DPGradientDescent(DPRegressorBase):
         self.ledger = ledger
 
     def _inner(self, n_features: int) -> DPRegressorBase:
+        """The estimator of the selected algorithm, after refusing every parameter it would
+        not use (before anything is read, charged or drawn)."""
         algo = self.algorithm
         if algo not in ("auto", "simple", "clipped"):
             raise InvalidInputError(
                 f"algorithm must be 'auto', 'simple' or 'clipped'; got {algo!r}"
             )
-        if algo == "auto":
-            algo = "simple" if n_features == 1 else "clipped"
+        spec = methods.get("dp-gd")
+        given = {k: getattr(self, k) for k, opt in spec.options.items()
+                 if getattr(self, k) is not opt.default and getattr(self, k) != opt.default}
+        runs = algo if algo != "auto" else ("simple" if n_features == 1 else "clipped")
+        for k, value in given.items():
+            if not spec.uses(k, given, {"n_features": n_features}):
+                owner = ("the one-x algorithm ('simple')" if k in SIMPLE_OPTIONS
+                         else "the several-x algorithm ('clipped')")
+                raise InvalidParameterError(
+                    f"{k}={value!r} is not used by DPGradientDescent with {n_features} "
+                    f"regressor(s) and algorithm={algo!r} (it runs {runs!r}); {k} belongs to "
+                    f"{owner}: remove it (or leave it at its default "
+                    f"{spec.options[k].default!r})")
+        algo = runs
         if algo == "simple":
-            params = {k: getattr(self, k) for k in _SIMPLE_PARAMS}
-            # each budget variant uses its own parameters; the others belong to "clipped"
-            unused = {"pure": ("rho", "delta"), "zcdp": ("epsilon", "delta"),
-                      "approx": ("rho",)}.get(self.variant, ())
-            for k in unused:
-                params[k] = None
-            return SimpleDPGradientDescent(**params)
+            # the budget parameters go to the core as given: its variant rule
+            # (dpreg.simple.variant_budget) refuses any the variant does not use
+            return SimpleDPGradientDescent(**{k: getattr(self, k) for k in _SIMPLE_PARAMS})
+        if self.rho is not None:
+            raise InvalidParameterError(
+                f"rho={self.rho!r} is not used by DPGradientDescent's several-x algorithm "
+                "('clipped': it takes epsilon and delta; rho belongs to the one-x algorithm's "
+                "variant='zcdp'); remove it")
         return ClippedDPGradientDescent(**{k: getattr(self, k) for k in _CLIPPED_PARAMS})
 
     def fit(self, X: Any, y: Any) -> DPGradientDescent:

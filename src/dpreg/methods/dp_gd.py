@@ -1,7 +1,9 @@
 """``dp-gd``: DP gradient descent -- Alabi et al. 2022's DPGD for one x (Alg. 7, pure ε, ρ-zCDP
 or (ε, δ) variants), clipped full-batch DP-GD with Gaussian-DP accounting for several x (the
-baseline of Tang et al. 2023).  Cores: :mod:`dpreg.simple._gradient_descent` and
-:mod:`dpreg.multivariate.dpgd`; estimator :class:`dpreg.linear_model.DPGradientDescent`."""
+baseline of Tang et al. 2023).  Cores: :func:`dpreg.simple.gradient_descent` (its pipeline
+``plan_gradient_descent`` -> ``gradient_descent_statistics`` -> ``release_gradient_descent``
+-> ``gradient_descent_result``, all in :mod:`dpreg.simple`) and :mod:`dpreg.multivariate.dpgd`;
+estimator :class:`dpreg.linear_model.DPGradientDescent`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg import simple as gd
 from dpreg._spec import (
     Choice,
     GroupBatch,
@@ -20,10 +23,12 @@ from dpreg._spec import (
     MethodSpec,
     Option,
     Real,
+    Release,
+    ReleasePlan,
 )
-from dpreg.simple import _gradient_descent as gd_core
+from dpreg.exceptions import InvalidInputError
 
-__all__ = ["DPGradientDescentSpec", "SPECS", "algorithm_for", "simple_budget_params"]
+__all__ = ["DPGradientDescentSpec", "SPECS", "algorithm_for"]
 
 #: options of the one-x algorithm and of the several-x one
 SIMPLE_OPTIONS = ("variant", "tau", "steps")
@@ -47,19 +52,6 @@ def _used_by(which: str) -> Any:
         algo = algorithm_for(options, context.get("n_features"))
         return algo is None or algo == which
     return used
-
-
-def simple_budget_params(variant: str, epsilon: float, delta: float | None
-                         ) -> tuple[float | None, float | None, float | None]:
-    """(ε, ρ, δ) the one-x DPGD gets from a caller's (ε, δ) for its budget ``variant``:
-    ``"pure"`` ε; ``"zcdp"`` ρ = ε²/2 (the zCDP that ε-DP implies, Alabi et al.'s DPGDzCDP
-    comparison point); ``"approx"`` ε and δ.  Nothing the caller gave is dropped: ``rho`` is
-    an option of the estimator only."""
-    if variant == "zcdp":
-        return None, float(epsilon) ** 2 / 2.0, None
-    if variant == "approx":
-        return epsilon, None, delta
-    return epsilon, None, None
 
 
 class DPGradientDescentSpec(MethodSpec):
@@ -89,7 +81,7 @@ class DPGradientDescentSpec(MethodSpec):
     options = MappingProxyType({
         "algorithm": Option(Choice("auto", "simple", "clipped"), "auto",
                             "one-x DPGD ('simple') or clipped DP-GD ('clipped')"),
-        "variant": Option(Choice("pure", "zcdp", "approx"), "pure",
+        "variant": Option(Choice(*gd.VARIANT_PARAMETERS), "pure",
                           "one x: budget variant (ε-DP; ρ = ε²/2 zCDP; (ε, δ))",
                           used_if=_used_by("simple"), when=_one),
         "tau": Option(Real(0.0, None, closed="neither"), 1.0, "one x: per-coordinate clip",
@@ -116,7 +108,7 @@ class DPGradientDescentSpec(MethodSpec):
                                used_if=_used_by("clipped"), when=_several),
     })
     interval = IntervalSupport(
-        missing=gd_core.NO_INTERVAL, fit_statistics=gd_core.NO_FIT_STATISTICS)
+        missing=gd.GD_NO_INTERVAL, fit_statistics=gd.GD_NO_FIT_STATISTICS)
 
     paper_options = MappingProxyType({"algorithm": "clipped"})  # several x: clipped DP-GD
     harness_engine = "gradient"
@@ -133,13 +125,12 @@ class DPGradientDescentSpec(MethodSpec):
                        x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
                        fit_intercept: bool, ledger: Any, random_state: Any,
                        options: Mapping[str, Any]) -> Any:
-        """The estimator; the one-x algorithm gets the budget parameters of its variant
-        (:func:`simple_budget_params`)."""
+        """The estimator; the one-x algorithm gets the budget parameters of its variant from
+        the caller's (ε, δ) (:func:`dpreg.simple.variant_parameters`)."""
         opts = dict(options)
         kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": delta}
         if algorithm_for(opts, len(x_bounds)) == "simple":
-            eps, rho, dlt = simple_budget_params(opts.get("variant", "pure"), epsilon, delta)
-            kwargs = {"epsilon": eps, "delta": dlt, "rho": rho}
+            kwargs = gd.variant_parameters(opts.get("variant", "pure"), epsilon, delta)
         return self.estimator_class()(bounds_X=x_bounds, bounds_y=y_bounds,
                                       fit_intercept=fit_intercept, random_state=random_state,
                                       ledger=ledger, **kwargs, **opts)
@@ -149,15 +140,12 @@ class DPGradientDescentSpec(MethodSpec):
         from dpreg._validation import check_delta, check_epsilon
         from dpreg.multivariate.dpgd import dpgd_budget
         from dpreg.privacy import check_neighbouring
-        from dpreg.simple._gradient_descent import resolve_budget
 
         eps = check_epsilon(epsilon)
         if algorithm_for(options, n_features) == "simple":
-            e, r, d = simple_budget_params(options.get("variant", "pure"), eps, delta)
-            return resolve_budget(str(options.get("variant", "pure")), e, r, d)[0]
+            variant = options.get("variant", "pure")
+            return gd.variant_budget(variant, **gd.variant_parameters(variant, eps, delta))[0]
         if delta is None:
-            from dpreg.exceptions import InvalidInputError
-
             raise InvalidInputError("delta is required for method 'dp-gd' with several "
                                     "regressors (a value in (0, 1), e.g. 1e-6)")
         return dpgd_budget(eps, check_delta(delta, allow_zero=False),
@@ -165,20 +153,43 @@ class DPGradientDescentSpec(MethodSpec):
                            str(options.get("accounting", "gdp")),
                            check_neighbouring(options.get("neighbouring", "replace-one")))[2]
 
+    # -- the release pipeline (the one-x algorithm) ---------------------------------------
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.simple.plan_gradient_descent` of the one-x algorithm, its budget
+        parameters from the caller's (ε, δ) (:func:`~dpreg.simple.variant_parameters`)."""
+        if algorithm_for(options, len(x_bounds)) != "simple" or len(x_bounds) != 1:
+            raise InvalidInputError(
+                "method 'dp-gd' has a public release plan for one regressor (its one-x "
+                "algorithm) only; with several regressors it runs "
+                "dpreg.multivariate.dp_gradient_descent")
+        variant = options.get("variant", "pure")
+        return gd.plan_gradient_descent(
+            variant=variant, **gd.variant_parameters(variant, epsilon, delta),
+            x_bounds=x_bounds[0], y_bounds=y_bounds, tau=options.get("tau", 1.0),
+            steps=options.get("steps", 80), n=n)
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """:func:`~dpreg.simple.gradient_descent_statistics` of the one column of ``X``."""
+        return gd.gradient_descent_statistics(np.asarray(X, dtype=np.float64).reshape(-1),
+                                              np.asarray(y, dtype=np.float64), plan)
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.simple.release_gradient_descent`."""
+        return gd.release_gradient_descent(stats, plan, rng, seeded=seeded)
+
     def replicates(self, x: np.ndarray, y: np.ndarray, *, epsilon: float,
                    x_bounds: tuple[float, float], y_bounds: tuple[float, float], trials: int,
                    x_eval: tuple[float, float], rng: Any, options: Mapping[str, Any]
                    ) -> np.ndarray:
-        """The pure-ε one-x DPGD, ``trials`` runs at once."""
-        from dpreg.simple import _gradient_descent as gd
-
-        plan = gd.plan_gradient_descent(
-            x, y, variant="pure", epsilon=epsilon, rho=None, delta=None, x_bounds=x_bounds,
-            y_bounds=y_bounds, tau=options.get("tau", 1.0), steps=options.get("steps", 80),
-            x_eval=x_eval)
-        p25, p75 = gd.run_replicates(plan, rng, replicates=trials)
-        slope, intercept = plan.line(p25, p75)
-        return np.asarray(slope)[:, None] * np.asarray(x_eval) + np.asarray(intercept)[:, None]
+        """The pure-ε one-x DPGD, ``trials`` runs at once: the library's plan, statistics and
+        release on a batch of ``trials`` rows."""
+        plan = _replicate_plan(epsilon, x_bounds, y_bounds, x_eval, options, n=x.size)
+        release = gd.release_gradient_descent(
+            gd.gradient_descent_statistics(x, y, plan, rows=trials), plan, rng)
+        return _predictions(release)
 
     batched_replicates = True
 
@@ -186,122 +197,110 @@ class DPGradientDescentSpec(MethodSpec):
                          y_bounds: tuple[float, float], trials: int,
                          x_eval: tuple[float, float], rngs: Any, options: Mapping[str, Any]
                          ) -> list[np.ndarray]:
-        """The pure-ε one-x DPGD of many data sets (:func:`_dp_gd_many`); every plan (tau,
+        """The pure-ε one-x DPGD of many data sets (:func:`_dp_gd_many`); the plan (tau,
         steps) is checked before any draw."""
-        plans = [gd_core.plan_gradient_descent(
-            x, y, variant="pure", epsilon=epsilon, rho=None, delta=None, x_bounds=x_bounds,
-            y_bounds=y_bounds, tau=options.get("tau", 1.0), steps=options.get("steps", 80),
-            x_eval=x_eval) for x, y in data]
-        return _dp_gd_many(plans, trials, list(rngs))
+        plan = _replicate_plan(epsilon, x_bounds, y_bounds, x_eval, options)
+        return _dp_gd_many(plan, list(data), trials, list(rngs))
 
     def group_release(self, *, epsilon: float, x_bounds: tuple[float, float],
                       y_bounds: tuple[float, float], options: Mapping[str, Any],
                       validated: bool, delta: float | None = None) -> Any:
         """One group's DPGD exactly as the single fit calls its core (the one-x algorithm)."""
-        from dpreg.simple import gradient_descent
-
         variant = options.get("variant", "pure")
-        eps, rho, dlt = simple_budget_params(variant, epsilon, delta)
-        return lambda x, y, g: gradient_descent(
-            x, y, epsilon=eps, rho=rho, delta=dlt, variant=variant, x_bounds=x_bounds,
-            y_bounds=y_bounds, tau=options.get("tau", 1.0), steps=options.get("steps", 80),
-            rng=g)
+        params = gd.variant_parameters(variant, epsilon, delta)
+        return lambda x, y, g: gd.gradient_descent(
+            x, y, epsilon=params["epsilon"], rho=params["rho"], delta=params["delta"],
+            variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
+            tau=options.get("tau", 1.0), steps=options.get("steps", 80), rng=g)
 
     def release_groups(self, batch: GroupBatch) -> GroupLines:
-        """DPGD for all groups: :func:`dpreg.simple._gradient_descent.release_gradient_descent`
-        on the batch, the per-round gradient sums of every group by segment sums
-        (bit-identical to the per-group ``.sum()``), one mechanism call per group per
-        round.  With ``batch.workers`` > 1 each round's sums are split between that many
-        threads (contiguous shares of the groups; the same sums for any split)."""
-        from dpreg.simple import _gradient_descent as gd
-        from dpreg.simple._segments import GD_THREAD_MIN_ROWS, gd_gradient_sums
-
+        """DPGD for all groups: one public plan for the table
+        (:func:`~dpreg.simple.plan_gradient_descent`; the noise does not depend on a group's
+        n), the per-round gradient sums of every group by segment sums
+        (:func:`~dpreg.simple.group_gradient_statistics`, bit-identical to each group's own)
+        and :func:`~dpreg.simple.release_gradient_descent` on the batch, one mechanism call
+        per group per round from the group's own row of randomness."""
         opts = dict(batch.options)
         variant = opts.get("variant", "pure")
-        eps, rho, delta = simple_budget_params(variant, batch.epsilon, batch.delta)
-        probe = np.array([batch.x_bounds[0], batch.x_bounds[1]])
         plan = gd.plan_gradient_descent(
-            probe, probe, variant=variant, epsilon=eps, rho=rho, delta=delta,
+            variant=variant, **gd.variant_parameters(variant, batch.epsilon, batch.delta),
             x_bounds=batch.x_bounds, y_bounds=batch.y_bounds, tau=opts.get("tau", 1.0),
-            steps=opts.get("steps", 80), x_eval=None)
+            steps=opts.get("steps", 80))
         xs, ys, starts = batch.active_rows()
-        (xlo, xhi), (ylo, yhi) = plan.x_bounds, plan.y_bounds
-        u = (np.clip(xs, xlo, xhi) - xlo) / (xhi - xlo)
-        v = (np.clip(ys, ylo, yhi) - ylo) / (yhi - ylo)
-        tau = plan.tau
-        a = np.ascontiguousarray(0.75 - u)
-        b = np.ascontiguousarray(u - 0.25)
-        v = np.ascontiguousarray(v)
-        del u
         g = batch.active.size
-        workers = max(1, int(batch.workers))
-        pool = None
-        if workers > 1 and a.size >= GD_THREAD_MIN_ROWS:
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = ThreadPoolExecutor(max_workers=workers)
-        try:
-            def gradient(p: np.ndarray) -> np.ndarray:
-                return gd_gradient_sums(a, b, v, starts, p, tau, pool)
-
-            p25, p75 = gd.release_gradient_descent(gradient, plan=plan, rows=g,
-                                                   rng=batch.randomness(batch.active))
-        finally:
-            if pool is not None:
-                pool.shutdown()
-        slope, intercept = plan.line(p25, p75)
-        preds = {float(xv): intercept + slope * xv for xv in plan.x_eval}
+        with gd.group_gradient_statistics(xs, ys, starts, plan,
+                                          workers=batch.workers) as stats:
+            release = gd.release_gradient_descent(stats, plan,
+                                                  batch.randomness(batch.active), seeded=True)
+        slope, intercept = release.values["slope"], release.values["intercept"]
+        preds = {float(xv): intercept + slope * xv for xv in plan.options["x_eval"]}
         return GroupLines(slope, intercept, preds, np.ones(g, dtype=bool), [""] * g)
 
 
 SPECS = (DPGradientDescentSpec(),)
 
 
+def _replicate_plan(epsilon: float, x_bounds: tuple[float, float],
+                    y_bounds: tuple[float, float], x_eval: tuple[float, float],
+                    options: Mapping[str, Any], n: int | None = None) -> ReleasePlan:
+    """The plan of the replicates (evaluation: the pure-ε variant)."""
+    return gd.plan_gradient_descent(variant="pure", epsilon=epsilon, x_bounds=x_bounds,
+                                    y_bounds=y_bounds, tau=options.get("tau", 1.0),
+                                    steps=options.get("steps", 80), x_eval=x_eval, n=n)
+
+
+def _predictions(release: Release) -> np.ndarray:
+    """(runs, 2) predictions at the plan's two ``x_eval`` points (post-processing)."""
+    slope, intercept = release.values["slope"], release.values["intercept"]
+    return (np.asarray(slope)[:, None] * np.asarray(release.plan.options["x_eval"])
+            + np.asarray(intercept)[:, None])
+
+
 #: data sets per batch of :func:`_dp_gd_many` (its noise: steps x 2·trials integers each)
 _GD_BATCH = 512
 
 
-def _dp_gd_many(plans: list[gd_core.GDPlan], trials: int, gens: list[np.random.Generator]
-                ) -> list[np.ndarray]:
-    """DPGD's replicates of G data sets (plans of equal steps, ε and τ), data set g what
-    ``run_replicates(plans[g], gens[g], replicates=trials)`` returns: batches of up to
-    ``_GD_BATCH`` data sets of similar sizes (sorted by n, so that a batch holds few distinct
-    n) run the ``steps`` rounds together (:func:`_gd_batch`)."""
+def _dp_gd_many(plan: ReleasePlan, data: list[tuple[np.ndarray, np.ndarray]], trials: int,
+                gens: list[np.random.Generator]) -> list[np.ndarray]:
+    """DPGD's replicates of G data sets under one public ``plan``, data set g what
+    ``replicates(*data[g], ..., rng=gens[g])`` returns: batches of up to ``_GD_BATCH`` data
+    sets of similar sizes (sorted by n, so that a batch holds few distinct n) run the
+    ``steps`` rounds together (:func:`_batch_statistics`, one lane of noise per data set)."""
     from dpreg.mechanisms.batch import RowRandomness
 
-    out: list[np.ndarray] = [np.empty((trials, 2)) for _ in plans]
-    order = sorted(range(len(plans)), key=lambda k: plans[k].n)
+    out: list[np.ndarray] = [np.empty((trials, 2)) for _ in data]
+    order = sorted(range(len(data)), key=lambda k: int(np.asarray(data[k][0]).size))
     for b0 in range(0, len(order), _GD_BATCH):
         idx = order[b0:b0 + _GD_BATCH]
-        p25, p75 = _gd_batch([plans[i] for i in idx],
-                             RowRandomness.seeded([gens[i] for i in idx]), trials)
+        release = gd.release_gradient_descent(
+            _batch_statistics(plan, [data[i] for i in idx], trials), plan,
+            RowRandomness.seeded([gens[i] for i in idx]), seeded=True)
+        preds = _predictions(release).reshape(len(idx), trials, 2)
         for row, i in enumerate(idx):
-            slope, intercept = plans[i].line(p25[row], p75[row])
-            for j, xv in enumerate(plans[i].x_eval):
-                out[i][:, j] = slope * xv + intercept
+            out[i][:] = preds[row]
     return out
 
 
-def _gd_batch(plans: list[gd_core.GDPlan], rows: Any, trials: int
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """DPGD replicates of G data sets with plans of equal steps, ε and τ: (p25, p75) of shape
-    (G, trials), row g what ``run_replicates(plans[g], gen_g, replicates=trials)`` returns --
-    the same element-wise operations as :func:`~dpreg.simple._gradient_descent.data_gradient`,
-    its per-row sums over n taken for the data sets of one size n together, and each round's
-    noise one :func:`~dpreg.mechanisms.laplace_calls` call per data set (row g of ``rows``:
-    the keys data set g's own run takes, in the same order)."""
-    g = len(plans)
-    tau = plans[0].tau
+def _batch_statistics(plan: ReleasePlan, data: list[tuple[np.ndarray, np.ndarray]],
+                      trials: int) -> gd.GradientSums:
+    """The statistics step of G data sets × ``trials`` replicates each (rows g·trials ..
+    (g + 1)·trials − 1: data set g; one lane per data set): the same element-wise operations
+    as :func:`~dpreg.simple.gradient_descent_statistics` (the library's ``data_gradient``),
+    its per-row sums over n taken for the data sets of one size n together -- bit-identical
+    to each data set's own statistics."""
+    g = len(data)
+    tau = plan.options["tau"]
     sizes: dict[int, list[int]] = {}
-    for k, plan in enumerate(plans):
-        sizes.setdefault(plan.n, []).append(k)
+    for k, (x, _) in enumerate(data):
+        sizes.setdefault(int(np.asarray(x).size), []).append(k)
     parts = []
     for members in sizes.values():
-        u = np.stack([plans[k].u for k in members])[:, None, :]  # (G_n, 1, n)
-        v = np.stack([plans[k].v for k in members])[:, None, :]
+        uv = [gd.normalised_data(*data[k], plan) for k in members]
+        u = np.stack([p[0] for p in uv])[:, None, :]  # (G_n, 1, n)
+        v = np.stack([p[1] for p in uv])[:, None, :]
         parts.append((np.asarray(members), 0.75 - u, u - 0.25, v))
 
-    def gradient(p: np.ndarray) -> np.ndarray:
+    def sums(p: np.ndarray) -> np.ndarray:
         q = p.reshape(g, trials, 2)
         out = np.empty((g, trials, 2))
         for members, a, b, v in parts:
@@ -320,12 +319,4 @@ def _gd_batch(plans: list[gd_core.GDPlan], rows: Any, trials: int
             out[members, :, 1] = np.clip(tmp, -tau, tau, out=tmp).sum(axis=2)
         return out.reshape(g * trials, 2)
 
-    per_row = gd_core.step_noise(plans[0], rows)  # every plan has the same steps, ε and τ
-
-    def noise(grad: np.ndarray) -> np.ndarray:
-        return np.asarray(per_row(grad.reshape(g, trials * 2))).reshape(g * trials, 2)
-
-    kept = gd_core.gd_iterates(gradient, noise, steps=plans[0].steps, rows=g * trials,
-                               keep_from=plans[0].steps // 2 + 1)
-    avg = kept.mean(axis=0).reshape(g, trials, 2)
-    return avg[:, :, 0], avg[:, :, 1]
+    return gd.GradientSums(sums, rows=g * trials, lanes=g)

@@ -7,7 +7,11 @@ public inputs, never derived from the data):
 * :func:`dp_intercept` -- DPIntercept: a noisy mean of y as a flat line.
 * :func:`theil_sen` -- DP Theil-Sen (exponential, widened or smooth-sensitivity median of
   pairwise predictions or slopes; all pairs or k round-robin matchings).
-* :func:`gradient_descent` -- DPGradDescent (pure, zCDP or (ε, δ) variants).
+* :func:`gradient_descent` -- DPGradDescent (pure, zCDP or (ε, δ) variants); its pipeline
+  :func:`plan_gradient_descent` (public) -> :func:`gradient_descent_statistics` ->
+  :func:`release_gradient_descent` (the only draws) -> :func:`gradient_descent_result`, the
+  budget of each variant by :func:`variant_budget` (from a caller's (ε, δ):
+  :func:`variant_parameters`).
 * :func:`theil_sen_ci` -- DP confidence interval for the slope (Sarathy & Vadhan 2025).
 * :func:`theil_sen_with_ci` -- a DP Theil-Sen line (ε/2) plus that slope interval (ε/2).
 * :func:`theta_guidance` -- widening θ from public guesses.
@@ -18,7 +22,22 @@ Pair designs and U-statistic variances: :mod:`dpreg.simple.pairs`.  Public defau
 :func:`default_prediction_range`, :func:`default_slope_range`.
 """
 
-from dpreg.simple._gradient_descent import gradient_descent
+from dpreg.simple._gradient_descent import NO_FIT_STATISTICS as GD_NO_FIT_STATISTICS
+from dpreg.simple._gradient_descent import NO_INTERVAL as GD_NO_INTERVAL
+from dpreg.simple._gradient_descent import (
+    VARIANT_PARAMETERS,
+    GradientSums,
+    gradient_descent,
+    gradient_descent_result,
+    gradient_descent_statistics,
+    group_gradient_statistics,
+    normalised_data,
+    normalised_line,
+    plan_gradient_descent,
+    release_gradient_descent,
+    variant_budget,
+    variant_parameters,
+)
 from dpreg.simple._noisy_stats import (
     dp_intercept,
     intercept_sensitivity,
@@ -53,6 +72,19 @@ __all__ = [
     "dp_intercept",
     "theil_sen",
     "gradient_descent",
+    "plan_gradient_descent",
+    "gradient_descent_statistics",
+    "release_gradient_descent",
+    "gradient_descent_result",
+    "group_gradient_statistics",
+    "normalised_line",
+    "normalised_data",
+    "GradientSums",
+    "variant_budget",
+    "variant_parameters",
+    "VARIANT_PARAMETERS",
+    "GD_NO_INTERVAL",
+    "GD_NO_FIT_STATISTICS",
     "theil_sen_ci",
     "theil_sen_with_ci",
     "theta_guidance",

@@ -25,12 +25,15 @@ Prop. 1.3 and Alabi et al. Lemma 21) is within (ε, δ).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_bounds,
     check_delta,
@@ -64,8 +67,11 @@ from dpreg.simple._common import (
 )
 from dpreg.simple._result import SimpleRegressionResult
 
-__all__ = ["gradient_descent", "GDPlan", "plan_gradient_descent", "resolve_budget",
-           "release_gradient_descent", "run_replicates", "step_noise"]
+__all__ = ["gradient_descent", "VARIANTS", "VARIANT_PARAMETERS", "variant_budget",
+           "variant_parameters", "plan_gradient_descent", "GradientSums",
+           "gradient_descent_statistics", "group_gradient_statistics", "normalised_data", "data_gradient",
+           "release_gradient_descent", "gradient_descent_result", "normalised_line",
+           "step_noise", "gd_iterates", "NO_INTERVAL", "NO_FIT_STATISTICS"]
 
 _SOURCE = "Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.3, App. E, Alg. 7, Lemma 21"
 #: why a DP gradient-descent line has no interval / no R² (one x and several x alike)
@@ -75,6 +81,13 @@ NO_INTERVAL = ("none: DP gradient descent's iterates depend on per-example gradi
 NO_FIT_STATISTICS = ("DP gradient descent releases clipped-gradient iterates: no residual or "
                      "total sum of squares is released")
 _MAX_STEPS = 100_000
+#: the budget variants of the one-x algorithm
+VARIANTS = ("pure", "zcdp", "approx")
+#: THE variant -> budget rule's table: the budget parameters each variant takes (all of them
+#: required; any other budget parameter given is an error, never silently dropped)
+VARIANT_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "pure": ("epsilon",), "zcdp": ("rho",), "approx": ("epsilon", "delta")})
+_BUDGET_NAMES = ("epsilon", "rho", "delta")
 
 Noise = Callable[[np.ndarray], np.ndarray]
 
@@ -137,43 +150,58 @@ def _average_last_half(iterates: np.ndarray) -> np.ndarray:
     return iterates[steps // 2 + 1:].mean(axis=0)
 
 
-def resolve_budget(variant: str, epsilon: Any, rho: Any, delta: Any
-                    ) -> tuple[Budget, Budget, dict[str, Any]]:
-    """(budget charged, budget calibrating the noise, details) for a variant."""
-    def forbid(name: str, value: Any) -> None:
-        if value is not None:
-            raise InvalidInputError(
-                f"{name} is not used by variant={variant!r}; got {name}={value!r} (pure: "
-                "epsilon; zcdp: rho; approx: epsilon and delta)"
-            )
+def variant_budget(variant: Any, *, epsilon: Any = None, rho: Any = None, delta: Any = None
+                   ) -> tuple[Budget, Budget]:
+    """THE variant -> budget rule of the one-x DPGD (pure function of public inputs):
+    ``(budget charged, budget the noise is calibrated to)``.
 
-    if variant == "pure":
-        forbid("rho", rho)
-        forbid("delta", delta)
-        if epsilon is None:
-            raise InvalidInputError("epsilon is required for variant='pure'; got None")
-        pure = PureDP(check_epsilon(epsilon))
-        return pure, pure, {}
-    if variant == "zcdp":
-        forbid("epsilon", epsilon)
-        forbid("delta", delta)
-        if rho is None:
+    ``"pure"``: ``epsilon`` -> (PureDP(ε), PureDP(ε)); ``"zcdp"``: ``rho`` -> (ZCDP(ρ),
+    ZCDP(ρ)); ``"approx"``: ``epsilon`` and ``delta`` -> (ApproxDP(ε, δ), ZCDP(ρ)) with ρ =
+    :func:`~dpreg.privacy.zcdp_rho_for_approx` (ε, δ), the largest ρ whose conversion is within
+    (ε, δ).  The parameters of a variant (:data:`VARIANT_PARAMETERS`) are required; a budget
+    parameter the variant does not use is an :class:`~dpreg.exceptions.InvalidInputError`
+    naming it (never silently dropped).  Every caller -- the core, the estimators, the spec's
+    ``budget``/``plan`` and the harness -- goes through this one function."""
+    var = check_choice(variant, "variant", VARIANTS)
+    given = {"epsilon": epsilon, "rho": rho, "delta": delta}
+    used = VARIANT_PARAMETERS[var]
+    for name in _BUDGET_NAMES:
+        if name not in used and given[name] is not None:
             raise InvalidInputError(
-                "rho is required for variant='zcdp' (Alabi et al. run DPGDzCDP with "
-                "rho = epsilon**2 / 2); got None"
-            )
-        conc = ZCDP(check_rho(rho))
-        return conc, conc, {}
-    forbid("rho", rho)
-    if epsilon is None or delta is None:
+                f"{name} is not used by variant={var!r}; got {name}={given[name]!r} (pure: "
+                "epsilon; zcdp: rho; approx: epsilon and delta)")
+    missing = [name for name in used if given[name] is None]
+    if missing:
+        hint = (" (Alabi et al. run DPGDzCDP with rho = epsilon**2 / 2)" if var == "zcdp"
+                else "")
         raise InvalidInputError(
-            f"variant='approx' needs both epsilon and delta; got epsilon={epsilon!r}, "
-            f"delta={delta!r}"
-        )
+            f"variant={var!r} needs {' and '.join(used)}{hint}; got "
+            + ", ".join(f"{name}=None" for name in missing))
+    if var == "pure":
+        pure = PureDP(check_epsilon(epsilon))
+        return pure, pure
+    if var == "zcdp":
+        conc = ZCDP(check_rho(rho))
+        return conc, conc
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    r = zcdp_rho_for_approx(eps, dlt)
-    return ApproxDP(eps, dlt), ZCDP(r), {"rho": r}
+    return ApproxDP(eps, dlt), ZCDP(zcdp_rho_for_approx(eps, dlt))
+
+
+def variant_parameters(variant: Any, epsilon: float, delta: float | None = None
+                       ) -> dict[str, float | None]:
+    """The budget parameters (``epsilon``, ``rho``, ``delta``) of ``variant`` for a caller that
+    takes (ε, δ) -- ``dpreg.regress``, the CLI, ``fit_by_group``, the reproduction harness:
+    each parameter of :data:`VARIANT_PARAMETERS` from the caller's value (ρ = ε²/2 for
+    ``"zcdp"``, the zCDP that ε-DP implies: Alabi et al.'s DPGDzCDP comparison point), the
+    others ``None``.  Pure function of public inputs; :func:`variant_budget` then checks
+    them."""
+    var = check_choice(variant, "variant", VARIANTS)
+    from_caller = {"epsilon": epsilon,
+                   "rho": None if epsilon is None else float(epsilon) ** 2 / 2.0,
+                   "delta": delta}
+    return {name: (from_caller[name] if name in VARIANT_PARAMETERS[var] else None)
+            for name in _BUDGET_NAMES}
 
 
 def gradient_descent(
@@ -201,7 +229,9 @@ def gradient_descent(
     epsilon, rho, delta, variant:
         ``variant="pure"``: ``epsilon`` (ε-DP, Laplace); ``"zcdp"``: ``rho`` (ρ-zCDP,
         Gaussian); ``"approx"``: ``epsilon`` and ``delta`` ((ε, δ)-DP via the zCDP
-        conversion).  ``inf`` runs the same iterations without noise (not private; warns).
+        conversion).  A budget parameter the variant does not use is an error
+        (:func:`variant_budget`).  ``inf`` runs the same iterations without noise (not
+        private; warns).
     x_bounds, y_bounds:
         Public ranges; data are clipped and mapped to [0, 1] with them.  Required.
     tau:
@@ -216,107 +246,156 @@ def gradient_descent(
     rng:
         ``None`` (fresh entropy), a seed, a SeedSequence or a Generator.
 
+    The pipeline: :func:`plan_gradient_descent` (public: every check, the budget, its
+    per-round split, sensitivity and noise scale) -> :func:`gradient_descent_statistics` (the
+    exact clipped gradient sums, deterministic) -> the ledger charge ->
+    :func:`release_gradient_descent` (the only noise draws; the privacy statement) ->
+    :func:`gradient_descent_result` (post-processing).
+
     Guarantee: replace-one neighbours, n public; per-round L1 sensitivity 4τ (pure) or L2
     sensitivity 2√2τ (zCDP/approx); T-fold composition.  Source: Alabi et al. 2022, App. E,
     Alg. 7 and Lemma 21 (with the descent sign corrected).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
-    plan = plan_gradient_descent(xa, ya, variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps, x_eval=x_eval)
+    plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps,
+                                 x_eval=x_eval, n=int(xa.size))
     gen = check_rng(rng)
-    charge(ledger, plan.charged, "dpreg.simple.gradient_descent",
-           Neighbouring.REPLACE_ONE)
-    if plan.charged.is_infinite:
+    stats = gradient_descent_statistics(xa, ya, plan)
+    charge(ledger, plan.budget, "dpreg.simple.gradient_descent", plan.relation)
+    if plan.budget.is_infinite:
         warn_not_private("gradient_descent")
-    p25, p75 = run_replicates(plan, gen)
-    slope, intercept = plan.line(p25, p75)
-    preds = {xv: intercept + slope * xv for xv in plan.x_eval}
-    stmt = PrivacyStatement(plan.charged, Neighbouring.REPLACE_ONE, f"DPGD ({plan.variant})",
-                            _SOURCE, is_seeded(rng), plan.details)
-    return SimpleRegressionResult("dp-gd", stmt, released_slope=float(slope),
-                                  released_intercept=float(intercept), released_predictions=preds,
-                                  n=plan.n, extra={"x_eval": list(plan.x_eval),
-                                                   "normalised_predictions": (float(p25),
-                                                                              float(p75))},
-                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
+    return gradient_descent_result(release_gradient_descent(stats, plan, gen,
+                                                            seeded=is_seeded(rng)))
 
 
-@dataclass(frozen=True)
-class GDPlan:
-    """Everything a DPGD run needs, computed from validated inputs (no randomness yet)."""
+def plan_gradient_descent(*, variant: Any = "pure", epsilon: Any = None, rho: Any = None,
+                          delta: Any = None, x_bounds: Any, y_bounds: Any, tau: Any = 1.0,
+                          steps: Any = 80, x_eval: Any = None, n: Any = None) -> ReleasePlan:
+    """The public plan of a DPGD release: reads no data, draws nothing.
 
-    variant: str
-    charged: Budget
-    per_step: Budget
-    sensitivity: float
-    u: np.ndarray
-    v: np.ndarray
-    tau: float
-    steps: int
-    x_bounds: tuple[float, float]
-    y_bounds: tuple[float, float]
-    x_eval: tuple[float, ...]
-    n: int
-    details: dict[str, Any]
-
-    def line(self, p25: Any, p75: Any) -> tuple[Any, Any]:
-        """Map normalised predictions at 1/4 and 3/4 back to (slope, intercept) in data units."""
-        (xlo, xhi), (ylo, yhi) = self.x_bounds, self.y_bounds
-        slope = (yhi - ylo) * 2.0 * (p75 - p25) / (xhi - xlo)
-        intercept = ylo + (yhi - ylo) * (1.5 * p25 - 0.5 * p75) - slope * xlo
-        return slope, intercept
-
-
-def plan_gradient_descent(xa: np.ndarray, ya: np.ndarray, *, variant: Any, epsilon: Any,
-                          rho: Any, delta: Any, x_bounds: Any, y_bounds: Any, tau: Any,
-                          steps: Any, x_eval: Any) -> GDPlan:
-    """Everything a DPGD run needs from validated inputs (no randomness): the budget of the
-    variant, its per-step split and noise, the normalised data.  ``xa``/``ya`` may be a
-    public probe (per-group releases take the data per group)."""
-    var = check_choice(variant, "variant", ("pure", "zcdp", "approx"))
-    charged, calib, extra_details = resolve_budget(var, epsilon, rho, delta)
+    Every parameter is checked (variant, its budget by :func:`variant_budget`, bounds, τ,
+    T, the evaluation points and, when given, the public n >= 2); the plan holds
+    ``budget`` (charged), ``parts`` -- ``"rounds"``: the budget the T rounds together are
+    calibrated to (the charged one, or for ``"approx"`` the zCDP ρ whose conversion is within
+    (ε, δ)) and ``"per_round"``: each round's share, ε/T or ρ/T rounded down exactly so
+    that T of them never exceed ``"rounds"`` -- the replace-one sensitivity of one round's
+    gradient sum (``"l1"`` = 4τ for Laplace, ``"l2"`` = 2√2τ for Gaussian,
+    :func:`~dpreg.mechanisms.sensitivity.clipped_box_sum_sensitivity`) and the noise scale
+    (``"laplace_scale"`` or ``"gaussian_sd"``).  ``options``: variant, tau, steps, x_bounds,
+    y_bounds, x_eval.  ``n`` may be left out (per-group and batched releases: the noise does
+    not depend on n)."""
+    charged, calib = variant_budget(variant, epsilon=epsilon, rho=rho, delta=delta)
+    var = str(variant)
     xb = check_bounds(x_bounds, "x_bounds")
     yb = check_bounds(y_bounds, "y_bounds")
     tau_ = check_positive(tau, "tau")
     t_steps = check_int(steps, "steps", minimum=1, maximum=_MAX_STEPS)
     xe = check_x_eval(x_eval, xb)
-    n = int(xa.size)
+    n_ = None if n is None else check_int(n, "n", minimum=2)
     # ε/T or ρ/T, rounded down exactly (T parts never exceed the whole)
     per_step: Budget = (PureDP(div_down(calib.epsilon, t_steps)) if isinstance(calib, PureDP)
                         else ZCDP(div_down(calib.rho, t_steps)))  # type: ignore[attr-defined]
-    details: dict[str, Any] = {"variant": var, "steps": t_steps, "tau": tau_,
-                               "x_bounds": xb, "y_bounds": yb, "n": n,
-                               "normalisation": "x and y clipped and mapped to [0, 1]",
-                               "init": (0.5, 0.5), "averaged_iterates": t_steps - t_steps // 2,
-                               **extra_details}
     if isinstance(per_step, PureDP):
-        sens = clipped_box_sum_sensitivity(tau_, 2, "replace-one", norm="l1")
-        details.update(per_step_epsilon=per_step.epsilon, sensitivity_l1=sens,
-                       laplace_scale=laplace_scale(sens, per_step.epsilon))
+        sens = {"l1": clipped_box_sum_sensitivity(tau_, 2, "replace-one", norm="l1")}
+        noise = {"laplace_scale": laplace_scale(sens["l1"], per_step.epsilon)}
     else:
         assert isinstance(per_step, ZCDP)
-        sens = clipped_box_sum_sensitivity(tau_, 2, "replace-one", norm="l2")
-        details.update(per_step_rho=per_step.rho, sensitivity_l2=sens,
-                       gaussian_sd=gaussian_sigma(sens, per_step))
-    (xlo, xhi), (ylo, yhi) = xb, yb
-    u = (np.clip(xa, xlo, xhi) - xlo) / (xhi - xlo)
-    v = (np.clip(ya, ylo, yhi) - ylo) / (yhi - ylo)
-    return GDPlan(var, charged, per_step, sens, u, v, tau_, t_steps, xb, yb, xe, n, details)
+        sens = {"l2": clipped_box_sum_sensitivity(tau_, 2, "replace-one", norm="l2")}
+        noise = {"gaussian_sd": gaussian_sigma(sens["l2"], per_step)}
+    return ReleasePlan(
+        method="dp-gd",
+        options={"variant": var, "tau": tau_, "steps": t_steps, "x_bounds": xb, "y_bounds": yb,
+                 "x_eval": xe},
+        budget=charged, relation=Neighbouring.REPLACE_ONE,
+        parts={"rounds": calib, "per_round": per_step}, n=n_, d=2, sensitivities=sens,
+        noise=noise)
 
 
-def step_noise(plan: GDPlan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """The per-step gradient noise of ``plan``: Laplace at the per-step ε (pure variant) or
-    Gaussian at the per-step zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity --
+@dataclass(frozen=True)
+class GradientSums:
+    """DPGD's statistics step: ``sums`` maps the current iterates of ``rows`` runs ((rows, 2)
+    normalised predictions) to the EXACT clipped gradient sums of each run's data ((rows, 2):
+    Σ clip(2r_i a_i), Σ clip(2r_i b_i), see :func:`data_gradient`) -- deterministic; a run is
+    one data set, one replicate of it, or one group.  ``lanes``: where the per-round noise is
+    released row by row through a :class:`~dpreg.mechanisms.batch.RowRandomness`, its number
+    of rows (each round's (rows, 2) sums are released as (lanes, ·): lane g holds runs
+    g·rows/lanes .. (g + 1)·rows/lanes − 1, e.g. the replicates of data set g); ``None``: one
+    mechanism call per round releases the whole (rows, 2) array (a Generator) or one row per
+    run (a RowRandomness of ``rows`` rows)."""
+
+    sums: Callable[[np.ndarray], np.ndarray]
+    rows: int = 1
+    lanes: int | None = None
+
+
+def normalised_data(x: np.ndarray, y: np.ndarray, plan: ReleasePlan
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """x and y clipped to the plan's public bounds and mapped to [0, 1]: (u, v)."""
+    (xlo, xhi), (ylo, yhi) = plan.options["x_bounds"], plan.options["y_bounds"]
+    u = (np.clip(x, xlo, xhi) - xlo) / (xhi - xlo)
+    v = (np.clip(y, ylo, yhi) - ylo) / (yhi - ylo)
+    return u, v
+
+
+def gradient_descent_statistics(x: np.ndarray, y: np.ndarray, plan: ReleasePlan, *,
+                                rows: int = 1) -> GradientSums:
+    """The statistics step of one data set (validated arrays): :func:`data_gradient` of its
+    normalised data, for ``rows`` runs on it (``rows`` > 1: independent replicates)."""
+    u, v = normalised_data(x, y, plan)
+    return GradientSums(data_gradient(u, v, tau=plan.options["tau"]), rows=int(rows))
+
+
+@contextmanager
+def group_gradient_statistics(x: np.ndarray, y: np.ndarray, starts: np.ndarray,
+                              plan: ReleasePlan, *, workers: int = 1
+                              ) -> Iterator[GradientSums]:
+    """The statistics step of many groups at once (a context: the threads live as long as
+    it): rows contiguous per group (``starts``: the G + 1 segment boundaries), each round's
+    exact clipped gradient sums of every group by segment sums in one fused pass
+    (:func:`~dpreg.simple._segments.gd_gradient_sums`: the operations of
+    :func:`data_gradient` in NumPy's summation order, bit-identical to each group's own
+    statistics).  With ``workers`` > 1 and enough rows each round's sums are split between
+    that many threads (contiguous shares of the groups; the same sums for any split)."""
+    from dpreg.simple._segments import GD_THREAD_MIN_ROWS, gd_gradient_sums
+
+    u, v = normalised_data(x, y, plan)
+    tau = plan.options["tau"]
+    a = np.ascontiguousarray(0.75 - u)
+    b = np.ascontiguousarray(u - 0.25)
+    v = np.ascontiguousarray(v)
+    del u
+    pool = None
+    if int(workers) > 1 and a.size >= GD_THREAD_MIN_ROWS:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=int(workers))
+    try:
+        def sums(p: np.ndarray) -> np.ndarray:
+            return gd_gradient_sums(a, b, v, starts, p, tau, pool)
+
+        yield GradientSums(sums, rows=int(np.asarray(starts).size - 1))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+def step_noise(plan: ReleasePlan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The per-round gradient noise of ``plan``: Laplace at the per-round ε (pure variant) or
+    Gaussian at the per-round zCDP/(ε,δ) budget, scaled to the plan's gradient sensitivity --
     T successive mechanism calls, their grid noise drawn by one batched call at the first
     (:func:`~dpreg.mechanisms.laplace_calls` / :func:`~dpreg.mechanisms.gaussian_calls`: the
     same releases as T calls of ``laplace``/``gaussian``).  ``rng``: a Generator (one data
-    set: each call releases the whole (R, 2) array) or a
-    :class:`~dpreg.mechanisms.batch.RowRandomness` (one call per row: groups)."""
-    per_step, sens = plan.per_step, plan.sensitivity
+    set: each call releases the whole array) or a
+    :class:`~dpreg.mechanisms.batch.RowRandomness` (one call per row).  Called by
+    :func:`release_gradient_descent` only."""
+    per_step, steps = plan.parts["per_round"], plan.options["steps"]
     if isinstance(per_step, PureDP):
-        call = laplace_calls(plan.steps, sensitivity=sens, epsilon=per_step.epsilon, rng=rng)
+        call = laplace_calls(steps, sensitivity=plan.sensitivities["l1"],
+                             epsilon=per_step.epsilon, rng=rng)
     else:
-        call = gaussian_calls(plan.steps, sensitivity=sens, budget=per_step, rng=rng)
+        call = gaussian_calls(steps, sensitivity=plan.sensitivities["l2"], budget=per_step,
+                              rng=rng)
 
     def noise(g: np.ndarray) -> np.ndarray:
         return np.asarray(call(g))
@@ -324,26 +403,79 @@ def step_noise(plan: GDPlan, rng: Any) -> Callable[[np.ndarray], np.ndarray]:
     return noise
 
 
-def release_gradient_descent(gradient: Callable[[np.ndarray], np.ndarray], *, plan: GDPlan,
-                             rows: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
-    """DPGD's release for a batch of ``rows`` runs from their per-round exact gradient sums
-    (``gradient``: (rows, 2) iterates -> (rows, 2) clipped sums): the normalised (p₂₅, p₇₅)
-    averaged over the last half of the iterates, arrays of shape (rows,).  ``rng`` as in
-    :func:`step_noise`.  Guarantee per run: T-fold composition of the per-step Laplace
-    (ε/T, L1 sensitivity 4τ) or Gaussian (ρ/T, L2 sensitivity 2√2τ) releases, replace-one, n
-    public (Alabi et al. 2022, App. E, Alg. 7, Lemma 21)."""
-    kept = gd_iterates(gradient, step_noise(plan, rng), steps=plan.steps, rows=rows,
-                       keep_from=plan.steps // 2 + 1)
+def normalised_line(plan: ReleasePlan, p25: Any, p75: Any) -> tuple[Any, Any]:
+    """Map normalised predictions at 1/4 and 3/4 back to (slope, intercept) in data units
+    (post-processing)."""
+    (xlo, xhi), (ylo, yhi) = plan.options["x_bounds"], plan.options["y_bounds"]
+    slope = (yhi - ylo) * 2.0 * (p75 - p25) / (xhi - xlo)
+    intercept = ylo + (yhi - ylo) * (1.5 * p25 - 0.5 * p75) - slope * xlo
+    return slope, intercept
+
+
+def _details(plan: ReleasePlan) -> dict[str, Any]:
+    """The privacy statement's details (public: from the plan alone)."""
+    opts, per_step, calib = plan.options, plan.parts["per_round"], plan.parts["rounds"]
+    t_steps = opts["steps"]
+    details: dict[str, Any] = {"variant": opts["variant"], "steps": t_steps, "tau": opts["tau"],
+                               "x_bounds": opts["x_bounds"], "y_bounds": opts["y_bounds"],
+                               "n": plan.n,
+                               "normalisation": "x and y clipped and mapped to [0, 1]",
+                               "init": (0.5, 0.5), "averaged_iterates": t_steps - t_steps // 2}
+    if isinstance(plan.budget, ApproxDP):  # the zCDP ρ the (ε, δ) rounds are calibrated to
+        details["rho"] = calib.rho
+    if isinstance(per_step, PureDP):
+        details.update(per_step_epsilon=per_step.epsilon,
+                       sensitivity_l1=plan.sensitivities["l1"],
+                       laplace_scale=plan.noise["laplace_scale"])
+    else:
+        details.update(per_step_rho=per_step.rho, sensitivity_l2=plan.sensitivities["l2"],
+                       gaussian_sd=plan.noise["gaussian_sd"])
+    return details
+
+
+def release_gradient_descent(stats: GradientSums, plan: ReleasePlan, rng: Any, *,
+                             seeded: bool = False) -> Release:
+    """THE release of DPGD (Alabi et al. 2022, App. E, Alg. 7, Lemma 21) for a batch of
+    ``stats.rows`` runs: the only code that draws DPGD noise.  T rounds of: the exact clipped
+    gradient sums (``stats``), Laplace (ε/T, L1 sensitivity 4τ) or Gaussian (ρ/T, L2
+    sensitivity 2√2τ) noise through :func:`step_noise`, the adaptive step and the descent
+    update (:func:`gd_iterates`); the released (p₂₅, p₇₅) are the averages of the iterates
+    after updates ⌊T/2⌋+1 … T.  ``rng``: a Generator, or a
+    :class:`~dpreg.mechanisms.batch.RowRandomness` (one row per run, or per lane of
+    ``stats.lanes``).  Guarantee per run: T-fold composition of the per-round releases, i.e.
+    ``plan.budget`` (ε-DP, ρ-zCDP or (ε, δ)-DP), replace-one neighbours, n public.
+
+    ``values``: ``p25``, ``p75`` (normalised, arrays of shape (rows,)), ``slope``,
+    ``intercept`` (data units, post-processing of those) and ``x_eval``."""
+    steps = plan.options["steps"]
+    call = step_noise(plan, rng)
+    rows, lanes = int(stats.rows), stats.lanes
+    if lanes is None:
+        noise = call
+    else:
+        def noise(g: np.ndarray) -> np.ndarray:
+            return np.asarray(call(g.reshape(lanes, -1))).reshape(rows, 2)
+
+    kept = gd_iterates(stats.sums, noise, steps=steps, rows=rows, keep_from=steps // 2 + 1)
     avg = kept.mean(axis=0)
-    return avg[:, 0], avg[:, 1]
+    p25, p75 = avg[:, 0], avg[:, 1]
+    slope, intercept = normalised_line(plan, p25, p75)
+    stmt = PrivacyStatement(plan.budget, plan.relation, f"DPGD ({plan.options['variant']})",
+                            _SOURCE, seeded, _details(plan))
+    return Release(plan, {"p25": p25, "p75": p75, "slope": slope, "intercept": intercept,
+                          "x_eval": list(plan.options["x_eval"])}, stmt)
 
 
-def run_replicates(plan: GDPlan, gen: np.random.Generator, replicates: int | None = None
-         ) -> tuple[Any, Any]:
-    """Normalised (p25, p75) of one run, or arrays of ``replicates`` independent runs."""
-    r = 1 if replicates is None else replicates
-    p25, p75 = release_gradient_descent(data_gradient(plan.u, plan.v, tau=plan.tau), plan=plan,
-                                        rows=r, rng=gen)
-    if replicates is None:
-        return float(p25[0]), float(p75[0])
-    return p25, p75
+def gradient_descent_result(release: Release, run: int = 0) -> SimpleRegressionResult:
+    """The :class:`SimpleRegressionResult` of run ``run`` of a DPGD release (post-processing):
+    its line, the predictions at the plan's ``x_eval`` and the normalised (p₂₅, p₇₅)."""
+    v = release.values
+    p25, p75 = float(v["p25"][run]), float(v["p75"][run])
+    slope, intercept = normalised_line(release.plan, p25, p75)
+    preds = {xv: intercept + slope * xv for xv in release.plan.options["x_eval"]}
+    return SimpleRegressionResult("dp-gd", release.privacy, released_slope=float(slope),
+                                  released_intercept=float(intercept),
+                                  released_predictions=preds, n=release.plan.n,
+                                  extra={"x_eval": list(v["x_eval"]),
+                                         "normalised_predictions": (p25, p75)},
+                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)

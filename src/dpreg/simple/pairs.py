@@ -62,7 +62,9 @@ __all__ = [
     "PairDesign",
     "all_pairs",
     "round_robin_matchings",
+    "round_robin_rows",
     "make_design",
+    "pair_values",
     "pair_estimates",
     "pair_slopes",
     "doubled_multiset",
@@ -123,24 +125,43 @@ def round_robin_matchings(n: int, k: int, rng: Any = None) -> PairDesign:
     for odd n (a dummy hub; its partner sits the round out).  Round r pairs (r+d, r−d) mod m
     for d = 1..(m−1)/2, plus (hub, r) for even n.  The k rounds are drawn without
     replacement and the labels are permuted uniformly at random, both from ``rng`` and both
-    independent of the data.
+    independent of the data.  (:func:`round_robin_rows` with one row.)
     """
+    i, j = round_robin_rows(n, k, 1, rng)
+    return PairDesign(i[0], j[0], int(n), "matchings", n_matchings=int(k))
+
+
+def round_robin_rows(n: int, k: int, designs: int, rng: Any = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of ``designs`` independent k-matching designs as rows: ``(i, j)``, index
+    arrays of shape (designs, pairs), row t the pairs (i < j, round by round) of the t-th of
+    ``designs`` successive :func:`round_robin_matchings` calls with one generator -- the same
+    generator calls in the same order (per design: ``choice`` of the k rounds, then
+    ``permutation`` of the labels), so row 0 of a fresh generator is that call's design.  The
+    one implementation of the design (the reproduction harness draws its trials' designs
+    here)."""
     n = check_int(n, "n", minimum=2)
     top = max_matchings(n)
     k = check_int(k, "pairs", minimum=1, maximum=top)
+    designs = check_int(designs, "designs", minimum=1)
     gen = check_rng(rng)
     m = n - 1 if n % 2 == 0 else n
-    rounds = np.sort(gen.choice(top, size=k, replace=False)).astype(np.intp)
+    rounds = np.empty((designs, k), dtype=np.intp)
+    perm = np.empty((designs, n), dtype=np.intp)
+    for t in range(designs):
+        rounds[t] = np.sort(gen.choice(top, size=k, replace=False))
+        perm[t] = gen.permutation(n)
     d = np.arange(1, (m - 1) // 2 + 1, dtype=np.intp)
-    a = (rounds[:, None] + d[None, :]) % m
-    b = (rounds[:, None] - d[None, :]) % m
+    a = (rounds[:, :, None] + d) % m  # (designs, k, (m − 1)/2)
+    b = (rounds[:, :, None] - d) % m
     if n % 2 == 0:  # the hub n − 1 meets the circle vertex r in round r
-        a = np.hstack([a, np.full((k, 1), n - 1, dtype=np.intp)])
-        b = np.hstack([b, rounds[:, None]])
-    a, b = a.ravel(), b.ravel()  # round by round
-    perm = gen.permutation(n).astype(np.intp)
-    pa, pb = perm[a], perm[b]
-    return PairDesign(np.minimum(pa, pb), np.maximum(pa, pb), n, "matchings", n_matchings=k)
+        a = np.concatenate([a, np.full((designs, k, 1), n - 1, dtype=np.intp)], axis=2)
+        b = np.concatenate([b, rounds[:, :, None]], axis=2)
+    a = a.reshape(designs, -1)  # round by round
+    b = b.reshape(designs, -1)
+    pa = np.take_along_axis(perm, a, axis=1)
+    pb = np.take_along_axis(perm, b, axis=1)
+    return np.minimum(pa, pb), np.maximum(pa, pb)
 
 
 def make_design(n: int, pairs: str | int, rng: Any = None) -> PairDesign:
@@ -170,25 +191,35 @@ def pair_estimates(
     finite data with x_i ≠ x_j.
     """
     _check_design(design, x.size)
-    xi, xj = x[design.i], x[design.j]
-    yi, yj = y[design.i], y[design.j]
-    dx = xj - xi
-    tied = dx == 0
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        num = (xj - x_eval) * yi + (x_eval - xi) * yj
-        z = np.divide(num, dx, out=np.zeros_like(dx), where=~tied)
-    return _nan_guard(z), tied
+    return pair_values(x, y, design.i, design.j, estimand="predictions", x_eval=x_eval)
 
 
 def pair_slopes(x: np.ndarray, y: np.ndarray, design: PairDesign) -> tuple[np.ndarray, np.ndarray]:
     """Slopes (y_j − y_i)/(x_j − x_i) of each pair; ``(s, tied)`` as in :func:`pair_estimates`."""
     _check_design(design, x.size)
-    dx = x[design.j] - x[design.i]
-    dy = y[design.j] - y[design.i]
+    return pair_values(x, y, design.i, design.j, estimand="slope")
+
+
+def pair_values(x: np.ndarray, y: np.ndarray, i: np.ndarray, j: np.ndarray, *,
+                estimand: str, x_eval: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, tied)`` of the pairs (i, j) -- index arrays of any one shape (a design, or the
+    rows of :func:`round_robin_rows`): the prediction at ``x_eval`` (``estimand=
+    "predictions"``, :func:`pair_estimates`' formula) or the slope (``"slope"``,
+    :func:`pair_slopes`') of each pair; 0 where tied (x_i = x_j).  Both formulas are exactly
+    symmetric in (i, j)."""
+    xi, xj = x[i], x[j]
+    yi, yj = y[i], y[j]
+    dx = xj - xi
     tied = dx == 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        s = np.divide(dy, dx, out=np.zeros_like(dx), where=~tied)
-    return _nan_guard(s), tied
+        if estimand == "slope":
+            num = yj - yi
+        else:
+            if x_eval is None:
+                raise InvalidInputError("x_eval is required for estimand='predictions'")
+            num = (xj - x_eval) * yi + (x_eval - xi) * yj
+        z = np.divide(num, dx, out=np.zeros_like(dx), where=~tied)
+    return _nan_guard(z), tied
 
 
 def _nan_guard(values: np.ndarray) -> np.ndarray:

@@ -139,17 +139,17 @@ def simple_releases(m: dict[str, Any], x: np.ndarray, y: np.ndarray, *, epsilon:
                                       y_bounds=y_bounds, trials=trials, x_eval=xe2, rng=rng)
         return from_pair(preds)
     if spec.harness_engine == "gradient":
-        from dpreg.methods.dp_gd import simple_budget_params
+        from dpreg.simple import VARIANT_PARAMETERS, variant_parameters
 
         variant = m.get("variant", "pure")
         # the one rule from (ε, δ) to the variant's budget (Alabi et al. run DPGDzCDP with
         # ρ = ε²/2); δ only where the variant uses it
-        delta = float(require_key(m, "delta")) if variant == "approx" else None
-        eps, rho, dlt = simple_budget_params(variant, epsilon, delta)
+        delta = (float(require_key(m, "delta")) if "delta" in VARIANT_PARAMETERS.get(variant, ())
+                 else None)
         preds, _ = E.gd_replicates(x, y, variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
                                    tau=float(m.get("tau", 1.0)), steps=int(m.get("steps", 80)),
-                                   x_eval=xe2, trials=trials, rng=rng, epsilon=eps, rho=rho,
-                                   delta=dlt)
+                                   x_eval=xe2, trials=trials, rng=rng,
+                                   **variant_parameters(variant, epsilon, delta))
         return from_pair(preds)
     # DP Theil-Sen: a DP median of the shared pair multisets, by the spec's median
     median = spec.estimator_options["median"]
