@@ -47,7 +47,7 @@ STABLE: dict[str, tuple[str, ...]] = {
     "dpreg.auto": ("AutoDPRegression",),
     "dpreg.inference": ("RegressionResults",),
     "dpreg.exceptions": ("DPRegError", "InvalidInputError", "BudgetExceededError",
-                         "MechanismFailure", "PrivacyLeakWarning"),
+                         "MechanismFailure", "PrivacyLeakWarning", "MissingExtraError"),
 }
 OPTIONAL: dict[str, tuple[str, ...]] = {"dpreg": ("plan",)}
 #: stable CLI commands (design of the command line); the snapshot lists all of them
