@@ -5,6 +5,7 @@ Run as a script in a fresh interpreter (tests/test_extras.py)::
     python tests/_base_install.py base        # the base paths; prints "ok" last
     python tests/_base_install.py missing     # the MissingExtraError of each optional part
     python tests/_base_install.py console M:F # the console script M:F (typer and rich absent)
+    python tests/_base_install.py cli-plot    # dpreg fit/fit-groups --plot without matplotlib
 
 :func:`block` installs a meta-path finder that refuses every module of :data:`HEAVY` (as if it
 were not installed) and records each attempt; the base paths must not even try one.
@@ -141,6 +142,35 @@ def missing_parts() -> None:
     _expect_missing(lambda: results_table([]), "audit")
 
 
+def cli_plot() -> None:
+    """``dpreg fit ... --plot`` without matplotlib: exit 1 naming [plots], nothing charged."""
+    import numpy as np
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    import dpreg
+    from dpreg.cli import app
+
+    with tempfile.TemporaryDirectory() as tmp:
+        g = np.random.default_rng(2)
+        data = os.path.join(tmp, "d.csv")
+        pd.DataFrame({"x": g.uniform(0, 1, 300), "y": g.uniform(0, 1, 300)}).to_csv(data, index=False)
+        ledger = os.path.join(tmp, "l.db")
+        dpreg.Ledger(dpreg.PureDP(5.0), ledger)
+        for command in (["fit", data, "--y", "y", "--x", "x"], ["fit-groups", data, "--by", "x",
+                                                             "--y", "y", "--x", "x",
+                                                             "--keys-from-data", "--out",
+                                                             os.path.join(tmp, "t.csv")]):
+            got = CliRunner().invoke(app, [*command, "--method", "noisy-stats", "--epsilon", "1",
+                                           "--bounds", "x=0:1", "--bounds", "y=0:1", "--ledger",
+                                           ledger, "--plot", os.path.join(tmp, "p.png")])
+            text = got.output + (got.stderr if got.stderr_bytes is not None else "")
+            assert got.exit_code == 1, (got.exit_code, text)
+            assert "pip install 'dpreg[plots]'" in text, text
+            assert dpreg.Ledger(None, ledger).events() == [], "charged before refusing --plot"
+            print(command[0], "refused: [plots]")
+
+
 def console(target: str) -> None:
     """Run the console script ``module:function`` as pip's generated script does."""
     module, _, func = target.partition(":")
@@ -153,6 +183,10 @@ if __name__ == "__main__":
     if mode == "console":
         block(("typer", "rich"))
         console(sys.argv[2])
+    elif mode == "cli-plot":
+        block(("matplotlib",))
+        cli_plot()
+        print("ok")
     else:
         block()
         (base_paths if mode == "base" else missing_parts)()

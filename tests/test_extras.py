@@ -67,6 +67,12 @@ def test_each_optional_part_names_its_extra():
     assert out.strip().endswith("ok")
 
 
+def test_plot_without_the_plots_extra_is_refused_before_anything_is_read():
+    proc = _run("cli-plot")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("refused: [plots]") == 2
+
+
 @pytest.mark.parametrize("how", ["console script", "python -m dpreg"])
 def test_the_command_without_the_cli_extra_says_which_extra(how):
     target = PYPROJECT["project"]["scripts"]["dpreg"]

@@ -53,6 +53,7 @@ from dpreg.exceptions import DPRegError
 try:  # the command line lives behind the [cli] extra
     import typer
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 except ImportError as _exc:
     missing_extra(_exc, "the dpreg command line", extra="cli")
@@ -437,7 +438,8 @@ def _fail(exc: BaseException) -> None:
 
     if _STATE["debug"]:
         raise exc
-    err_console.print(f"[bold red]error:[/] {_cli_text(str(exc))}", highlight=False,
+    # the message is text, not rich markup: "[plots]" in "pip install 'dpreg[plots]'" stays
+    err_console.print(f"[bold red]error:[/] {escape(_cli_text(str(exc)))}", highlight=False,
                       soft_wrap=True)
     raise typer.Exit(code=2 if isinstance(exc, InvalidParameterError) else 1)
 
@@ -527,7 +529,7 @@ def _intervals(res: Any, ci: float | None) -> Any:
     try:
         return res.conf_int(ci)
     except NoUncertaintyError as exc:
-        err_console.print(f"note: no confidence interval: {_cli_text(str(exc))}",
+        err_console.print(f"note: no confidence interval: {escape(_cli_text(str(exc)))}",
                           highlight=False)
         return None
 
