@@ -12,20 +12,23 @@ XDIST  ?= -n 2 --dist loadgroup
 .PHONY: setup test test-slow test-all bench lint lint-imports wheel-check demo clean reproduce \
         reproduce-quick results-page audit api-snapshot pin-notes docs
 
-# runtime only (what `pip install '.[fast]'` gives a user): enough for the demo and the CLI
+# what the demo needs (what `pip install '.[cli,plots,fast]'` gives a user): the library, the
+# `dpreg` command ([cli]), the demo's figure ([plots]) and numba ([fast]); docs/install.md
 $(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[fast]'
+	$(BIN)/python -m pip install --quiet -e '.[cli,plots,fast]'
 	@touch $(RUNTIME)
 
-# the development tools on top (tests, lint), Spark (CI runs the Spark tests, local[2]), the
-# `data` extra (plotnine's Diamonds; its tests skip when it is absent) and ISLP's data sets
+# the development tools on top (tests, lint) and every extra ([all]: the reproductions' and the
+# auditor's parts, Spark -- CI runs the Spark tests, local[2] -- and the `data` extra, plotnine's
+# Diamonds, whose tests skip when it is absent), and ISLP's data sets
 $(STAMP): $(RUNTIME) pyproject.toml Makefile
-	$(BIN)/python -m pip install --quiet -e '.[dev,fast,spark,data]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,all]'
 	$(BIN)/python -m pip install --quiet --no-deps 'ISLP>=0.4'  # data only; its deps would pull torch
 	@touch $(STAMP)
 
+# the site generator; mkdocstrings reads the sources without importing them, so no other extra
 $(DOCSTAMP): $(RUNTIME) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[docs,fast]'
 	@touch $(DOCSTAMP)
@@ -106,7 +109,7 @@ reproduce-quick: $(STAMP)
 results-page: $(STAMP)
 	$(BIN)/python -m studies.report $(REPRO_OUT)
 
-## the main job on bundled data (installs the runtime dependencies only)
+## the main job on bundled data (installs the library with the [cli,plots,fast] extras only)
 demo: $(RUNTIME)
 	$(BIN)/dpreg demo --out demo-output
 

@@ -43,10 +43,11 @@ STABLE: dict[str, tuple[str, ...]] = {
     "dpreg.simple": ("noisy_stats", "dp_intercept", "theil_sen", "gradient_descent",
                      "theil_sen_ci", "ConfidenceInterval", "SimpleRegressionResult"),
     "dpreg.linear_model": ("NoisyStats", "DPTheilSen", "DPGradientDescent", "AdaSSP",
-                           "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "AutoDPRegression"),
+                           "BoostedAdaSSP", "TukeyEM", "CovarianceOLS"),
+    "dpreg.auto": ("AutoDPRegression",),
     "dpreg.inference": ("RegressionResults",),
     "dpreg.exceptions": ("DPRegError", "InvalidInputError", "BudgetExceededError",
-                         "MechanismFailure", "PrivacyLeakWarning"),
+                         "MechanismFailure", "PrivacyLeakWarning", "MissingExtraError"),
 }
 OPTIONAL: dict[str, tuple[str, ...]] = {"dpreg": ("plan",)}
 #: stable CLI commands (design of the command line); the snapshot lists all of them

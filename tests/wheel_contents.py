@@ -2,6 +2,9 @@
 
 The wheel must hold ``dpreg/`` and its ``.dist-info`` and nothing named like a research study
 (``study*``, ``studies``): those live in the top-level ``studies/`` folder, outside the package.
+Its metadata must require only the library's dependencies: typer, rich, matplotlib and
+statsmodels come with extras (``Requires-Dist: ...; extra == "cli"``), never with the base
+install (issue 31; docs/install.md).
 Used by ``make wheel-check`` (part of ``make lint``, so CI runs it) and by
 studies/tests/test_not_shipped.py.  Equivalent by hand::
 
@@ -44,8 +47,25 @@ def build_wheel(dest: Path, root: Path = ROOT) -> Path:
     return wheel
 
 
+#: dependencies that only extras may require
+EXTRA_ONLY = ("typer", "rich", "matplotlib", "statsmodels")
+
+
+def base_requirements(metadata: str) -> list[str]:
+    """The names of the ``Requires-Dist`` entries without an ``extra ==`` marker."""
+    import re
+
+    out = []
+    for line in metadata.splitlines():
+        if line.startswith("Requires-Dist:") and "extra ==" not in line:
+            req = line.removeprefix("Requires-Dist:").strip()
+            out.append(re.split(r"[<>=!~\[; (]", req, maxsplit=1)[0].lower())
+    return out
+
+
 def problems(wheel: Path) -> list[str]:
-    """What is wrong with the wheel's file list (empty when it ships the library only)."""
+    """What is wrong with the wheel's file list and base requirements (empty when it ships the
+    library only)."""
     names = zipfile.ZipFile(wheel).namelist()
     out = []
     if "dpreg/__init__.py" not in names:
@@ -57,6 +77,14 @@ def problems(wheel: Path) -> list[str]:
     studies = [n for n in names if is_study(n)]
     if studies:
         out.append(f"study modules in the wheel: {studies}")
+    meta = f"{dist_info}/METADATA"
+    if meta in names:
+        heavy = sorted(set(base_requirements(zipfile.ZipFile(wheel).read(meta).decode("utf-8")))
+                       & set(EXTRA_ONLY))
+        if heavy:
+            out.append(f"the base install requires {heavy} (only an extra may)")
+    else:
+        out.append(f"{meta} is missing")
     return out
 
 
@@ -69,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             print(f"{wheel.name}: " + "; ".join(bad), file=sys.stderr)
             return 1
-        print(f"ok    {wheel.name}: {n} files, dpreg/ and its .dist-info only, no study module")
+        print(f"ok    {wheel.name}: {n} files, dpreg/ and its .dist-info only, no study module, "
+              f"no {'/'.join(EXTRA_ONLY)} in the base requirements")
     return 0
 
 

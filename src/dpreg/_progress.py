@@ -23,6 +23,11 @@ Timing: a bar is drawn from the first report, which the library sends before the
 starts -- there is no grace period, so a 10 s job shows its bar (and elapsed time) from its
 first second; a job shorter than rich's refresh interval (0.1 s) may flash a bar that is erased
 at once (the bars are transient).
+
+The bars are drawn with rich (the ``[cli]`` extra): without it, turning them on
+(:func:`rich_bars`, ``progress=True`` of a library call with no hook installed) raises
+:class:`~dpreg.exceptions.MissingExtraError` naming the extra, at the start (:func:`check_bars`),
+before any work; hooks and the silent default need nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 __all__ = ["interactive", "track", "spinner", "hook", "report", "steps", "job", "rich_bars",
-           "ProgressHook"]
+           "check_bars", "ProgressHook"]
 
 T = TypeVar("T")
 
@@ -169,6 +174,16 @@ class _RichBars:
             self._bar = None
 
 
+def check_bars(enabled: bool) -> None:
+    """Raise :class:`~dpreg.exceptions.MissingExtraError` (``[cli]``) when ``enabled`` asks for
+    bars that would be drawn with rich (no hook installed) and rich is not installed.  Entry
+    points with a ``progress`` parameter call it before they read data or charge a budget."""
+    if enabled and _HOOK.get() is None:
+        from dpreg._extras import require
+
+        require("rich", "the progress bars")
+
+
 @contextmanager
 def rich_bars(enabled: bool = True, *, console: Any = None) -> Iterator[None]:
     """Transient progress bars on stderr for the jobs run in the block, when ``enabled``
@@ -176,6 +191,9 @@ def rich_bars(enabled: bool = True, *, console: Any = None) -> Iterator[None]:
     if not enabled:
         yield
         return
+    from dpreg._extras import require
+
+    require("rich", "the progress bars")
     bars = _RichBars(console)
     try:
         with hook(bars):

@@ -46,12 +46,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import typer
-from rich.console import Console
-from rich.table import Table
-
+from dpreg._extras import missing_extra
 from dpreg._version import __version__
 from dpreg.exceptions import DPRegError
+
+try:  # the command line lives behind the [cli] extra
+    import typer
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+except ImportError as _exc:
+    missing_extra(_exc, "the dpreg command line", extra="cli")
+    raise
 
 app = typer.Typer(
     name="dpreg",
@@ -432,7 +438,8 @@ def _fail(exc: BaseException) -> None:
 
     if _STATE["debug"]:
         raise exc
-    err_console.print(f"[bold red]error:[/] {_cli_text(str(exc))}", highlight=False,
+    # the message is text, not rich markup: "[plots]" in "pip install 'dpreg[plots]'" stays
+    err_console.print(f"[bold red]error:[/] {escape(_cli_text(str(exc)))}", highlight=False,
                       soft_wrap=True)
     raise typer.Exit(code=2 if isinstance(exc, InvalidParameterError) else 1)
 
@@ -522,7 +529,7 @@ def _intervals(res: Any, ci: float | None) -> Any:
     try:
         return res.conf_int(ci)
     except NoUncertaintyError as exc:
-        err_console.print(f"note: no confidence interval: {_cli_text(str(exc))}",
+        err_console.print(f"note: no confidence interval: {escape(_cli_text(str(exc)))}",
                           highlight=False)
         return None
 
@@ -568,6 +575,15 @@ def _save_figure(fig: Any, path: Path) -> None:
                                 "(use a .png, .pdf or .svg file name)") from None
     finally:
         plt.close(fig)
+
+
+def _check_plot_extra(path: Path | None) -> None:
+    """``--plot`` needs matplotlib (the ``[plots]`` extra): checked before anything is read or
+    charged, so that a missing extra never costs a release."""
+    if path is not None:
+        from dpreg._extras import require
+
+        require("matplotlib", "--plot", extra="plots")
 
 
 def _plot_result(res: Any, path: Path | None, ci: float | None) -> None:
@@ -856,6 +872,7 @@ def fit(
     entry = _method_entry(method)
     _check_ci_supported(entry, ci if ci is not None else opts.get("ci_alpha"))
     try:
+        _check_plot_extra(plot)
         from dpreg._formula import formula_from_columns
         from dpreg._progress import interactive, rich_bars, spinner
         from dpreg.api import needs_memory_message, regress, source_methods
@@ -1024,6 +1041,7 @@ def fit_groups(
     _check_ci_supported(entry, opts.get("ci_alpha"))
     _warn_ignored(entry, dlt, True)
     try:
+        _check_plot_extra(plot)
         import pandas as pd
 
         from dpreg._progress import interactive, rich_bars
@@ -1246,6 +1264,7 @@ def regress(
     field release_integrity."""
     _check_range(ci, "--ci", low=0, high=1, open_low=True)
     try:
+        _check_plot_extra(plot)
         from dpreg._integrity import check_hex_digest
         from dpreg.covariance import SSCPRelease
 

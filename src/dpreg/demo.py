@@ -18,6 +18,11 @@ What it does (Alabi et al. 2022 §7.2.1, Figure 3, on *simulated* data):
 4. prints a table, writes ``releases.csv`` (one row per tract and method: the release, the
    OLS reference and the ratio), ``summary.csv`` and ``ecdf.png`` (the paper's Figure 3 for
    this simulation) to the output folder.
+
+It needs matplotlib (the ``[plots]`` extra) for ``ecdf.png`` and rich (``[cli]``) for its
+table and bars -- ``dpreg demo`` has both with ``pip install 'dpreg[cli,plots]'`` (or
+``[repro]``); without them :class:`~dpreg.exceptions.MissingExtraError` names the extra before
+anything runs.
 """
 
 from __future__ import annotations
@@ -48,7 +53,12 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
              max_tracts: int | None = None, seed: int = 0, methods: tuple[str, ...] = DEMO_METHODS,
              progress: bool = True, console: Any = None) -> dict[str, Any]:
     """Run the demo; returns a JSON-ready summary (also written to ``out``)."""
+    from dpreg._extras import require
     from dpreg._progress import spinner
+
+    require("matplotlib", "the demo (its ecdf.png)")
+    if progress or console is not None:
+        require("rich", "the demo's table and progress bars")
     from dpreg.replicates import BATCHED, replicate_predictions, replicate_predictions_many
     from dpreg.simple import ols, ols_prediction_se
 
@@ -257,13 +267,14 @@ def run_nation_demo(out: str | Path = "demo-output", *, epsilon: float = 1.0,
     median absolute error of the released slope against the tract's generating slope.
     ``progress`` shows a bar over the steps on stderr.
     """
-    from dpreg._progress import _console
+    from dpreg._progress import _console, check_bars
     from dpreg._source import FileSource
     from dpreg._validation import did_you_mean
     from dpreg.data import NATION_TRACTS
     from dpreg.exceptions import UnknownNameError
     from dpreg.grouped import fit_by_group
 
+    check_bars(progress)  # the bar is rich's (the [cli] extra)
     eps = check_epsilon(epsilon, allow_inf=False)
     n_tracts = check_int(NATION_TRACTS if tracts is None else tracts, "tracts", minimum=1)
     for m in methods:

@@ -18,6 +18,7 @@ __all__ = [
     "ReleaseIntegrityError",
     "MechanismFailure",
     "InsufficientBudgetError",
+    "MissingExtraError",
     "UnreliableReleaseWarning",
     "PrivacyLeakWarning",
     "WeakSeedWarning",
@@ -100,6 +101,20 @@ class MechanismFailure(DPRegError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class MissingExtraError(DPRegError, ImportError):
+    """An optional part of dpreg was used without the dependency it needs: the message names
+    the extra that installs it, e.g. ``pip install 'dpreg[plots]'`` for
+    :meth:`RegressionResults.plot <dpreg.inference.RegressionResults.plot>`.
+
+    ``pip install dpreg`` installs the library (fitting, ``regress``, ``release_sscp``,
+    ``plan``, the ledger, formulas, CSV/Parquet files) with numpy, scipy, pandas, pyarrow,
+    formulaic and scikit-learn only; the command line (``[cli]``), plots (``[plots]``), the
+    paper reproductions and their data sets (``[repro]``) and the privacy auditor's command
+    (``[audit]``) are extras.  Also an :class:`ImportError`, so ``except ImportError`` handlers
+    see it; raised before anything is computed or charged.
+    """
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -52,7 +52,7 @@ class IterativeHessianMixing(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> IterativeHessianMixing:
+    def _fit(self, X: Any, y: Any) -> IterativeHessianMixing:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
         core = hessian_mixing(scaling.design(Xa), scaling.label(ya),

@@ -4,7 +4,7 @@ TukeyEM; public bounds)."""
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dpreg.linear_model import AutoDPRegression
+from dpreg.auto import AutoDPRegression
 
 B = (-10, 10)
 

@@ -23,6 +23,7 @@ from dpreg.auto import (
     NS_SPREAD_REFERENCE,
     NS_U_THRESHOLD,
     SELECTION_FRACTION,
+    AutoDPRegression,
     choose_multivariate,
     choose_noisy_stats,
     choose_simple,
@@ -35,7 +36,6 @@ from dpreg.auto import (
     tukey_pass_probability,
 )
 from dpreg.exceptions import BudgetExceededError, InvalidInputError
-from dpreg.linear_model import AutoDPRegression
 from dpreg.privacy import EPSILON_MAX
 
 

@@ -18,8 +18,11 @@ def _row(r: AuditResult) -> tuple[str, ...]:
 
 
 def results_table(results: Sequence[AuditResult], title: str = "dpreg privacy audit") -> Any:
-    """A :class:`rich.table.Table` with one row per audited (method, pair)."""
-    from rich.table import Table
+    """A :class:`rich.table.Table` with one row per audited (method, pair) (rich: the ``[audit]``
+    or ``[cli]`` extra)."""
+    from dpreg._extras import require
+
+    Table = require("rich.table", "the audit results table", extra="audit").Table
 
     alphas = sorted({r.alpha for r in results})
     cap = f"α = {', '.join(f'{a:g}' for a in alphas)}" if alphas else ""

@@ -56,7 +56,7 @@ class AutoDPRegression(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> AutoDPRegression:
+    def _fit(self, X: Any, y: Any) -> AutoDPRegression:
         eps = self._required_epsilon()
         Xa, ya = self._validate(X, y)
         d = Xa.shape[1]

@@ -64,7 +64,10 @@ def _to_unit(v: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
 
 
 def _stock_frame() -> pd.DataFrame:
-    import matplotlib.cbook as cbook
+    from dpreg._extras import require
+
+    cbook = require("matplotlib.cbook", "the stock data set (matplotlib's sample data)",
+                    extra="repro")
 
     path = cbook.get_sample_data("Stocks.csv", asfileobj=False)
     raw = pd.read_csv(path, comment="#", parse_dates=["Date"])
@@ -210,7 +213,10 @@ def multivariate(name: str) -> MultiData:
                          "et al.'s preprocessing); bounds from the grading scales, dimensions "
                          "<= 12 mm, price <= $20,000")
     if name == "randhie":
-        import statsmodels.api as sm
+        from dpreg._extras import require
+
+        sm = require("statsmodels.api", "the randhie data set (bundled with statsmodels)",
+                     extra="repro")
 
         raw = sm.datasets.randhie.load_pandas().data
         cols = [c for c in _RANDHIE if c != "mdvis"]

@@ -16,9 +16,9 @@ _MARKERS = "osD^v<>pPX*h"
 
 
 def _plt() -> Any:
-    import matplotlib
+    from dpreg._extras import require
 
-    matplotlib.use("Agg")
+    require("matplotlib", "the reproductions' figures", extra="repro").use("Agg")
     import matplotlib.pyplot as plt
 
     return plt

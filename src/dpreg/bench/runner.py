@@ -162,8 +162,15 @@ def reproduce(name: str | Spec, *, out: str | Path = DEFAULT_OUT, quick: bool = 
         Processes for the cells (1 = in this process; ``None`` = ``os.cpu_count()``).
     progress:
         Optional callback ``progress(done, total, description)``.
+
+    Needs the ``[repro]`` extra (statsmodels for the OLS references and data sets, matplotlib
+    for the figures): checked before anything runs (:class:`~dpreg.exceptions.MissingExtraError`).
     """
+    from dpreg._extras import require
     from dpreg.bench.claims import evaluate_claims
+
+    for module in ("statsmodels.api", "matplotlib"):
+        require(module, "the reproductions (dpreg.bench)", extra="repro")
 
     spec = name if isinstance(name, Spec) else load_spec(name, quick=quick)
     kind = KINDS[spec.kind]()

@@ -1,10 +1,10 @@
 """Loaders for real regression data that ship inside packages on the registries.
 
-Nothing is downloaded: statsmodels and scikit-learn bundle their data; ISLP (BSD) is installed
-with ``pip install --no-deps ISLP`` (``make`` does this) because its declared dependencies
-would pull in PyTorch.  Public bounds come from each data set's documentation or from domain
-knowledge, recorded in ``bounds_note``; they were checked to contain the data but were not
-read off it.
+Nothing is downloaded: statsmodels (the ``[repro]`` extra) and scikit-learn bundle their data;
+ISLP (BSD) is installed with ``pip install --no-deps ISLP`` (``make`` does this) because its
+declared dependencies would pull in PyTorch.  Public bounds come from each data set's
+documentation or from domain knowledge, recorded in ``bounds_note``; they were checked to
+contain the data but were not read off it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ __all__ = ["bikeshare_groups", "load_oa_simulated"]
 
 
 def _statsmodels(name: str) -> pd.DataFrame:
-    import statsmodels.api as sm
+    from dpreg._extras import require
+
+    sm = require("statsmodels.api", f"the {name} data set (bundled with statsmodels)")
 
     return getattr(sm.datasets, name).load_pandas().data.copy()
 

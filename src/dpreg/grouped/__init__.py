@@ -228,7 +228,9 @@ def fit_by_group(
     progress:
         Show a transient bar over the groups (per-group loop) or a spinner (vectorised) on
         stderr; default False (the library is silent; the CLI turns it on on a terminal).
-        It shows the number of declared keys and the elapsed time only.
+        It shows the number of declared keys and the elapsed time only.  The bars need rich
+        (the ``[cli]`` extra): without it ``progress=True`` raises
+        :class:`~dpreg.exceptions.MissingExtraError` before anything is read or charged.
     workers:
         Workers for the per-group parts of the local backend (default min(2, CPUs)): the
         per-group Theil-Sen releases run in that many forked worker processes on Linux when
@@ -274,6 +276,9 @@ def fit_by_group(
     """
     if backend not in BACKENDS:
         raise InvalidInputError(f"backend must be one of {list(BACKENDS)}; got {backend!r}")
+    from dpreg._progress import check_bars
+
+    check_bars(bool(progress))  # progress=True draws with rich: the [cli] extra, checked first
     from dpreg._validation import check_epsilon
 
     epsilon = check_epsilon(epsilon)  # a str/None/NaN ε would otherwise fail deep inside (fuzz)

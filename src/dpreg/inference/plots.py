@@ -11,7 +11,8 @@
 Everything here reads released numbers only (post-processing).  The module lives in the
 ``inference`` layer because :meth:`RegressionResults.plot` needs it and the per-group plots read
 a plain DataFrame (they import nothing of :mod:`dpreg.grouped`).  matplotlib is imported when a
-plot is drawn, never on ``import dpreg``.
+plot is drawn, never on ``import dpreg``; without it (the ``[plots]`` extra) a plot raises
+:class:`~dpreg.exceptions.MissingExtraError` naming the extra.
 """
 
 from __future__ import annotations
@@ -28,11 +29,18 @@ __all__ = ["plot_coefficients", "plot_group_estimates", "plot_interval_widths", 
            "interval_columns", "use_file_backend"]
 
 
+def _pyplot(what: str) -> Any:
+    """``matplotlib.pyplot``, or :class:`~dpreg.exceptions.MissingExtraError` naming the
+    ``[plots]`` extra."""
+    from dpreg._extras import require
+
+    return require("matplotlib.pyplot", what)
+
+
 def _axes(ax: Any, figsize: tuple[float, float] = (6.4, 4.0)) -> Any:
     if ax is not None:
         return ax
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot("RegressionResults.plot and dpreg.inference.plots")
     _, new = plt.subplots(figsize=figsize)
     return new
 
@@ -205,8 +213,7 @@ def plot_groups(table: pd.DataFrame, columns: Sequence[str] | str | None = None,
                 max_groups: int | None = None) -> Any:
     """A figure with :func:`plot_group_estimates` and, when the table has interval columns,
     :func:`plot_interval_widths` beside it; returns the Figure."""
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot("plot_groups")
     table = _check_table(table)
     has_ci = bool(interval_columns(table))
     fig, axes = plt.subplots(1, 2 if has_ci else 1, figsize=(12.0 if has_ci else 7.5, 4.2),
@@ -230,6 +237,6 @@ def use_file_backend() -> None:
     import sys
 
     if "matplotlib.pyplot" not in sys.modules:
-        import matplotlib
+        from dpreg._extras import require
 
-        matplotlib.use("Agg")
+        require("matplotlib", "plotting to a file").use("Agg")

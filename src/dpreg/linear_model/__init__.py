@@ -9,12 +9,12 @@ plumbing
 (validation, public scaling, storing results) is in ``_base.py``.
 
 ``AutoDPRegression`` (private choice among these) lives in :mod:`dpreg.auto`, a layer above this
-package; ``dpreg.linear_model.AutoDPRegression`` is an alias resolved on first access
-(:func:`__getattr__`), so no module of this package imports :mod:`dpreg.auto` when loaded
-(docs/architecture.md).
-"""
+package (``dpreg.AutoDPRegression``; docs/architecture.md).
 
-from typing import Any
+Every estimator's public ``fit`` is :meth:`DPRegressorBase.fit`: one public-call scope (the
+seed and δ warnings, the release context of the ledger charges, the session's default ledger)
+around the estimator's own ``_fit``.
+"""
 
 from dpreg.linear_model._adassp import AdaSSP
 from dpreg.linear_model._base import DPRegressorBase
@@ -38,18 +38,5 @@ __all__ = [
     "BoostedAdaSSP",
     "TukeyEM",
     "CovarianceOLS",
-    "AutoDPRegression",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """``AutoDPRegression``: the alias of :class:`dpreg.auto.AutoDPRegression` (PEP 562)."""
-    if name == "AutoDPRegression":
-        from dpreg.auto.estimator import AutoDPRegression
-
-        return AutoDPRegression
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -83,7 +83,7 @@ class AdaSSP(_MultivariateBase):
         self.lambda_rule = lambda_rule
         self.floor_scale = floor_scale
 
-    def fit(self, X: Any, y: Any) -> AdaSSP:
+    def _fit(self, X: Any, y: Any) -> AdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None and scaling.label_bound is not None
         # the statistics step: scale, clip and accumulate in chunks (no copy of the design)

@@ -11,8 +11,9 @@ failure is itself a private output.
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -23,6 +24,7 @@ from dpreg.exceptions import InvalidInputError, InvalidParameterError, Mechanism
 from dpreg.inference import RegressionResults
 from dpreg.inference.uncertainty import reparametrised_kwargs
 from dpreg.multivariate._common import PublicScaling
+from dpreg.privacy.notices import public_entry
 from dpreg.simple._result import SimpleRegressionResult
 
 __all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error",
@@ -115,20 +117,30 @@ def feature_names(X: Any, n_features: int) -> list[str]:
     return [f"x{j}" for j in range(n_features)]
 
 
-class DPRegressorBase(RegressorMixin, BaseEstimator):
-    """Common ``fit`` validation, ``predict`` and fitted attributes."""
+class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
+    """Common ``fit`` (the public-call scope around each estimator's :meth:`_fit`), validation,
+    ``predict`` and fitted attributes."""
 
     #: minimum number of rows the method needs
     _min_rows: int = 2
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Every estimator's ``fit`` is one public call: it warns once about a weak seed or a
-        large δ (:func:`dpreg.privacy.notices.public_entry`), fits nested inside it do not."""
-        super().__init_subclass__(**kwargs)
-        if "fit" in cls.__dict__:
-            from dpreg.privacy.notices import public_entry
+    @public_entry
+    def fit(self, X: Any, y: Any) -> Self:
+        """Fit the release to ``X`` (2-D, n × d) and ``y`` (1-D, n); returns the estimator.
 
-            cls.fit = public_entry(cls.__dict__["fit"])  # type: ignore[method-assign]
+        One public call (:func:`dpreg.privacy.notices.public_entry`): it warns once about a weak
+        seed or a large δ, records the estimator and its requested budget with every ledger
+        charge inside, and an outermost fit with ``ledger=None`` charges the session's default
+        ledger.  Fits nested inside it (``DPGradientDescent`` → its inner estimator) do not warn
+        or charge the default again.  The estimator's own work is :meth:`_fit`."""
+        self._fit(X, y)
+        return self
+
+    @abstractmethod
+    def _fit(self, X: Any, y: Any) -> object:
+        """The estimator's fit proper (validation, the release, :meth:`_store`), run inside
+        :meth:`fit`'s public-call scope; every estimator defines it and none overrides
+        :meth:`fit`."""
 
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
@@ -187,9 +199,6 @@ class DPRegressorBase(RegressorMixin, BaseEstimator):
             )
         return check_delta(delta, allow_zero=False)
 
-    # kept for subclasses written against the earlier name
-    _validate_data_xy = _validate
-
     def _store(self, results: RegressionResults) -> DPRegressorBase:
         if results.bounds is None:  # record the public bounds this fit used (a new result)
             results = results.replace(bounds=self._public_bounds(results))
@@ -242,7 +251,7 @@ class _SimpleRegressor(DPRegressorBase):
                 f"fit_intercept must be True for {type(self).__name__} (the simple-regression "
                 f"mechanisms always fit an intercept); got {self.fit_intercept!r}"
             )
-        Xa, ya = self._validate_data_xy(X, y)
+        Xa, ya = self._validate(X, y)
         if Xa.shape[1] != 1:
             raise InvalidInputError(
                 f"X must have exactly one column for {type(self).__name__} (simple regression); "

@@ -71,7 +71,7 @@ class BoostedAdaSSP(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> BoostedAdaSSP:
+    def _fit(self, X: Any, y: Any) -> BoostedAdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
         # every round reads [X | y] chunk by chunk and scales it in a work buffer: the rows of

@@ -62,7 +62,7 @@ class ClippedDPGradientDescent(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> ClippedDPGradientDescent:
+    def _fit(self, X: Any, y: Any) -> ClippedDPGradientDescent:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
         core = dp_gradient_descent(

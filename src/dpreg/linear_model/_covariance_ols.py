@@ -82,7 +82,7 @@ class CovarianceOLS(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> CovarianceOLS:
+    def _fit(self, X: Any, y: Any) -> CovarianceOLS:
         Xa, ya, scaling, names = self._prepare(X, y)
         assert scaling is not None
         cols = _release_names(names)

@@ -123,7 +123,7 @@ class DPGradientDescent(DPRegressorBase):
                 "variant='zcdp'); remove it")
         return ClippedDPGradientDescent(**{k: getattr(self, k) for k in _CLIPPED_PARAMS})
 
-    def fit(self, X: Any, y: Any) -> DPGradientDescent:
+    def _fit(self, X: Any, y: Any) -> DPGradientDescent:
         Xv, _ = self._validate(X, y)  # sets n_features_in_/feature_names_in_
         inner = self._inner(Xv.shape[1])
         inner.fit(X, y)

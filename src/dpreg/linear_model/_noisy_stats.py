@@ -77,7 +77,7 @@ class NoisyStats(_SimpleRegressor):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> NoisyStats:
+    def _fit(self, X: Any, y: Any) -> NoisyStats:
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)

@@ -49,7 +49,7 @@ class SimpleDPGradientDescent(_SimpleRegressor):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
+    def _fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
         x1, ya, bx, by = self._prepare(X, y)
         res = gradient_descent(x1, ya, epsilon=self.epsilon, rho=self.rho, delta=self.delta,
                                variant=self.variant, x_bounds=bx, y_bounds=by, tau=self.tau,

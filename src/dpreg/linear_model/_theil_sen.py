@@ -82,7 +82,7 @@ class DPTheilSen(_SimpleRegressor):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> DPTheilSen:
+    def _fit(self, X: Any, y: Any) -> DPTheilSen:
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
         if self.ci_alpha is not None:

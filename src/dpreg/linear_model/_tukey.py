@@ -56,7 +56,7 @@ class TukeyEM(_MultivariateBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any) -> TukeyEM:
+    def _fit(self, X: Any, y: Any) -> TukeyEM:
         Xa, ya, scaling, names = self._prepare(X, y, require_x_bounds=False)
         fit_intercept = _check_fit_intercept(self.fit_intercept)
         Z = self._design(Xa, scaling, fit_intercept)

@@ -38,7 +38,9 @@ __all__ = ["SSCPSim", "SSCPReal"]
 
 def _ols(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(β with intercept first, plug-in standard errors) of OLS with an intercept."""
-    import statsmodels.api as sm
+    from dpreg._extras import require
+
+    sm = require("statsmodels.api", "the SSCP reproductions' OLS reference", extra="repro")
 
     fit = sm.OLS(y, sm.add_constant(X, has_constant="add")).fit()
     return np.asarray(fit.params), np.asarray(fit.bse)
