@@ -16,7 +16,7 @@ ledger after validation and before any noise, and returns a
 * :func:`dp_gradient_descent` -- noisy full-batch gradient descent (μ-GDP or ρ-zCDP).
 """
 
-from dpreg.multivariate._common import PublicScaling, clip_rows
+from dpreg.multivariate._common import PublicScaling, clip_rows, noisy_symmetric
 from dpreg.multivariate.boosted import (
     BoostedStatistics,
     boosted_adassp,
@@ -73,6 +73,7 @@ __all__ = [
     "boosted_result",
     "PublicScaling",
     "clip_rows",
+    "noisy_symmetric",
     "tukey_em",
     "tukey_split",
     "plan_tukey_em",
