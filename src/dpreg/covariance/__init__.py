@@ -22,6 +22,11 @@ leading intercept column of ones:
 (:meth:`~SSCPRelease.regress`).  :func:`accuracy` / :func:`epsilon_for` are Bain et al.'s
 getAccuracy/getParameters.
 
+The release is :func:`plan_sscp` (public: bounds, checks, the budget, sensitivity and σ; reads
+no data) -> :func:`sscp_statistics` (the exact scaled SSCP, in chunks) -> the ledger charge ->
+:func:`release_sscp_matrix` (THE draw and the privacy statement) -> :func:`sscp_release_result`
+(post-processing into an :class:`SSCPRelease`); :func:`release_sscp` runs exactly these steps.
+
 Modules: :mod:`~dpreg.covariance.release` (:func:`release_sscp`, :class:`SSCPRelease`),
 :mod:`~dpreg.covariance.calibration` (bounds, scaling, PSD repair, sensitivity → σ),
 :mod:`~dpreg.covariance.planning` (accuracy planning), :mod:`~dpreg.covariance.sweep`
@@ -42,13 +47,24 @@ from dpreg.covariance.io import MAX_RELEASE_COLUMNS as MAX_RELEASE_COLUMNS
 from dpreg.covariance.io import READABLE_VERSIONS as READABLE_VERSIONS
 from dpreg.covariance.io import validate_release_dict
 from dpreg.covariance.planning import accuracy, epsilon_for, noise_sd_matrix
-from dpreg.covariance.release import SSCPRelease, release_sscp
+from dpreg.covariance.release import (
+    SSCPRelease,
+    plan_sscp,
+    release_sscp,
+    release_sscp_matrix,
+    sscp_release_result,
+    sscp_statistics,
+)
 from dpreg.covariance.sweep import PLUGIN_SE as PLUGIN_SE
 from dpreg.covariance.sweep import SE_KINDS as SE_KINDS
 from dpreg.covariance.sweep import sweep_regression
 
 __all__ = [
     "release_sscp",
+    "plan_sscp",
+    "sscp_statistics",
+    "release_sscp_matrix",
+    "sscp_release_result",
     "SSCPRelease",
     "sweep_regression",
     "repair_psd",

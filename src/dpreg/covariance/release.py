@@ -5,13 +5,16 @@ Guarantee: (ε, δ)-DP under add/remove (default) or replace-one neighbours (n p
 noisy [0, 1]-scaled matrix ``noisy_scaled``; everything else (PSD repair, original units,
 regressions, accuracy) is post-processing of it.  The sensitivity and σ are
 :mod:`dpreg.covariance.calibration`; the ledger is charged after all validation and before the
-noise is drawn (by :func:`dpreg.multivariate._common.noisy_symmetric`, i.e. :mod:`dpreg.mechanisms`).
+noise is drawn (by :func:`dpreg.multivariate.noisy_symmetric`, i.e. :mod:`dpreg.mechanisms`).
+The steps: :func:`plan_sscp` -> :func:`sscp_statistics` -> charge -> :func:`release_sscp_matrix`
+-> :func:`sscp_release_result`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +24,12 @@ import pandas as pd
 from dpreg._integrity import Integrity, check_hex_digest, resolve_key
 from dpreg._release_file import read_json, strict_json
 from dpreg._source import ArraySource, DataSource, is_external, open_source
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_array,
     check_delta,
     check_epsilon,
+    check_int,
     check_positive,
     check_probability,
     check_rng,
@@ -53,13 +58,15 @@ from dpreg.covariance.io import (
 from dpreg.covariance.sweep import regress_release
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.multivariate._common import check_choice, noisy_symmetric, warn_if_not_private
+from dpreg.multivariate import noisy_symmetric
+from dpreg.multivariate._common import check_choice, warn_if_not_private
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 from dpreg.privacy.notices import public_function
 
-__all__ = ["release_sscp", "SSCPRelease", "sscp_statistics", "ScaledSSCP"]
+__all__ = ["release_sscp", "SSCPRelease", "sscp_statistics", "ScaledSSCP", "plan_sscp",
+           "release_sscp_matrix", "sscp_release_result"]
 
 
 class SSCPRelease:
@@ -426,6 +433,38 @@ def release_sscp(
         from dpreg._validation import check_known_keys
 
         check_known_keys(bounds, names)
+    plan = plan_sscp(columns=cols, bounds=bounds, epsilon=epsilon, delta=delta,
+                     neighbouring=neighbouring, calibration=calibration, psd_tol=psd_tol)
+    gen = check_rng(rng)
+    # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
+    # on its executors); values are validated here, before anything is charged or drawn
+    S = sscp_statistics(source, cols, plan.options["bounds"], checked=checked)
+    rel = plan.relation
+    if rel is Neighbouring.REPLACE_ONE and S[0, 0] < 1:  # n is public under replace-one
+        raise InvalidInputError("data must have at least one row")
+    n = int(round(float(S[0, 0])))  # the exact count: used only where n is public
+    if cb is not None:  # a declared public n must match (checked under replace-one only)
+        cb.check_n(n, rel is Neighbouring.REPLACE_ONE, "this SSCP release")
+    if rel is Neighbouring.REPLACE_ONE:
+        plan = replace(plan, n=n)
+    charge(ledger, plan.budget, "SSCP release (Analyze Gauss)", rel)
+    warn_if_not_private(plan.options["epsilon"], "the SSCP matrix")
+    return sscp_release_result(release_sscp_matrix(S, plan, gen, seeded=is_seeded(rng)))
+
+
+def plan_sscp(*, columns: Sequence[str], bounds: Any, epsilon: float, delta: float,
+              neighbouring: str | Neighbouring = "add-remove", calibration: str = "analytic",
+              psd_tol: float = 1e-10, n: int | None = None) -> ReleasePlan:
+    """The public part of an SSCP release of ``columns`` (plus the intercept column): the
+    bounds resolved per column, every parameter checked (as :func:`release_sscp` documents
+    them), the budget (ε, δ) -- one Gaussian release, ``parts = {"sscp": (ε, δ)}`` -- and the
+    Analyze-Gauss sensitivity and noise sd σ under the relation
+    (:func:`dpreg.covariance.calibration.analyze_gauss_sigma`: d + 1 add/remove, √2·(d + 1)
+    replace-one, in [0, 1]-scaled units).  Reads no data and draws nothing.
+
+    ``n``: the number of rows where it is PUBLIC (replace-one only; under add/remove it is
+    private: giving it is an error).  ``d`` of the plan is the number of released columns."""
+    cols = [str(c) for c in columns]
     bnds = resolve_bounds(bounds, cols)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
@@ -436,35 +475,64 @@ def release_sscp(
         raise InvalidInputError(f"psd_tol must be < 1; got {psd_tol!r}")
     d = len(cols)
     sens, sigma = analyze_gauss_sigma(d, eps, dlt, rel, cal)  # validates the classical range too
-    gen = check_rng(rng)
-    # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
-    # on its executors); values are validated here, before anything is charged or drawn
-    S = sscp_statistics(source, cols, bnds, checked=checked)
-    if rel is Neighbouring.REPLACE_ONE and S[0, 0] < 1:  # n is public under replace-one
-        raise InvalidInputError("data must have at least one row")
-    n = int(round(float(S[0, 0])))  # the exact count: used only where n is public
-    if cb is not None:  # a declared public n must match (checked under replace-one only)
-        cb.check_n(n, rel is Neighbouring.REPLACE_ONE, "this SSCP release")
+    if n is not None:
+        if rel is not Neighbouring.REPLACE_ONE:
+            raise InvalidInputError("n must be None under add/remove neighbours (n is private "
+                                    "there: only replace-one makes it public); got a number")
+        n = check_int(n, "n", minimum=1)
     budget = ApproxDP(eps, dlt)
-    charge(ledger, budget, "SSCP release (Analyze Gauss)", rel)
-    warn_if_not_private(eps, "the SSCP matrix")
+    return ReleasePlan(
+        method="covariance-ols",
+        options={"epsilon": eps, "delta": dlt, "calibration": cal, "psd_tol": tol,
+                 "columns": tuple(cols), "bounds": tuple(bnds)},
+        budget=budget, relation=rel, parts={"sscp": budget}, n=n, d=d,
+        sensitivities={"sscp": sens}, noise={"sscp": sigma})
 
-    noisy = noisy_symmetric(S, sensitivity=sens, budget=budget, rng=gen, calibration=cal)
+
+def release_sscp_matrix(stats: np.ndarray, plan: ReleasePlan, rng: Any, *,
+                        seeded: bool = False) -> Release:
+    """THE draw of the SSCP release: Analyze Gauss on the exact [0, 1]-scaled SSCP ``stats``
+    (:func:`sscp_statistics`, (d+1)×(d+1) with the count first) at the public ``plan``'s
+    (:func:`plan_sscp`) sensitivity and budget -- Gaussian noise on the upper triangle,
+    mirrored (:func:`dpreg.multivariate.noisy_symmetric`, i.e. :mod:`dpreg.mechanisms`) --
+    with the Generator ``rng``.  Builds the :class:`PrivacyStatement`; ``values`` holds
+    ``noisy_scaled``, the only private-data-derived value (everything else is
+    post-processing: :func:`sscp_release_result`)."""
+    o = plan.options
+    d = int(plan.d)  # type: ignore[arg-type]
+    S = np.asarray(stats, dtype=float)
+    if S.shape != (d + 1, d + 1):
+        raise InvalidInputError(f"stats must be the plan's ({d + 1}, {d + 1}) SSCP matrix; "
+                                f"got shape {S.shape}")
+    sens, sigma = plan.sensitivities["sscp"], plan.noise["sscp"]
+    noisy = noisy_symmetric(S, sensitivity=sens, budget=plan.parts["sscp"], rng=rng,
+                            calibration=o["calibration"])
     privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism=MECHANISM, source=SOURCE,
-        seeded=is_seeded(rng),
-        details={"sensitivity": sens, "sigma": sigma, "calibration": cal}, requested=budget,
+        budget=plan.budget, neighbouring=plan.relation, mechanism=MECHANISM, source=SOURCE,
+        seeded=seeded,
+        details={"sensitivity": sens, "sigma": sigma, "calibration": o["calibration"]},
+        requested=plan.budget,
     )
+    return Release(plan, {"noisy_scaled": noisy}, privacy)
+
+
+def sscp_release_result(release: Release) -> SSCPRelease:
+    """The :class:`SSCPRelease` of an SSCP release (post-processing: the metadata from the
+    public plan and the noisy count, the PSD repair in original units)."""
+    plan, o = release.plan, release.plan.options
+    noisy = release.values["noisy_scaled"]
     meta = {
-        "epsilon": eps, "delta": dlt, "neighbouring": rel.value,
+        "epsilon": o["epsilon"], "delta": o["delta"], "neighbouring": plan.relation.value,
         "mechanism": "Analyze Gauss (Gaussian noise on the upper triangle of the [0,1]-scaled "
                      "SSCP with intercept column, mirrored)",
-        "calibration": cal, "sensitivity": sens, "sigma": sigma,
+        "calibration": o["calibration"], "sensitivity": plan.sensitivities["sscp"],
+        "sigma": plan.noise["sscp"],
         "n_noisy": float(noisy[0, 0]),
-        "n_public": int(n) if rel is Neighbouring.REPLACE_ONE else None,
+        "n_public": plan.n if plan.relation is Neighbouring.REPLACE_ONE else None,
         "dpreg_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "seeded": is_seeded(rng),
+        "seeded": release.privacy.seeded,
     }
-    return SSCPRelease(columns=cols, bounds=bnds, noisy_scaled=noisy, privacy=privacy,
-                       metadata=meta, psd_tol=tol)
+    return SSCPRelease(columns=list(o["columns"]), bounds=list(o["bounds"]),
+                       noisy_scaled=noisy, privacy=release.privacy, metadata=meta,
+                       psd_tol=o["psd_tol"])

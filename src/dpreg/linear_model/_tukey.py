@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpreg.linear_model._base import _check_fit_intercept, _MultivariateBase
-from dpreg.multivariate.tukey import tukey_em
+from dpreg.multivariate import tukey_em
 
 __all__ = ["TukeyEM"]
 

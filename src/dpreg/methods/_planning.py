@@ -567,15 +567,18 @@ def sscp_ols_error(design: PlanDesign, *, epsilon: float, delta: float,
     the share of ``refusal_draws`` of them whose released matrix the interval rule
     (:class:`~dpreg.inference.dpci.ssp.SSCPModel`: κ = σ/λ_min of the released regressor block
     <= 0.5 and no repair of this model's block) refuses (``se="dp"``, the default)."""
-    from dpreg.covariance.calibration import analyze_gauss_sigma, scaling_matrix
+    from dpreg.covariance import plan_sscp
+    from dpreg.covariance.calibration import scaling_matrix
     from dpreg.inference.dpci.ssp import SSCPModel
-    from dpreg.privacy import check_neighbouring
 
-    rel = check_neighbouring(options.get("neighbouring", "add-remove"))
-    cal = str(options.get("calibration", "analytic"))
     k = design.k
     bounds = [*design.x_bounds, design.y_bounds]
-    _, sigma = analyze_gauss_sigma(k + 1, epsilon, delta, rel, cal)
+    # the release's own plan: its σ (scaled units) from public inputs only
+    plan = plan_sscp(columns=[*(f"x{j}" for j in range(k)), "y"], bounds=bounds,
+                     epsilon=epsilon, delta=delta,
+                     neighbouring=options.get("neighbouring", "add-remove"),
+                     calibration=str(options.get("calibration", "analytic")))
+    rel, sigma = plan.relation, plan.noise["sscp"]
     # w = (1, x, y) -> d' = (1, (x − lo)/w, (y − lo)/w)
     P = k + 2
     A = np.zeros((P, P))

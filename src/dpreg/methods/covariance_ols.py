@@ -11,8 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._spec import Choice, Integer, IntervalSupport, MethodSpec, Option
+from dpreg._source import ArraySource
+from dpreg._spec import Choice, Integer, IntervalSupport, MethodSpec, Option, Release, ReleasePlan
+from dpreg.covariance import plan_sscp, release_sscp_matrix, sscp_statistics
+from dpreg.exceptions import InvalidInputError
 from dpreg.methods._planning import first_order_cov
+from dpreg.privacy import Neighbouring, check_neighbouring
 
 __all__ = ["CovarianceOLSSpec", "SPECS"]
 
@@ -45,20 +49,52 @@ class CovarianceOLSSpec(MethodSpec):
         request="default")
     paper_options = MappingProxyType({"se": "plugin"})
 
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.covariance.plan_sscp` of the regressors and the response (columns
+        ``x0..x{k-1}, y``; the estimator's names when its feature names are not
+        formula-safe), with the public n under replace-one only.  The OLS table
+        (``fit_intercept``, ``se``, ``n_boot``) is post-processing of the release: checked
+        here, it does not enter the plan's budget or noise."""
+        o = self.check_options(options, fill=True)
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'covariance-ols' (a value in "
+                                    "(0, 1), e.g. 1e-6 or smaller than 1/n)")
+        if y_bounds is None:
+            raise InvalidInputError("y_bounds is required for method 'covariance-ols': public "
+                                    "(lo, hi) bounds of the response; got None")
+        rel = check_neighbouring(o["neighbouring"])
+        cols = [f"x{j}" for j in range(len(x_bounds))] + ["y"]
+        return plan_sscp(columns=cols, bounds=[*x_bounds, y_bounds], epsilon=epsilon,
+                         delta=delta, neighbouring=rel, calibration=o["calibration"],
+                         n=n if rel is Neighbouring.REPLACE_ONE else None)
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """The exact [0, 1]-scaled SSCP of [X, y] (:func:`~dpreg.covariance.sscp_statistics`,
+        the estimator's statistics step)."""
+        cols = list(plan.options["columns"])
+        src = ArraySource([np.asarray(X, dtype=float), np.asarray(y, dtype=float)], cols)
+        return sscp_statistics(src, cols, plan.options["bounds"])
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.covariance.release_sscp_matrix` (the draw and the privacy
+        statement)."""
+        return release_sscp_matrix(stats, plan, rng, seeded=seeded)
+
     def expected_cov(self, *, epsilon: float, delta: float | None, n: int,
                      x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
                      fit_intercept: bool, options: Mapping[str, Any]) -> Any:
         """The entry sd of the Analyze-Gauss release (scaled units) propagated to first order
         through OLS: Cov(β̂) = A⁻¹ Σ_w A⁻¹ with A = DᵀD of the design and
         Σ_w = σ²((1 + ‖β‖²)I + ββᵀ − diag β²)."""
-        from dpreg.covariance.calibration import analyze_gauss_sigma
-        from dpreg.privacy import check_neighbouring
-
         assert delta is not None
-        rel = check_neighbouring(options.get("neighbouring", "add-remove"))
-        cal = str(options.get("calibration", "analytic"))
-        d = len(x_bounds) + 1  # released columns: regressors and the response
-        _, sigma = analyze_gauss_sigma(d, epsilon, delta, rel, cal)
+        # the release's own plan: its sensitivity and σ (scaled units; public inputs only)
+        sigma = self.plan(epsilon=epsilon, delta=delta, n=n, x_bounds=x_bounds,
+                          y_bounds=y_bounds, fit_intercept=fit_intercept,
+                          options={k: v for k, v in options.items()
+                                   if k in ("neighbouring", "calibration")}).noise["sscp"]
         # scaled design d = (1, u, v), u, v uniform on [0, 1], v independent: A = n·E[zzᵀ]
         k = len(x_bounds)
         M = np.full((k + 1, k + 1), 0.25)

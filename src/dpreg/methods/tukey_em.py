@@ -11,8 +11,28 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._spec import AnyOf, Choice, Integer, IntervalSupport, MethodSpec, Option
-from dpreg.multivariate import tukey
+from dpreg._spec import (
+    AnyOf,
+    Choice,
+    Integer,
+    IntervalSupport,
+    MethodSpec,
+    Option,
+    Release,
+    ReleasePlan,
+)
+from dpreg.exceptions import InvalidInputError
+from dpreg.multivariate import (
+    MIN_MODELS,
+    PublicScaling,
+    plan_tukey_em,
+    release_tukey_em,
+    tukey,
+    tukey_auto_n_models,
+    tukey_em,
+    tukey_pass_probability,
+    tukey_statistics,
+)
 
 __all__ = ["TukeyEMSpec", "SPECS"]
 
@@ -49,14 +69,57 @@ class TukeyEMSpec(MethodSpec):
 
     paper_options = MappingProxyType({"n_models": "rule"})
 
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]] | None, y_bounds: tuple[float, float] | None,
+             fit_intercept: bool, options: Mapping[str, Any],
+             n_features: int | None = None) -> ReleasePlan:
+        """:func:`~dpreg.multivariate.plan_tukey_em` on the estimator's design: with
+        ``x_bounds`` the public scaling (clamp and rescale; the label too when ``y_bounds`` are
+        given), without them the regressors as given (``n_features`` of them) and a ones
+        column first when ``fit_intercept``.  ``n`` is required: it is public under TukeyEM's
+        replace-one guarantee and sets the number of models."""
+        o = self.check_options(options, fill=True)
+        if delta is None:
+            raise InvalidInputError("delta is required for method 'tukey-em' (a value in "
+                                    "(0, 1), e.g. 1e-5 or smaller than 1/n)")
+        if n is None:
+            raise InvalidInputError("n is required for method 'tukey-em': the number of rows, "
+                                    "public under its replace-one guarantee; got None")
+        scaling = None
+        if x_bounds is None:
+            if y_bounds is not None:
+                raise InvalidInputError(
+                    "bounds_X must be given together with bounds_y (or leave both None): the "
+                    "public scaling needs the feature bounds; got bounds_X=None")
+            if n_features is None:
+                raise InvalidInputError("n_features is required without x_bounds: the number "
+                                        "of regressors; got None")
+            k = int(n_features)
+        else:
+            scaling = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept)
+            k = len(x_bounds)
+        d = k + (1 if fit_intercept else 0)
+        return plan_tukey_em(n=n, d=d, epsilon=epsilon, delta=delta,
+                             n_models=o["n_models"], scaling=scaling,
+                             intercept_column=scaling is None and bool(fit_intercept))
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """The design of the plan's public scaling (or ones column), checked
+        (:func:`~dpreg.multivariate.tukey_statistics`, the estimator's design step)."""
+        return tukey_statistics(X, y, plan)
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.multivariate.release_tukey_em` (the partition, PTR and its ⊥, the
+        exponential mechanism, the privacy statement)."""
+        return release_tukey_em(stats, plan, rng, seeded=seeded)
+
     def paper_model_count(self, requested: Any, n: int, d: int, *, epsilon: float,
                           delta: float) -> int | str | None:
         """The number of models of a reproduction: ``"rule"`` = min(1000, ⌊n/(2d)⌋) (each
         model on about 2d rows of a d-column design; a public function of n and d), ``"auto"``
         (the estimator's own public pass model), or an integer; ``None`` when fewer than 8
         models fit (TukeyEM cannot run: a ⊥ of the protocol, no release)."""
-        from dpreg.multivariate.tukey import MIN_MODELS, tukey_auto_n_models
-
         if requested == "auto":
             return "auto" if tukey_auto_n_models(n, d, epsilon=epsilon,
                                                  delta=delta) >= MIN_MODELS else None
@@ -65,8 +128,6 @@ class TukeyEMSpec(MethodSpec):
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
-        from dpreg.multivariate.tukey import tukey_em
-
         opts = dict(params)
         n, d = X.shape
         m = self.paper_model_count(opts.pop("n_models", "auto"), n, d, epsilon=epsilon,
@@ -78,8 +139,6 @@ class TukeyEMSpec(MethodSpec):
     def n_models(self, n: int, d: int, *, epsilon: float, delta: float,
                  options: Mapping[str, Any]) -> int:
         """The number of models a fit with these options uses (public n and d columns)."""
-        from dpreg.multivariate.tukey import tukey_auto_n_models
-
         m = options.get("n_models", "auto")
         if m == "auto":
             return tukey_auto_n_models(n, d, epsilon=epsilon, delta=delta)
@@ -90,8 +149,6 @@ class TukeyEMSpec(MethodSpec):
         """1 − the analytic PTR pass probability at the model count a fit would use
         (:meth:`n_models`: ``"auto"`` is the estimator's own public rule; ``d`` counts the
         design's columns, the intercept included); 1 when fewer than 8 models fit."""
-        from dpreg.multivariate.tukey import MIN_MODELS, tukey_pass_probability
-
         if delta is None:
             return None
         m = self.n_models(n, d, epsilon=epsilon, delta=float(delta), options=options)

@@ -11,11 +11,12 @@ ledger after validation and before any noise, and returns a
   (the draws) -> :func:`adassp_result` (post-processing).
 * :func:`boosted_adassp` -- BoostedAdaSSP (μ-GDP ⇒ (ε, δ)): :func:`plan_boosted` ->
   :func:`boosted_statistics` -> :func:`release_boosted` -> :func:`boosted_result`.
-* :func:`tukey_em` -- TukeyEM ((ε, δ), replace-one with n public).
+* :func:`tukey_em` -- TukeyEM ((ε, δ), replace-one with n public): :func:`plan_tukey_em` ->
+  :func:`tukey_statistics` -> :func:`release_tukey_em` -> :func:`tukey_em_result`.
 * :func:`dp_gradient_descent` -- noisy full-batch gradient descent (μ-GDP or ρ-zCDP).
 """
 
-from dpreg.multivariate._common import PublicScaling, clip_rows
+from dpreg.multivariate._common import PublicScaling, clip_rows, noisy_symmetric
 from dpreg.multivariate.boosted import (
     BoostedStatistics,
     boosted_adassp,
@@ -38,7 +39,19 @@ from dpreg.multivariate.ssp import (
     ssp_solve,
     ssp_statistics,
 )
-from dpreg.multivariate.tukey import approximate_depth, tukey_em
+from dpreg.multivariate.tukey import (
+    MIN_MODELS,
+    TukeyStatistics,
+    approximate_depth,
+    plan_tukey_em,
+    release_tukey_em,
+    tukey_auto_n_models,
+    tukey_em,
+    tukey_em_result,
+    tukey_pass_probability,
+    tukey_split,
+    tukey_statistics,
+)
 
 __all__ = [
     "adassp",
@@ -60,7 +73,17 @@ __all__ = [
     "boosted_result",
     "PublicScaling",
     "clip_rows",
+    "noisy_symmetric",
     "tukey_em",
+    "tukey_split",
+    "plan_tukey_em",
+    "tukey_statistics",
+    "TukeyStatistics",
+    "release_tukey_em",
+    "tukey_em_result",
+    "tukey_auto_n_models",
+    "tukey_pass_probability",
+    "MIN_MODELS",
     "approximate_depth",
     "dp_gradient_descent",
 ]

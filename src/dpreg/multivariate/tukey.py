@@ -34,24 +34,34 @@ point of maximal approximate Tukey depth ⌈m/2⌉ -- is returned.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import check_delta, check_epsilon, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.mechanisms.exponential import gumbel_max_index
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
 from dpreg.multivariate._common import check_design, column_names, warn_if_not_private
-from dpreg.privacy.budgets import ApproxDP
+from dpreg.privacy.budgets import ApproxDP, PureDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement
 
 __all__ = ["TUKEY_AUTO_PASS_PROBABILITY", "TUKEY_MIN_EXTRA_ROWS", "tukey_min_rows_per_model",
     "tukey_auto_n_models", "tukey_pass_probability",
     "tukey_em",
+    "tukey_split",
+    "plan_tukey_em",
+    "TukeyStatistics",
+    "tukey_statistics",
+    "release_tukey_em",
+    "tukey_em_result",
+    "PTR_FAILED",
     "partition_models",
     "jitter_and_sort",
     "log_volumes",
@@ -256,8 +266,8 @@ def tukey_em(
         Design (n×d) and response; no bounds are needed.
     epsilon, delta:
         (ε, δ) with δ > 0: ε/2 for the PTR test, ε/2 for the exponential mechanism, all of δ
-        for PTR.  ``epsilon=inf`` returns the coordinate-wise median of the models (not
-        private).
+        for PTR (:func:`tukey_split`).  ``epsilon=inf`` returns the coordinate-wise median of
+        the models (not private).
     n_models:
         ``"auto"`` (default) or an integer m >= 8 (needs n >= m·d).  ``"auto"`` chooses m
         from the public n, d, ε and δ (:func:`tukey_auto_n_models`): the
@@ -273,9 +283,55 @@ def tukey_em(
 
     Guarantee: (ε, δ)-DP for replace-one neighbours with n public.  PTR failure is a private
     output (``failed=True``; the budget stays spent).
+
+    Notes
+    -----
+    The pipeline: :func:`plan_tukey_em` (every check, m, the PTR/EM split, sensitivities and
+    the PTR noise scale, from the public n and d) -> :func:`tukey_statistics` (deterministic:
+    the checked design) -> the ledger charge (once, after validation, before any randomness)
+    -> :func:`release_tukey_em` (THE draws: the partition, the jitter, the PTR test and its ⊥,
+    the exponential mechanism; the privacy statement) -> :func:`tukey_em_result`
+    (post-processing into the results object).
     """
     Xa, ya = check_design(X, y)
     n, d = Xa.shape
+    plan = plan_tukey_em(n=n, d=d, epsilon=epsilon, delta=delta, n_models=n_models)
+    labels = column_names(X, d, names)
+    gen = check_rng(rng)
+    stats = tukey_statistics(Xa, ya, plan)
+    charge(ledger, plan.budget, "TukeyEM", plan.relation)
+    warn_if_not_private(plan.options["epsilon"], "TukeyEM")
+    return tukey_em_result(release_tukey_em(stats, plan, gen, seeded=is_seeded(rng)),
+                           names=labels)
+
+
+def tukey_split(epsilon: float, delta: float) -> tuple[ApproxDP, PureDP]:
+    """TukeyEM's budget split: (ε/2, δ) for the propose-test-release check and ε/2 (pure) for
+    the restricted exponential mechanism; they compose (basic composition) to exactly (ε, δ).
+    A pure function of the public (ε, δ)."""
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    return ApproxDP(eps / 2.0, dlt), PureDP(eps / 2.0)
+
+
+def plan_tukey_em(*, n: int, d: int, epsilon: float, delta: float,
+                  n_models: int | str = "auto", scaling: Any = None,
+                  intercept_column: bool = False) -> ReleasePlan:
+    """The public part of a TukeyEM release on n rows and d design columns: every parameter
+    checked (as :func:`tukey_em` documents them), the number of models m (given, or
+    :func:`tukey_auto_n_models` of the public n, d, ε, δ), the batch size ⌊n/m⌋ and the
+    PTR target depth, the budget (ε, δ) and its split (:func:`tukey_split`: ``parts``
+    ``"ptr"`` and ``"em"``), the sensitivities (the distance bound A of the PTR test and the
+    depth score of the exponential mechanism are both 1-sensitive under a swap of one model)
+    and the Laplace scale 1/ε₁ of the PTR test.  Reads no data and draws nothing.
+
+    ``n`` is public: TukeyEM's guarantee is for replace-one neighbours with n public.
+    ``scaling`` (a public :class:`~dpreg.multivariate.PublicScaling`) and
+    ``intercept_column`` (put a ones column first when there is no scaling) say how
+    :func:`tukey_statistics` turns raw regressors into the design (the estimator's steps);
+    the defaults take the design as given."""
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     auto = isinstance(n_models, str)
@@ -298,51 +354,131 @@ def tukey_em(
             f"on b = n // m rows and needs b >= d = {d} (columns of the design); got "
             f"n_models={m} with n={n} rows (b={n // m})"
         )
-    labels = column_names(X, d, names)
-    gen = check_rng(rng)
-    budget = ApproxDP(eps, dlt)
-    charge(ledger, budget, "TukeyEM", Neighbouring.REPLACE_ONE)
-    warn_if_not_private(eps, "TukeyEM")
-
+    if not isinstance(intercept_column, (bool, np.bool_)):
+        raise InvalidInputError(f"intercept_column must be True or False; got "
+                                f"{intercept_column!r}")
+    ptr_part, em_part = tukey_split(eps, dlt)
     b = n // m
-    t = target_depth(m)
-    eps_ptr = eps / 2.0
-    eps_em = eps / 2.0
-    models = partition_models(Xa, ya, m, gen)
-    P = jitter_and_sort(models, gen)
+    finite = not math.isinf(eps)
+    return ReleasePlan(
+        method="tukey-em",
+        options={"epsilon": eps, "delta": dlt, "n_models": m,
+                 "n_models_choice": "auto" if auto else "given", "batch_size": b,
+                 "rows_unused": n - m * b, "target_depth": target_depth(m),
+                 "epsilon_ptr": ptr_part.epsilon, "epsilon_em": em_part.epsilon,
+                 "ptr_threshold": ptr_threshold(ptr_part.epsilon, dlt) if finite else None,
+                 "scaling": scaling, "intercept_column": bool(intercept_column)},
+        budget=ApproxDP(eps, dlt), relation=Neighbouring.REPLACE_ONE,
+        parts={"ptr": ptr_part, "em": em_part}, n=n, d=d,
+        sensitivities={"ptr_distance": 1.0, "em_depth": 1.0},
+        noise={"ptr_distance": 1.0 / ptr_part.epsilon if finite else 0.0})
+
+
+@dataclass(frozen=True)
+class TukeyStatistics:
+    """TukeyEM's statistics: the checked design ``X`` (n×d) and response ``y``.  TukeyEM is
+    subsample-and-aggregate -- its release fits OLS models on a random partition of the rows
+    -- so it has no sufficient statistics short of the rows themselves; the random partition
+    is part of the release (:func:`release_tukey_em`)."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.X.shape[1])
+
+
+def tukey_statistics(X: Any, y: Any, plan: ReleasePlan) -> TukeyStatistics:
+    """The deterministic statistics step of TukeyEM: the raw regressors ``X`` mapped to the
+    design by the plan's public scaling (clamp to the bounds and rescale, ones column first)
+    or given a leading ones column (``intercept_column``), or taken as they are; checked
+    finite and of the plan's n rows and d columns (public values)."""
+    Xa, ya = check_design(X, y)
+    sc = plan.options["scaling"]
+    if sc is not None:
+        Xa, ya = sc.design(Xa), sc.label(ya)
+    elif plan.options["intercept_column"]:
+        Xa = np.column_stack([np.ones(Xa.shape[0]), Xa])
+    if Xa.shape != (plan.n, plan.d):
+        raise InvalidInputError(f"the design must have the plan's n={plan.n} rows and "
+                                f"d={plan.d} columns; got {Xa.shape[0]} rows and "
+                                f"{Xa.shape[1]} columns")
+    return TukeyStatistics(Xa, ya)
+
+
+#: the reason of TukeyEM's ⊥ (the PTR check failed)
+PTR_FAILED = ("TukeyEM's propose-test-release check failed (⊥): the models are not "
+              "concentrated enough for this epsilon/delta and n_models. TukeyEM needs "
+              "n large compared with d (about n >= 1000*d, n_models around 1000).")
+
+
+def release_tukey_em(stats: TukeyStatistics, plan: ReleasePlan, rng: Any, *,
+                     seeded: bool = False) -> Release:
+    """THE release of TukeyEM from its statistics (:func:`tukey_statistics`) and public
+    ``plan`` (:func:`plan_tukey_em`) with the Generator ``rng``, in this order of draws: the
+    data-independent random partition into m batches (:func:`partition_models`, OLS per
+    batch), the tie-breaking jitter (:func:`jitter_and_sort`), the propose-test-release check
+    at (ε₁, δ) (:func:`dpreg.mechanisms.ptr_test` on the 1-sensitive distance bound
+    :func:`distance_lower_bound`; on failure the release is ⊥ -- ``failed=True`` with
+    :data:`PTR_FAILED`, no estimate), and the restricted exponential mechanism at ε₂ (the
+    depth level by :func:`dpreg.mechanisms.exponential.gumbel_max_index`, then a uniform
+    point of that depth, :func:`sample_at_depth`).  At ε = inf: the coordinate-wise median of
+    the models, no test.  Builds the :class:`PrivacyStatement` ((ε, δ), replace-one, n
+    public); ``values["theta"]`` holds the estimate (absent for ⊥)."""
+    o = plan.options
+    d = int(plan.d)  # type: ignore[arg-type]
+    if (stats.n_rows, stats.dim) != (plan.n, d):
+        raise InvalidInputError(f"stats must have the plan's n={plan.n} rows and d={d} "
+                                f"columns; got {stats.n_rows} rows and {stats.dim} columns")
     details: dict[str, Any] = {
-        "requested": {"epsilon": eps, "delta": dlt},
-        "n_models": m, "n_models_choice": "auto" if auto else "given",
-        "batch_size": b, "rows_unused": n - m * b, "target_depth": t,
-        "epsilon_ptr": eps_ptr, "epsilon_em": eps_em,
+        "requested": {"epsilon": o["epsilon"], "delta": o["delta"]},
+        "n_models": o["n_models"], "n_models_choice": o["n_models_choice"],
+        "batch_size": o["batch_size"], "rows_unused": o["rows_unused"],
+        "target_depth": o["target_depth"],
+        "epsilon_ptr": o["epsilon_ptr"], "epsilon_em": o["epsilon_em"],
         "em_exponent": "epsilon_em * depth / 2 (swap neighbours at model level)",
     }
-    privacy = PrivacyStatement(budget=budget, neighbouring=Neighbouring.REPLACE_ONE,
-                               mechanism="TukeyEM", source=SOURCE, seeded=is_seeded(rng),
+    if o["ptr_threshold"] is not None:
+        details["ptr_threshold"] = o["ptr_threshold"]
+    privacy = PrivacyStatement(budget=plan.budget, neighbouring=plan.relation,
+                               mechanism="TukeyEM", source=SOURCE, seeded=seeded,
                                details=details)
-    extra = {"n_models": m, "batch_size": b}
-    if math.isinf(eps):
-        theta = np.median(P, axis=1)
-        return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
-                                 uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
-                                 nobs=n, extra=extra)
+    models = partition_models(stats.X, stats.y, o["n_models"], rng)
+    P = jitter_and_sort(models, rng)
+    if math.isinf(o["epsilon"]):
+        return Release(plan, {"theta": np.median(P, axis=1)}, privacy)
     lv = log_volumes(P)
-    details["ptr_threshold"] = ptr_threshold(eps_ptr, dlt)
-    distance = distance_lower_bound(lv, t, eps_em, dlt)
-    if not ptr_test(distance, epsilon=eps_ptr, delta=dlt, rng=gen):
-        return RegressionResults(
-            np.zeros(d), names=labels, privacy=privacy, method="tukey-em", failed=True,
-            reason=("TukeyEM's propose-test-release check failed (⊥): the models are not "
-                    "concentrated enough for this epsilon/delta and n_models. TukeyEM needs "
-                    "n large compared with d (about n >= 1000*d, n_models around 1000)."),
-            nobs=n, extra=extra, uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
-        )
+    t, eps_em = o["target_depth"], o["epsilon_em"]
+    distance = distance_lower_bound(lv, t, eps_em, o["delta"])
+    if not ptr_test(distance, epsilon=o["epsilon_ptr"], delta=o["delta"], rng=rng):
+        return Release(plan, {}, privacy, failed=True, reason=PTR_FAILED)
     levels, logits = level_log_weights(lv, t, eps_em)
-    level = int(levels[gumbel_max_index(logits, gen)])
-    theta = sample_at_depth(P, level, gen)
-    return RegressionResults(theta, names=labels, privacy=privacy, method="tukey-em",
-                             uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS,
-                             nobs=n, extra=extra)
+    level = int(levels[gumbel_max_index(logits, rng)])
+    return Release(plan, {"theta": sample_at_depth(P, level, rng)}, privacy)
+
+
+def tukey_em_result(release: Release, *, names: Sequence[str] | None = None
+                    ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of a TukeyEM release (post-processing):
+    the released point (zeros with ``failed=True`` and the reason for ⊥), the model count and
+    batch size, and why there is no interval (:data:`NO_INTERVAL`) and no R²."""
+    plan, o = release.plan, release.plan.options
+    d = int(plan.d)  # type: ignore[arg-type]
+    labels = [f"x{j}" for j in range(d)] if names is None else [str(s) for s in names]
+    extra = {"n_models": o["n_models"], "batch_size": o["batch_size"]}
+    if release.failed:
+        return RegressionResults(
+            np.zeros(d), names=labels, privacy=release.privacy, method="tukey-em",
+            failed=True, reason=release.reason, nobs=plan.n, extra=extra,
+            uncertainty=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
+    return RegressionResults(release.values["theta"], names=labels, privacy=release.privacy,
+                             method="tukey-em", uncertainty=NO_INTERVAL,
+                             no_fit_statistics=NO_FIT_STATISTICS, nobs=plan.n, extra=extra)
 
 
 # ---- the number of models from public values (n_models="auto"; Amin et al. 2023, §4.3):
