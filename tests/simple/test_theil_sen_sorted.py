@@ -14,7 +14,12 @@ import pytest
 
 from dpreg.mechanisms.exponential import _uniforms_as_gumbel, exp_quantile, exp_quantile_sorted
 from dpreg.privacy import PureDP
-from dpreg.simple._theil_sen import dp_median_of_doubled, release_theil_sen
+from dpreg.simple import (
+    dp_median_of_doubled,
+    plan_theil_sen,
+    release_theil_sen,
+    theil_sen_statistics,
+)
 from dpreg.simple.pairs import all_pairs, doubled_pair_values, sorted_doubled_all_pairs
 
 
@@ -60,10 +65,14 @@ def test_fused_path_bit_identical_to_materialising_on_many_groups(median):
         lo, hi = (-0.5, 1.5) if estimand == "predictions" else (-5.0, 5.0)
         theta = 0.01 if median == "wide" else 0.0
         seed = int(g.integers(1 << 31))
-        new, _ = release_theil_sen(x, y, median=median, estimand=estimand, pairs="all",
-                                   x_eval=(0.25, 0.75), targets=targets, lo=lo, hi=hi,
-                                   theta=theta, dof=3, algorithm="materialise",
-                                   rng=np.random.default_rng(seed))
+        plan = plan_theil_sen(epsilon=eps, output_range=(lo, hi), median=median,
+                              estimand=estimand, pairs="all",
+                              x_eval=(0.25, 0.75) if estimand == "predictions" else None,
+                              theta=theta if median == "wide" else None, dof=3,
+                              algorithm="materialise", n=x.size)
+        assert list(plan.parts.values()) == targets
+        new = release_theil_sen(theil_sen_statistics(x, y, plan), plan,
+                                np.random.default_rng(seed)).values["released"]
         old = _previous_path(x, y, median, estimand, (0.25, 0.75), targets, lo, hi, theta,
                              np.random.default_rng(seed))
         assert np.array_equal(np.array(new), np.array(old)), (i, x.size, estimand, eps)

@@ -94,6 +94,10 @@ __all__ = [
     "exp_quantile_sorted",
     "exact_quantile",
     "gumbel_max_index",
+    "envelope_block",
+    "envelope_accept",
+    "uniform_integer",
+    "random_ordered_pairs",
 ]
 
 
@@ -672,3 +676,59 @@ def exp_quantile_sorted(
              for j, t in enumerate(cand)]
     j = max(range(len(exact)), key=exact.__getitem__)  # the first largest, as np.argmax
     return _piece_value(b, lo, hi, cand[j], float(la[j]), float(lm[j]), rng)
+
+
+# ------------------------------------------------------------------ envelope rejection sampling
+# The draws of the exact O(n log n) all-pairs sampler (:mod:`dpreg.simple.fast`): that sampler
+# computes the envelope (blocks of doubles with bounds on their rank loss) from the pair
+# counts; the random choices it makes are these functions' (release noise is drawn in
+# :mod:`dpreg.mechanisms` only).
+
+
+def envelope_block(log_weights: np.ndarray, rng: np.random.Generator) -> int:
+    """The proposal step of a rejection sampler of the exponential mechanism over blocks of
+    outcomes: block m with probability ∝ exp(log_weights[m]) (inverse-CDF on the cumulative
+    weights scaled by their maximum: one uniform from ``rng``).  ``rng`` must already be a
+    Generator.  Exactness of the final law comes from :func:`envelope_accept` (the proposal
+    only has to dominate the target)."""
+    lw = np.asarray(log_weights, dtype=np.float64)
+    cum = np.cumsum(np.exp(lw - np.max(lw)))
+    m = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
+    return min(m, cum.size - 1)
+
+
+def envelope_accept(log_ratio: float, rng: np.random.Generator) -> bool:
+    """The acceptance step of a rejection sampler: True with probability exp(log_ratio)
+    (``log_ratio`` <= 0: the target weight over the envelope weight of the proposed outcome,
+    e.g. −ε·(loss − block's least loss) for the exponential mechanism); one uniform from
+    ``rng``.  Together with :func:`envelope_block` and :func:`uniform_integer` (the outcome
+    inside the block) the accepted draws follow the target law exactly."""
+    return bool(rng.random() < math.exp(log_ratio))
+
+
+def uniform_integer(m: int, rng: np.random.Generator) -> int:
+    """A uniform integer in [0, m) for any integer m >= 1, exactly (Python integers: 62-bit
+    chunks from ``rng`` and rejection above 2^62) -- the uniform choice of an outcome inside
+    a block of a rejection sampler (:func:`envelope_block`)."""
+    if m <= 2 ** 62:
+        return int(rng.integers(m))
+    bits = m.bit_length()
+    chunks = -(-bits // 62)
+    while True:
+        k = 0
+        for c in rng.integers(0, 2 ** 62, size=chunks):
+            k = (k << 62) | int(c)
+        k >>= chunks * 62 - bits
+        if k < m:
+            return k
+
+
+def random_ordered_pairs(n: int, m: int, rng: np.random.Generator
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` ordered pairs (i, j) of distinct indices in [0, n), each uniform and independent
+    (n >= 2): the data-independent sample a rejection sampler over pairwise values uses to
+    place its block boundaries -- it changes the running time, never the law of the output.
+    Two arrays of draws from ``rng`` (i, then j)."""
+    i = rng.integers(0, n, size=m)
+    j = rng.integers(0, n - 1, size=m)
+    return i, j + (j >= i)

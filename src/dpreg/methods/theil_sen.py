@@ -1,6 +1,7 @@
 """``theil-sen-exp``, ``theil-sen-wide``, ``theil-sen-smooth``: DP Theil-Sen with the
 exponential-mechanism, θ-widened and smooth-sensitivity medians (Alabi et al. 2022, §6.2), and
-the Sarathy–Vadhan DP slope interval at fit time.  Core: :mod:`dpreg.simple._theil_sen`
+the Sarathy–Vadhan DP slope interval at fit time.  Core: :func:`dpreg.simple.theil_sen`, its
+pipeline :func:`~dpreg.simple.plan_theil_sen` -> :func:`~dpreg.simple.release_theil_sen`
 (exact fast path in :mod:`dpreg.simple.fast`), intervals :mod:`dpreg.simple.line_with_ci` and
 :mod:`dpreg.simple.ci`; estimator :class:`dpreg.linear_model.DPTheilSen`."""
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg import simple as ts_core
 from dpreg._spec import (
     AnyOf,
     Choice,
@@ -23,8 +25,10 @@ from dpreg._spec import (
     Option,
     Pair,
     Real,
+    Release,
+    ReleasePlan,
 )
-from dpreg.simple import _theil_sen as ts_core
+from dpreg.exceptions import InvalidInputError
 
 __all__ = ["TheilSenSpec", "SPECS", "PAIRS_REASON"]
 
@@ -66,7 +70,7 @@ class TheilSenSpec(MethodSpec):
         "§9); a public reference sample (design=DataFrame) gives a better plan")
     interval = IntervalSupport(
         offered="Sarathy–Vadhan DP slope interval at fit time (ci_alpha=; ε/2)",
-        missing=ts_core.NO_INTERVAL, fit_statistics=ts_core.NO_FIT_STATISTICS,
+        missing=ts_core.TS_NO_INTERVAL, fit_statistics=ts_core.TS_NO_FIT_STATISTICS,
         request="ci_alpha", per_group="slope")
 
     def __init__(self, median: str, what: str, order: int) -> None:
@@ -100,6 +104,37 @@ class TheilSenSpec(MethodSpec):
         self.local_options = tuple(  # type: ignore[misc,assignment]
             k for k in ("pairs", "theta", "output_range", "dof") if k in opts)
 
+    # -- the release pipeline --------------------------------------------------------------
+    def plan(self, *, epsilon: float, delta: float | None, n: int | None,
+             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
+             fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
+        """:func:`~dpreg.simple.plan_theil_sen` of the line the estimator releases (the two
+        predictions at 25 %/75 % of the x bounds; ``output_range`` by default
+        :func:`~dpreg.simple.ranges.default_prediction_range` of ``y_bounds``); n is required
+        (public under replace-one: k, the pairs check and the algorithm depend on it)."""
+        from dpreg.simple.ranges import default_prediction_range
+
+        if delta is not None:
+            raise InvalidInputError(f"method {self.name!r} is pure ε-DP and takes no delta; "
+                                    f"got delta={delta!r}")
+        out_range = options.get("output_range")
+        return ts_core.plan_theil_sen(
+            epsilon=epsilon,
+            output_range=default_prediction_range(y_bounds) if out_range is None else out_range,
+            x_bounds=x_bounds[0], median=self.median, pairs=options.get("pairs", "all"),
+            estimand="predictions", theta=options.get("theta"),
+            dof=options.get("dof", 3), algorithm=options.get("algorithm", "auto"), n=n)
+
+    def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
+        """:func:`~dpreg.simple.theil_sen_statistics` of the one column of ``X``."""
+        return ts_core.theil_sen_statistics(np.asarray(X, dtype=np.float64).reshape(-1),
+                                            np.asarray(y, dtype=np.float64), plan)
+
+    def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
+                ) -> Release:
+        """:func:`~dpreg.simple.release_theil_sen`."""
+        return ts_core.release_theil_sen(stats, plan, rng, seeded=seeded)
+
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -122,10 +157,8 @@ class TheilSenSpec(MethodSpec):
 
     def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
         """The smooth median with all pairs is limited to
-        :data:`~dpreg.simple._theil_sen.SMOOTH_ALL_PAIRS_MAX_N` rows (its cost grows as n²)."""
-        from dpreg.simple._theil_sen import check_smooth_size
-
-        check_smooth_size(int(n), pairs=options.get("pairs", "all"), median=self.median)
+        ``SMOOTH_ALL_PAIRS_MAX_N`` rows (its cost grows as n²)."""
+        ts_core.check_smooth_size(int(n), pairs=options.get("pairs", "all"), median=self.median)
 
     # -- planning --------------------------------------------------------------------------
     def planned_interval(self, *, epsilon: float, n: int, x_bounds: list[tuple[float, float]],
@@ -169,54 +202,41 @@ class TheilSenSpec(MethodSpec):
         (reusing its envelope) or the materialised doubled pair values (one design for all
         pairs; a fresh design of matchings per replicate)."""
         from dpreg._progress import report
-        from dpreg._validation import check_bounds
-        from dpreg.exceptions import InvalidInputError
-        from dpreg.privacy import PureDP
         from dpreg.simple._common import check_pairs_arg
-        from dpreg.simple._theil_sen import (
-            check_theta,
-            dp_median_all_pairs_target,
-            dp_median_of_doubled,
-            resolve_algorithm,
-        )
         from dpreg.simple.pairs import doubled_pair_values, make_design
 
         if options.get("output_range") is None:
             raise InvalidInputError("output_range is required for the Theil-Sen methods")
-        lo, hi = check_bounds(options["output_range"], "output_range")
-        median, n, t = self.median, x.size, trials
-        th = check_theta(options.get("theta"), median, (lo, hi))
-        dof = int(options.get("dof", 3))
-        pairs_arg = check_pairs_arg(options.get("pairs", "all"), n)
-        alg = resolve_algorithm(options.get("algorithm", "auto"), n=n, pairs=pairs_arg,
-                                median=median)
-        eps_t = PureDP(epsilon).split([1, 1])[0].epsilon if math.isfinite(epsilon) else epsilon
+        n, t = x.size, trials
+        check_pairs_arg(options.get("pairs", "all"), n)
+        plan = ts_core.plan_theil_sen(
+            epsilon=epsilon, output_range=options["output_range"], median=self.median,
+            pairs=options.get("pairs", "all"), x_eval=x_eval, theta=options.get("theta"),
+            dof=options.get("dof", 3), algorithm=options.get("algorithm", "auto"), n=n)
+        stats = ts_core.theil_sen_statistics(x, y, plan)
         out = np.empty((t, 2))
-        if alg == "exact-fast":
-            for j, xv in enumerate(x_eval):
-                out[:, j] = dp_median_all_pairs_target(x, y, estimand="predictions", x_eval=xv,
-                                                       epsilon=eps_t, k=n - 1, lo=lo, hi=hi,
-                                                       theta=th, rng=rng, size=t)
+        if plan.options["pairs"] == "all":
+            # one design for all replicates: the library's release, t draws of each target
+            release = ts_core.release_theil_sen(stats, plan, rng, size=t)
+            for j, vals in enumerate(release.values["released"]):
+                out[:, j] = vals
             return out
-        designs = [make_design(n, pairs_arg, rng)] if pairs_arg == "all" else None
+        # k matchings: a fresh design per replicate and prediction point, and its median
+        o = plan.options
+        lo, hi = o["output_range"]
+        eps_t = plan.parts["p1"].epsilon
         what = f"Theil-Sen: {t} replicates at 2 prediction points"
-        for j, xv in enumerate(x_eval):
-            if designs is not None:
-                vals = doubled_pair_values(x, y, designs[0], estimand="predictions", x_eval=xv)
-                out[:, j] = dp_median_of_doubled(vals, median=median, epsilon=eps_t,
-                                                 k=designs[0].k, lo=lo, hi=hi, theta=th,
-                                                 dof=dof, rng=rng, size=t)
-            else:
-                for r in range(t):
-                    # progress (silent without a hook): per replicate (a fresh design of
-                    # matchings each), over both prediction points; counts only
-                    report(what, j * t + r, 2 * t)
-                    d = make_design(n, pairs_arg, rng)
-                    vals = doubled_pair_values(x, y, d, estimand="predictions", x_eval=xv)
-                    out[r, j] = dp_median_of_doubled(vals, median=median, epsilon=eps_t, k=d.k,
-                                                     lo=lo, hi=hi, theta=th, dof=dof, rng=rng)
-        if designs is None:
-            report(what, 2 * t, 2 * t)
+        for j, xv in enumerate(o["x_eval"]):
+            for r in range(t):
+                # progress (silent without a hook): per replicate (a fresh design of
+                # matchings each), over both prediction points; counts only
+                report(what, j * t + r, 2 * t)
+                d = make_design(n, o["pairs"], rng)
+                vals = doubled_pair_values(x, y, d, estimand="predictions", x_eval=xv)
+                out[r, j] = ts_core.dp_median_of_doubled(
+                    vals, median=self.median, epsilon=eps_t, k=d.k, lo=lo, hi=hi,
+                    theta=o["theta"], dof=o["dof"], rng=rng)
+        report(what, 2 * t, 2 * t)
         return out
 
     # -- per-group fits --------------------------------------------------------------------
@@ -225,9 +245,12 @@ class TheilSenSpec(MethodSpec):
                       validated: bool, delta: float | None = None
                       ) -> Callable[[np.ndarray, np.ndarray, Any], Any]:
         """``validated=False``: the functional core exactly as the estimator calls it (it
-        validates the options); ``True``: the core's own release
-        (:func:`dpreg.simple._theil_sen.release_theil_sen`, the same draws) from options
-        validated once, without the per-call validation, ledger and statement."""
+        validates the options); ``True``: the same pipeline with one public plan per group
+        size (:meth:`plan`, i.e. :func:`~dpreg.simple.plan_theil_sen`) and, per group,
+        :func:`~dpreg.simple.theil_sen_statistics` -> :func:`~dpreg.simple.release_theil_sen`
+        (the same draws, with its privacy statement) -> :func:`~dpreg.simple.theil_sen_result`
+        -- every option validated by the plan, nothing skipped."""
+        from dpreg._random import is_seeded
         from dpreg.simple.ranges import default_prediction_range
 
         median = self.median
@@ -242,30 +265,21 @@ class TheilSenSpec(MethodSpec):
                 x, y, epsilon=epsilon, output_range=(lo, hi), x_bounds=x_bounds,
                 median=median, pairs=pairs, estimand="predictions",
                 theta=options.get("theta"), dof=dof, rng=g)
-        from dpreg.privacy import PureDP
-        from dpreg.simple._common import check_pairs_arg, default_x_eval
-        from dpreg.simple._result import SimpleRegressionResult
-        from dpreg.simple._theil_sen import check_theta, release_theil_sen, resolve_algorithm
-
-        th = check_theta(options.get("theta"), median, (lo, hi))
-        targets = PureDP(epsilon).split([1, 1])
-        xe = default_x_eval(x_bounds)
-        name = self.name
+        # one public plan per group size (the noise, k and the algorithm depend on the
+        # public n only): the same plan_theil_sen -> statistics -> release_theil_sen as the
+        # single fit, with the privacy statement
+        plans: dict[int, ReleasePlan] = {}
+        opts = {"pairs": pairs, "theta": options.get("theta"), "dof": dof,
+                "output_range": (lo, hi)}
 
         def call(x: np.ndarray, y: np.ndarray, gen: np.random.Generator) -> Any:
             n = int(x.size)
-            pairs_arg = check_pairs_arg(pairs, n)
-            (p1, p2), _ = release_theil_sen(
-                x, y, median=median, estimand="predictions", pairs=pairs_arg, x_eval=xe,
-                targets=targets, lo=lo, hi=hi, theta=th, dof=dof,
-                algorithm=resolve_algorithm("auto", n=n, pairs=pairs_arg, median=median),
-                rng=gen)
-            (x1, x2) = xe
-            slope = (p2 - p1) / (x2 - x1)
-            return SimpleRegressionResult(name, None,  # type: ignore[arg-type]
-                                          released_slope=slope,
-                                          released_intercept=p1 - slope * x1,
-                                          released_predictions={x1: p1, x2: p2}, n=n)
+            if n not in plans:
+                plans[n] = self.plan(epsilon=epsilon, delta=None, n=n, x_bounds=[x_bounds],
+                                     y_bounds=y_bounds, fit_intercept=True, options=opts)
+            plan = plans[n]
+            return ts_core.theil_sen_result(ts_core.release_theil_sen(
+                ts_core.theil_sen_statistics(x, y, plan), plan, gen, seeded=is_seeded(gen)))
 
         return call
 

@@ -6,7 +6,9 @@ public inputs, never derived from the data):
 * :func:`noisy_stats` -- DPSuffStats: Laplace-noised sufficient statistics (Alabi et al. 2022).
 * :func:`dp_intercept` -- DPIntercept: a noisy mean of y as a flat line.
 * :func:`theil_sen` -- DP Theil-Sen (exponential, widened or smooth-sensitivity median of
-  pairwise predictions or slopes; all pairs or k round-robin matchings).
+  pairwise predictions or slopes; all pairs or k round-robin matchings); its pipeline
+  :func:`plan_theil_sen` (public) -> :func:`theil_sen_statistics` -> :func:`release_theil_sen`
+  (the pair design's and the medians' draws) -> :func:`theil_sen_result`.
 * :func:`gradient_descent` -- DPGradDescent (pure, zCDP or (ε, δ) variants); its pipeline
   :func:`plan_gradient_descent` (public) -> :func:`gradient_descent_statistics` ->
   :func:`release_gradient_descent` (the only draws) -> :func:`gradient_descent_result`, the
@@ -45,7 +47,18 @@ from dpreg.simple._noisy_stats import (
     noisy_stats_sensitivities,
 )
 from dpreg.simple._result import ConfidenceInterval, SimpleRegressionResult
-from dpreg.simple._theil_sen import theil_sen
+from dpreg.simple._theil_sen import NO_FIT_STATISTICS as TS_NO_FIT_STATISTICS
+from dpreg.simple._theil_sen import NO_INTERVAL as TS_NO_INTERVAL
+from dpreg.simple._theil_sen import (
+    PairStatistics,
+    check_smooth_size,
+    dp_median_of_doubled,
+    plan_theil_sen,
+    release_theil_sen,
+    theil_sen,
+    theil_sen_result,
+    theil_sen_statistics,
+)
 from dpreg.simple.baselines import (
     nonprivate_theil_sen,
     ols,
@@ -71,6 +84,15 @@ __all__ = [
     "noisy_stats",
     "dp_intercept",
     "theil_sen",
+    "plan_theil_sen",
+    "theil_sen_statistics",
+    "PairStatistics",
+    "release_theil_sen",
+    "theil_sen_result",
+    "check_smooth_size",
+    "dp_median_of_doubled",
+    "TS_NO_INTERVAL",
+    "TS_NO_FIT_STATISTICS",
     "gradient_descent",
     "plan_gradient_descent",
     "gradient_descent_statistics",

@@ -30,11 +30,13 @@ Guarantee: **ε-DP (pure) under replace-one neighbours with n public.**
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpreg._progress import steps
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_bounds,
     check_epsilon,
@@ -68,7 +70,8 @@ from dpreg.simple.pairs import (
 __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGORITHMS",
            "AUTO_FAST_MIN_N", "SMOOTH_ALL_PAIRS_MAX_N", "check_smooth_size",
            "resolve_algorithm", "dp_median_all_pairs_target",
-           "release_theil_sen", "dp_median_of_sorted"]
+           "release_theil_sen", "dp_median_of_sorted", "plan_theil_sen", "PairStatistics",
+           "theil_sen_statistics", "theil_sen_result"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
 #: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
@@ -275,6 +278,12 @@ def theil_sen(
         median exp/wide and n >= 400 (:data:`AUTO_FAST_MIN_N`, the measured crossover).
         Seeded streams differ between the two.
 
+    The pipeline: :func:`plan_theil_sen` (public: every check, the budget and its split per
+    target, k, the mechanism ε) -> the ledger charge -> :func:`theil_sen_statistics` (the
+    pairwise estimates, deterministic given the pair design) -> :func:`release_theil_sen`
+    (the pair design's and the medians' draws; the privacy statement) ->
+    :func:`theil_sen_result` (post-processing).
+
     Notes
     -----
     Guarantee: ε-DP (pure), replace-one neighbours, n public.  Sensitivity: one record
@@ -288,13 +297,44 @@ def theil_sen(
     3.2).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
+    plan = plan_theil_sen(epsilon=epsilon, output_range=output_range, x_bounds=x_bounds,
+                          median=median, pairs=pairs, estimand=estimand, x_eval=x_eval,
+                          theta=theta, dof=dof, algorithm=algorithm, n=int(xa.size))
+    gen = check_rng(rng)
+    charge(ledger, plan.budget, "dpreg.simple.theil_sen", plan.relation)
+    if plan.budget.is_infinite:
+        warn_not_private("theil_sen")
+    stats = theil_sen_statistics(xa, ya, plan)
+    return theil_sen_result(release_theil_sen(stats, plan, gen, seeded=is_seeded(rng)))
+
+
+def plan_theil_sen(*, epsilon: Any, output_range: Any, x_bounds: Any = None,
+                   median: Any = "exp", pairs: Any = "all", estimand: Any = "predictions",
+                   x_eval: Any = None, theta: Any = None, dof: Any = 3, algorithm: Any = "auto",
+                   n: Any) -> ReleasePlan:
+    """The public plan of a DP Theil-Sen release: reads no data, draws nothing.
+
+    Every parameter of :func:`theil_sen` is checked here, in the order :func:`theil_sen`
+    always checked them (ε, ``output_range``, ``x_bounds``, ``median``, ``estimand``, the
+    public n >= 2, ``pairs`` for that n, ``x_eval``, θ, ``dof``, ``algorithm`` -- resolved for
+    n, which also refuses the smooth median with all pairs above
+    :data:`SMOOTH_ALL_PAIRS_MAX_N` rows).  The plan holds ``budget`` = PureDP(ε) (what is
+    charged), ``parts`` -- one budget per DP median: ``"p1"``, ``"p2"`` (ε/2 each, the two
+    prediction points, ``PureDP(ε).split([1, 1])``) or ``"slope"`` (ε) --, the replace-one
+    ``sensitivities`` (``"pairs_per_record"`` k: n − 1 for all pairs, at most the number of
+    matchings otherwise; ``"entries_per_record"`` 2k entries of the doubled multiset;
+    ``"rank_utility"`` 1 per entry) and ``noise`` (``"mechanism_epsilon"``: the ε of each
+    exponential-mechanism median, ε_t/(2k) rounded down, or the smooth median's ε_t; for k
+    matchings at the bound k -- the release runs at the drawn design's own k, which is at most
+    that).  ``options``: median, estimand, pairs, x_eval, output_range, x_bounds, theta, dof,
+    algorithm (resolved).  Guarantee of the release it plans: ε-DP, replace-one, n public."""
     eps = check_epsilon(epsilon)
     lo, hi = check_bounds(output_range, "output_range")
     xb = check_bounds_opt(x_bounds, "x_bounds")
     med = check_choice(median, "median", ("exp", "wide", "smooth"))
     est = check_choice(estimand, "estimand", ("predictions", "slope"))
-    n = int(xa.size)
-    pairs_arg = check_pairs_arg(pairs, n)
+    n_ = check_int(n, "n", minimum=2)
+    pairs_arg = check_pairs_arg(pairs, n_)
     if est == "predictions":
         xe = check_x_eval(x_eval, xb, exactly_two=True)
     else:
@@ -306,66 +346,107 @@ def theil_sen(
         xe = ()
     th = check_theta(theta, med, (lo, hi))
     dof_ = check_int(dof, "dof", minimum=1)
-    alg = resolve_algorithm(algorithm, n=n, pairs=pairs_arg, median=med)
-    gen = check_rng(rng)
+    alg = resolve_algorithm(algorithm, n=n_, pairs=pairs_arg, median=med)
     budget = PureDP(eps)
     targets = budget.split([1, 1]) if est == "predictions" else [budget]
-    charge(ledger, budget, "dpreg.simple.theil_sen", Neighbouring.REPLACE_ONE)
-    if budget.is_infinite:
-        warn_not_private("theil_sen")
-
-    values, design = release_theil_sen(xa, ya, median=med, estimand=est, pairs=pairs_arg,
-                                       x_eval=xe, targets=targets, lo=lo, hi=hi, theta=th,
-                                       dof=dof_, algorithm=alg, rng=gen)
-    k = design.k
-    details = _details(design, med, est, targets, k, th, dof_, (lo, hi), xe)
-    details["algorithm"] = alg
-    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, _MECHANISM[med], _SOURCE,
-                            is_seeded(rng), details)
-    method = f"theil-sen-{med}"
-    extra = {"estimand": est, "pairs": design.describe(), "x_eval": list(xe)}
-    if est == "slope":
-        return SimpleRegressionResult(method, stmt, released_slope=values[0], n=n, extra=extra,
-                                      no_interval=NO_INTERVAL,
-                                      no_fit_statistics=NO_FIT_STATISTICS)
-    (x1, x2), (p1, p2) = xe, values
-    slope = (p2 - p1) / (x2 - x1)
-    intercept = p1 - slope * x1
-    return SimpleRegressionResult(method, stmt, released_slope=slope, released_intercept=intercept,
-                                  released_predictions={x1: p1, x2: p2}, n=n, extra=extra,
-                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
+    parts = dict(zip(("p1", "p2") if est == "predictions" else ("slope",), targets))
+    k = n_ - 1 if pairs_arg == "all" else int(pairs_arg)
+    eps_t = targets[0].epsilon
+    mech_eps = eps_t if med == "smooth" else div_down(eps_t, 2 * k)
+    return ReleasePlan(
+        method=f"theil-sen-{med}",
+        options={"median": med, "estimand": est, "pairs": pairs_arg, "x_eval": tuple(xe),
+                 "output_range": (lo, hi), "x_bounds": xb, "theta": th, "dof": dof_,
+                 "algorithm": alg},
+        budget=budget, relation=Neighbouring.REPLACE_ONE, parts=parts, n=n_,
+        d=2 if est == "predictions" else 1,
+        sensitivities={"pairs_per_record": k, "entries_per_record": 2 * k,
+                       "rank_utility": 1.0},
+        noise={"mechanism_epsilon": mech_eps})
 
 
-def release_theil_sen(
-    xa: np.ndarray, ya: np.ndarray, *, median: str, estimand: str, pairs: str | int,
-    x_eval: tuple[float, ...], targets: list[PureDP], lo: float, hi: float, theta: float,
-    dof: int, algorithm: str, rng: np.random.Generator,
-) -> tuple[list[float], PairDesign | _AllPairsInfo]:
-    """DP Theil-Sen's release from validated inputs (the one implementation: the single fit
-    and every ``fit_by_group`` backend call it).  Statistics step: the data-independent pair
-    design (drawn from ``rng`` first) and the doubled multiset of pairwise estimates of each
-    target; release: the DP median of each (:func:`dp_median_of_doubled`, or the O(n log n)
-    :func:`dp_median_all_pairs_target` for ``algorithm="exact-fast"``) at the target's ε.
-    Returns (one released value per target -- the predictions at ``x_eval``, or the slope --
-    and the design).  Guarantee: see :func:`theil_sen` (ε-DP, replace-one, n public)."""
-    n = int(xa.size)
+@dataclass(frozen=True)
+class PairStatistics:
+    """DP Theil-Sen's statistics step: the validated data of one release, from which the
+    doubled multisets of pairwise estimates are computed -- deterministically for a given pair
+    design (:meth:`doubled`: the design's pairs; :meth:`sorted_doubled`: all pairs, clipped and
+    sorted; the exact-fast path counts the pairs of ``x``, ``y`` itself,
+    :mod:`dpreg.simple.fast`).  The pair design is data-independent randomness that is part of
+    the mechanism: for k matchings :func:`release_theil_sen` draws it from the release's
+    generator first (:func:`dpreg.simple.pairs.make_design`), before any noise; all pairs draw
+    nothing."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+    def doubled(self, design: PairDesign, *, estimand: str, x_eval: float | None
+                ) -> np.ndarray:
+        """The doubled multiset of ``design``'s pair values (±∞ for tied x)."""
+        return doubled_pair_values(self.x, self.y, design, estimand=estimand, x_eval=x_eval)
+
+    def sorted_doubled(self, *, estimand: str, x_eval: float | None, lo: float, hi: float
+                       ) -> np.ndarray:
+        """The doubled multiset of all pairs, clipped to [lo, hi] and sorted."""
+        return sorted_doubled_all_pairs(self.x, self.y, estimand=estimand, x_eval=x_eval,
+                                        lo=lo, hi=hi)
+
+
+def theil_sen_statistics(x: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> PairStatistics:
+    """The statistics step of one data set (validated 1-D arrays of the plan's n rows)."""
+    xa = np.asarray(x, dtype=np.float64).reshape(-1)
+    ya = np.asarray(y, dtype=np.float64).reshape(-1)
+    if xa.size != plan.n or ya.size != plan.n:
+        raise InvalidInputError(f"the plan is for n = {plan.n} rows; got x of {xa.size} and "
+                                f"y of {ya.size} rows")
+    return PairStatistics(xa, ya)
+
+
+def release_theil_sen(stats: PairStatistics, plan: ReleasePlan, rng: np.random.Generator, *,
+                      seeded: bool = False, size: int | None = None) -> Release:
+    """THE release of DP Theil-Sen (Alabi et al. 2022 §6.2, Alg. 2-6; Sarathy & Vadhan 2025
+    Alg. 3.1): the only code that draws its randomness -- the single fit, the estimator,
+    ``regress`` and every ``fit_by_group`` backend call it.  First the data-independent pair
+    design (k matchings: drawn from ``rng``; all pairs: nothing), then per target (the two
+    prediction points, or the slope) the DP median of the doubled multiset at the target's ε
+    (``plan.parts``): :func:`dp_median_of_doubled`, :func:`dp_median_of_sorted` (all pairs,
+    finite ε: the same draws and values) or :func:`dp_median_all_pairs_target`
+    (``algorithm="exact-fast"``), each drawing through :mod:`dpreg.mechanisms`.  Builds the
+    :class:`~dpreg.privacy.PrivacyStatement`.  ``size``: that many independent releases of
+    each target (arrays; the materialised or exact-fast paths, one design for all).
+
+    Guarantee: ``plan.budget`` (ε-DP, pure), replace-one neighbours, n public; one record
+    changes at most 2k entries of each doubled multiset (k: the design's largest number of
+    pairs per record), the rank utility has sensitivity 1 per entry.
+
+    ``values``: ``released`` (one value per target: the predictions at ``x_eval``, or the
+    slope), ``pairs`` (the design in words), ``k``."""
+    o = plan.options
+    n = int(plan.n)  # type: ignore[arg-type]
+    median: str = o["median"]
+    estimand: str = o["estimand"]
+    lo, hi = (float(v) for v in o["output_range"])
+    theta: float = o["theta"]
+    dof: int = o["dof"]
+    algorithm: str = o["algorithm"]
+    pairs: str | int = o["pairs"]
+    targets: list[PureDP] = list(plan.parts.values())
     # the fast path never builds the n(n-1)/2 pairs: all pairs, k = n - 1; neither does the
     # materialising path for all pairs and finite budgets (the sorted multiset is built directly)
-    fused = (algorithm != "exact-fast" and pairs == "all"
+    fused = (algorithm != "exact-fast" and pairs == "all" and size is None
              and all(math.isfinite(part.epsilon) for part in targets))
     design = (_AllPairsInfo(n) if algorithm == "exact-fast" or fused
               else make_design(n, pairs, rng))
     k = design.k
-    points: tuple[float | None, ...] = x_eval if estimand == "predictions" else (None,)
+    points: tuple[float | None, ...] = o["x_eval"] if estimand == "predictions" else (None,)
     # progress (silent unless a hook is installed): one step per DP median, i.e. per
     # prediction point (or the slope); public text only
     todo = steps(list(zip(points, targets)), f"Theil-Sen: DP median of {len(points)} "
                  + ("prediction points" if estimand == "predictions" else "slope"))
     if algorithm == "exact-fast":
         values = [
-            dp_median_all_pairs_target(xa, ya, estimand=estimand, x_eval=xv,
+            dp_median_all_pairs_target(stats.x, stats.y, estimand=estimand, x_eval=xv,
                                        epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta,
-                                       rng=rng)
+                                       rng=rng, size=size)
             for xv, part in todo
         ]
     elif fused:
@@ -374,7 +455,7 @@ def release_theil_sen(
         # values as the branch below (tests/simple/test_theil_sen_sorted.py)
         values = [
             dp_median_of_sorted(
-                sorted_doubled_all_pairs(xa, ya, estimand=estimand, x_eval=xv, lo=lo, hi=hi),
+                stats.sorted_doubled(estimand=estimand, x_eval=xv, lo=lo, hi=hi),
                 median=median, epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta, dof=dof,
                 rng=rng)
             for xv, part in todo
@@ -383,12 +464,39 @@ def release_theil_sen(
         assert isinstance(design, PairDesign)
         values = [
             dp_median_of_doubled(
-                doubled_pair_values(xa, ya, design, estimand=estimand, x_eval=xv),
+                stats.doubled(design, estimand=estimand, x_eval=xv),
                 median=median, epsilon=part.epsilon, k=k, lo=lo, hi=hi, theta=theta, dof=dof,
-                rng=rng)
+                rng=rng, size=size)
             for xv, part in todo
         ]
-    return values, design
+    details = _details(design, median, estimand, targets, k, theta, dof, (lo, hi),
+                       tuple(o["x_eval"]))
+    details["algorithm"] = algorithm
+    stmt = PrivacyStatement(plan.budget, plan.relation, _MECHANISM[median], _SOURCE, seeded,
+                            details)
+    return Release(plan, {"released": tuple(values), "pairs": design.describe(), "k": k},
+                   stmt)
+
+
+def theil_sen_result(release: Release) -> SimpleRegressionResult:
+    """The :class:`SimpleRegressionResult` of a DP Theil-Sen release (post-processing): the
+    slope, or the line through the two released predictions (slope (p₂ − p₁)/(x₂ − x₁) and
+    its intercept)."""
+    o, v = release.plan.options, release.values
+    xe = tuple(o["x_eval"])
+    method, n = release.plan.method, release.plan.n
+    extra = {"estimand": o["estimand"], "pairs": v["pairs"], "x_eval": list(xe)}
+    if o["estimand"] == "slope":
+        return SimpleRegressionResult(method, release.privacy, released_slope=v["released"][0],
+                                      n=n, extra=extra, no_interval=NO_INTERVAL,
+                                      no_fit_statistics=NO_FIT_STATISTICS)
+    (x1, x2), (p1, p2) = xe, v["released"]
+    slope = (p2 - p1) / (x2 - x1)
+    intercept = p1 - slope * x1
+    return SimpleRegressionResult(method, release.privacy, released_slope=slope,
+                                  released_intercept=intercept,
+                                  released_predictions={x1: p1, x2: p2}, n=n, extra=extra,
+                                  no_interval=NO_INTERVAL, no_fit_statistics=NO_FIT_STATISTICS)
 
 
 class _AllPairsInfo:

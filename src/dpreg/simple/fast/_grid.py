@@ -20,8 +20,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpreg.mechanisms.exponential import uniform_integer
+
 __all__ = ["BITS", "binade", "quantum", "ordinal", "from_ordinal", "next_up", "next_down",
-           "floor_grid", "ceil_grid", "float_up", "draw_cell", "uniform_int"]
+           "floor_grid", "ceil_grid", "float_up", "draw_cell"]
 
 BITS = 106
 _ZONE = -969  # below 2^_ZONE the spacing is the smallest double 2^-1074
@@ -108,21 +110,6 @@ def float_up(v: Fraction) -> float:
     return f
 
 
-def uniform_int(gen: np.random.Generator, m: int) -> int:
-    """A uniform integer in [0, m) for any m >= 1 (exact: 62-bit chunks and rejection)."""
-    if m <= 2 ** 62:
-        return int(gen.integers(m))
-    bits = m.bit_length()
-    chunks = -(-bits // 62)
-    while True:
-        k = 0
-        for c in gen.integers(0, 2 ** 62, size=chunks):
-            k = (k << 62) | int(c)
-        k >>= chunks * 62 - bits
-        if k < m:
-            return k
-
-
 def draw_cell(a0: Fraction, a1: Fraction, gen: np.random.Generator) -> Fraction:
     """The right end φ of a grid cell (prev(φ), φ] ⊆ (a0, a1] (grid points a0 < a1), drawn
     with probability exactly ∝ the cell's length φ − prev(φ): the continuous uniform draw on
@@ -130,7 +117,8 @@ def draw_cell(a0: Fraction, a1: Fraction, gen: np.random.Generator) -> Fraction:
 
     Every grid point in [a0, a1] is a multiple of the block's finest spacing q (2^-1074 if the
     block straddles 0), so a uniform multiple X = a0 + k·q, k ∈ 1..(a1 − a0)/q, falls in each
-    cell with probability length/(a1 − a0); φ = ceil_grid(X)."""
+    cell with probability length/(a1 − a0); φ = ceil_grid(X).  The one draw is
+    :func:`dpreg.mechanisms.exponential.uniform_integer`'s."""
     q = _QMIN if a0 < 0 < a1 else min(quantum(a0), quantum(a1))
-    k = uniform_int(gen, int((a1 - a0) / q)) + 1
+    k = uniform_integer(int((a1 - a0) / q), gen) + 1
     return ceil_grid(a0 + k * q)

@@ -62,6 +62,11 @@ from typing import Any
 
 import numpy as np
 
+from dpreg.mechanisms.exponential import (
+    envelope_accept,
+    envelope_block,
+    random_ordered_pairs,
+)
 from dpreg.simple.fast._grid import ceil_grid, draw_cell, floor_grid
 from dpreg.simple.fast._oracle import PairCounter, exact_pair_value
 
@@ -519,9 +524,7 @@ class AllPairsEM:
         n = c.n
         if n < 2 or m <= 0:
             return np.zeros(0), []
-        i = self.rng.integers(0, n, size=m)
-        j = self.rng.integers(0, n - 1, size=m)
-        j = j + (j >= i)
+        i, j = random_ordered_pairs(n, m, self.rng)
         xi, yi, xj, yj = c.x[i], c.y[i], c.x[j], c.y[j]
         tied = xi == xj
         v = c._values(xi[~tied], yi[~tied], xj[~tied], yj[~tied])
@@ -689,10 +692,7 @@ class AllPairsEM:
         while got < k:
             _, bounds, gmin, gmax, loglen = blocks
             log_e = loglen - self.a * gmin
-            p = np.exp(log_e - np.max(log_e))
-            cum = np.cumsum(p)
-            m = int(np.searchsorted(cum, gen.random() * cum[-1], side="right"))
-            m = min(m, cum.size - 1)
+            m = envelope_block(log_e, gen)
             # a grid cell of the block with probability ∝ its length, i.e. a double of the
             # block with probability ∝ ω(d) (the block as ``blocks`` knows it: learning may
             # have added boundaries since, which only tightens bounds not yet read)
@@ -701,7 +701,7 @@ class AllPairsEM:
             self.trials += 1
             n_pts = len(self._pts)
             g = self.exact_loss(d)
-            if gen.random() < math.exp(-self.a * (g - int(gmin[m]))):
+            if envelope_accept(-self.a * (g - int(gmin[m])), gen):
                 out[got] = d
                 got += 1
             else:
@@ -785,9 +785,7 @@ def order_statistic(counter: PairCounter, k: int, *, rng: np.random.Generator | 
     gen = rng if rng is not None else np.random.default_rng(0)
     n = counter.n
     m = 512
-    i = gen.integers(0, n, size=m)
-    j = gen.integers(0, n - 1, size=m)
-    j = j + (j >= i)
+    i, j = random_ordered_pairs(n, m, gen)
     tied = counter.x[i] == counter.x[j]
     vals = np.sort(counter._values(counter.x[i][~tied], counter.y[i][~tied], counter.x[j][~tied],
                                    counter.y[j][~tied]))
