@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from dpreg.cli._app import _fail, app, console
-from dpreg.cli._options import _PROGRESS_HELP
+from dpreg.cli._options import ProgressOption
 from dpreg.cli._output import _print_json, _print_table
 from dpreg.cli._parse import _ascii_float, _ascii_int, _check_range
 from dpreg.exceptions import DPRegError
@@ -29,8 +29,7 @@ def audit(
         "--workers", "-j", parser=_ascii_int, help="Processes for targets that loop over releases.")] = 1,
     list_: Annotated[bool, typer.Option("--list", help="List audit targets and pairs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help=_PROGRESS_HELP)] = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Empirical privacy audit: ε lower confidence bound on worst-case neighbouring pairs.
 

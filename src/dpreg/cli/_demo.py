@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from dpreg.cli._app import _fail, _usage, app, console
-from dpreg.cli._options import _PROGRESS_HELP
+from dpreg.cli._options import ProgressOption
 from dpreg.cli._output import _print_json, _print_table
 from dpreg.cli._parse import _ascii_int, _check_range, parse_epsilon
 from dpreg.exceptions import DPRegError
@@ -39,8 +39,7 @@ def demo(
     data: Annotated[Path | None, typer.Option(
         "--data", help="--scale nation: folder of the cached nation (default OUT/nation-N).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help=_PROGRESS_HELP)] = None,
+    progress: ProgressOption = None,
 ) -> None:
     """The main job: per-tract DP regressions on the bundled simulated state, or (--scale
     nation) the national job on a simulated nation of 20.9 M people."""

@@ -1,14 +1,57 @@
-"""The option pipeline shared by the commands: privacy parameters, seed, method, ledger."""
+"""The option pipeline shared by the commands.
+
+Every command that releases (fit, fit-groups, release-cov) runs the same steps, each ONE function
+here, in this order, all before any value of DATA is read or any budget is charged:
+
+1. :func:`release_options`: ``-o`` options, ε and δ (with the ``--not-private`` checks and the
+   large-δ / NOT PRIVATE warnings), the weak-seed warning, ``--bounds``;
+2. :func:`check_ci`: ``--ci ALPHA`` in (0, 1) (also regress);
+3. :func:`method_for`: ``--method``'s spec, with ``--ci`` as the method option ``ci_alpha`` and a
+   usage error for a method that has no interval;
+
+then DATA through :func:`dpreg.cli._sources.read_data` and the ledger through
+:func:`open_ledger`.  The option types the commands share (``--seed``, ``--not-private``,
+``--progress``, ``--backend``, ``--codebook``) are declared once here too.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from dpreg.cli._app import _cli_text, _cli_warning, _fail, _usage, _usage_error
-from dpreg.cli._parse import parse_delta, parse_epsilon
+import typer
+
+from dpreg.cli._app import _CODEBOOK_HELP, _cli_text, _cli_warning, _fail, _usage, _usage_error
+from dpreg.cli._parse import (
+    _NOT_PRIVATE_HELP,
+    _ascii_int,
+    _check_range,
+    parse_bounds,
+    parse_delta,
+    parse_epsilon,
+    parse_options,
+)
 from dpreg.exceptions import DPRegError
+
+_BACKEND_HELP = ("local (default: in this process; a Parquet file is streamed in chunks for the "
+                 "sufficient-statistics methods) or spark (the executors read DATA and sum the "
+                 "statistics; the active SparkSession or local[2]; needs dpreg[spark] and Java)")
+
+_PROGRESS_HELP = ("Show progress bars on stderr (default: only when stderr is a terminal; "
+                  "--no-progress: never).  They show counts and times, never data.")
+
+_SEED_HELP = ("Seed (reproducible). The release is private only if the seed is secret and has "
+              ">= 128 bits of entropy: omit it for a real release (secure mode).")
+
+#: the option types the commands share (typer reads them from the annotations)
+SeedOption = Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)]
+NotPrivateOption = Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)]
+ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress",
+                                                     help=_PROGRESS_HELP)]
+BackendOption = Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)]
+CodebookOption = Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)]
 
 #: environment variable naming a default ledger file for fit, fit-groups and release-cov
 LEDGER_ENV = "DPREG_LEDGER"
@@ -67,12 +110,6 @@ def _ledger_line(led: Any) -> dict[str, Any]:
     return {"path": str(led.path), "spent": led.spent().as_dict(),
             "remaining": led.remaining().as_dict(), "text": f"ledger {led.path}: {led.describe()}"}
 
-_BACKEND_HELP = ("local (default: in this process; a Parquet file is streamed in chunks for the "
-                 "sufficient-statistics methods) or spark (the executors read DATA and sum the "
-                 "statistics; the active SparkSession or local[2]; needs dpreg[spark] and Java)")
-
-_PROGRESS_HELP = ("Show progress bars on stderr (default: only when stderr is a terminal; "
-                  "--no-progress: never).  They show counts and times, never data.")
 
 def privacy_options(epsilon: str, delta: str | None, not_private: bool, *,
                     eps_option: str = "--epsilon") -> tuple[float, float | None]:
@@ -100,10 +137,6 @@ def warn_seed(seed: int | None) -> None:
 
     if seed is not None and weak_seed(seed):
         _cli_warning(weak_seed_message(f"--seed {seed}"))
-
-
-_SEED_HELP = ("Seed (reproducible). The release is private only if the seed is secret and has "
-              ">= 128 bits of entropy: omit it for a real release (secure mode).")
 
 
 def _warn_delta_per_n(delta: float | None, nobs: int | None) -> None:
@@ -160,3 +193,52 @@ def _notice_fields(eps: float, seed: int | None) -> dict[str, Any]:
         [SEED_NOTICE] if seed is not None else [])
     return {"private": math.isfinite(eps), "seeded": seed is not None,
             "notice": " | ".join(notices)}
+
+
+# ------------------------------------------------------------------ the pipeline
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """The parsed options every releasing command starts from."""
+
+    #: ``-o KEY=VALUE`` method options, typed (:func:`parse_options`)
+    options: dict[str, Any]
+    epsilon: float
+    delta: float | None
+    #: ``--bounds`` as :func:`parse_bounds` gives them
+    bounds: Any
+
+
+def release_options(*, epsilon: str, delta: str | None, not_private: bool, seed: int | None,
+                    bounds: list[str] | None, option: list[str] | None = None,
+                    command: str | None = None) -> ReleaseOptions:
+    """Step 1 of a releasing command, in this order (the first bad input is the one reported,
+    a usage error, exit 2): the ``-o`` options of ``command`` (none when ``command`` is None),
+    ε and δ (:func:`privacy_options`), the weak-seed warning (:func:`warn_seed`), ``--bounds``.
+    Nothing is read from DATA and nothing is charged."""
+    opts = {} if command is None else parse_options(option, command=command)
+    eps, dlt = privacy_options(epsilon, delta, not_private)
+    warn_seed(seed)
+    return ReleaseOptions(opts, eps, dlt, parse_bounds(bounds))
+
+
+def check_ci(ci: float | None) -> None:
+    """``--ci ALPHA``: 0 < ALPHA < 1, else a usage error (exit 2) naming the option."""
+    _check_range(ci, "--ci", low=0, high=1, open_low=True)
+
+
+def method_for(method: str, opts: dict[str, Any], ci: float | None) -> Any:
+    """The spec of ``--method`` (a misspelt name: exit 2 with a did-you-mean), with ``--ci``
+    set as the method option ``ci_alpha`` in ``opts`` (an explicit ``-o ci_alpha`` wins) and a
+    usage error when an interval is asked of a method that never has one -- before any data
+    is read or budget charged."""
+    if ci is not None:
+        opts.setdefault("ci_alpha", ci)
+    entry = _method_entry(method)
+    _check_ci_supported(entry, opts.get("ci_alpha"))
+    return entry
+
+
+def open_ledger(path: Path | None) -> Any:
+    """The ledger a releasing command charges: ``--ledger``, else ``$DPREG_LEDGER`` if set,
+    else None (:func:`_open_ledger`)."""
+    return _open_ledger(path, use_default=True)

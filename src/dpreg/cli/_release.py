@@ -9,18 +9,20 @@ from typing import Annotated, Any
 
 import typer
 
-from dpreg.cli._app import _CODEBOOK_HELP, _cli_warning, _fail, _library_warnings, app, console
+from dpreg.cli._app import _cli_warning, _fail, _library_warnings, app, console
 from dpreg.cli._options import (
-    _BACKEND_HELP,
-    _PROGRESS_HELP,
     _RELEASE_KEY_HELP,
-    _SEED_HELP,
     RELEASE_KEY_ENV,
+    BackendOption,
+    CodebookOption,
+    NotPrivateOption,
+    ProgressOption,
+    SeedOption,
     _ledger_line,
     _notice_fields,
-    _open_ledger,
-    privacy_options,
-    warn_seed,
+    check_ci,
+    open_ledger,
+    release_options,
 )
 from dpreg.cli._output import (
     _check_plot_extra,
@@ -31,14 +33,11 @@ from dpreg.cli._output import (
     _result_json,
 )
 from dpreg.cli._parse import (
-    _NOT_PRIVATE_HELP,
     _ascii_float,
     _ascii_int,
     _check_choice,
-    _check_range,
-    parse_bounds,
 )
-from dpreg.cli._sources import _check_columns, _header, _is_parquet, _read_csv, _spark_frame
+from dpreg.cli._sources import _check_columns, _header, read_data
 from dpreg.exceptions import DPRegError
 
 
@@ -52,14 +51,13 @@ def release_cov(
     out: Annotated[Path, typer.Option("--out", help="Where to write the release (JSON).")],
     bounds: Annotated[list[str] | None, typer.Option(
         "--bounds", "-b", help="Public bounds COL=LO:HI.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", parser=_ascii_int, help=_SEED_HELP)] = None,
+    seed: SeedOption = None,
     ledger: Annotated[Path | None, typer.Option("--ledger")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
-    not_private: Annotated[bool, typer.Option("--not-private", help=_NOT_PRIVATE_HELP)] = False,
-    backend: Annotated[str, typer.Option("--backend", help=_BACKEND_HELP)] = "local",
-    codebook: Annotated[Path | None, typer.Option("--codebook", help=_CODEBOOK_HELP)] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help=_PROGRESS_HELP)] = None,
+    not_private: NotPrivateOption = False,
+    backend: BackendOption = "local",
+    codebook: CodebookOption = None,
+    progress: ProgressOption = None,
     key: Annotated[Path | None, typer.Option("--key", help=_RELEASE_KEY_HELP)] = None,
 ) -> None:
     """Release a DP SSCP (covariance) matrix once; analyse it later with `dpreg regress`.
@@ -67,10 +65,10 @@ def release_cov(
     The file carries an integrity record: the SHA-256 digest of its content and, with --key,
     an HMAC-SHA256 and the key's id (never the key); `dpreg regress` refuses a file altered
     after it was written."""
-    eps, dlt = privacy_options(epsilon, delta, not_private)
+    given = release_options(epsilon=epsilon, delta=delta, not_private=not_private, seed=seed,
+                            bounds=bounds)
+    eps, dlt = given.epsilon, given.delta
     assert dlt is not None  # --delta is a required option
-    warn_seed(seed)
-    bmap = parse_bounds(bounds)
     cols: list[str] = []
     for c in columns:
         cols.extend(part for part in c.split(",") if part)
@@ -82,19 +80,14 @@ def release_cov(
 
         signing = resolve_key(_release_key(key), "--key")  # read before anything is charged
         _check_columns(_header(data), {"--columns": cols})
-        if backend == "spark":
-            frame: Any = _spark_frame(data)
-        elif _is_parquet(data):
-            frame = str(data)  # streamed in chunks: memory bounded by the chunk, not the file
-        else:
-            frame = _read_csv(data)
-        led = _open_ledger(ledger, use_default=True)
+        frame = read_data(data, backend, stream=True)  # a Parquet file is streamed in chunks
+        led = open_ledger(ledger)
         from dpreg._progress import interactive, spinner
 
         with _library_warnings(), release_context(entry="dpreg release-cov", data=str(data)), \
                 spinner(f"releasing the SSCP matrix of {len(cols)} columns",
                         enabled=interactive(progress)):
-            rel = release_sscp(frame, columns=cols, bounds=bmap, epsilon=eps, delta=dlt,
+            rel = release_sscp(frame, columns=cols, bounds=given.bounds, epsilon=eps, delta=dlt,
                                rng=seed, ledger=led, codebook=codebook)
         rel.save(out, key=signing)
         record = json.loads(out.read_text(encoding="utf-8"))["integrity"]
@@ -110,20 +103,26 @@ def release_cov(
         _print_json({"out": str(out), "columns": cols, "epsilon": eps, "delta": dlt,
                      "integrity": integrity, **fields})
     else:
-        what = (f"NOT PRIVATE SSCP matrix (ε=inf: exact, no noise) of {len(cols)} columns"
-                if math.isinf(eps) else
-                f"DP SSCP release of {len(cols)} columns")
-        claim = "" if math.isinf(eps) else f" ((ε={eps:g}, δ={dlt:g})-DP)"
-        console.print(f"wrote {what} to {out}{claim}; analyse it with: dpreg regress {out} "
-                      f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
-        console.print(f"integrity: sha256 {integrity['sha256']}"
-                      + (f"; signed with HMAC-SHA256, key id {integrity['key_id']}"
-                         if integrity["hmac"] else "; not signed (no --key)"),
-                      highlight=False, soft_wrap=True)
-        if fields["notice"]:
-            console.print(fields["notice"], highlight=False)
-        if led is not None:
-            console.print(fields["ledger"]["text"], highlight=False)
+        _print_release_text(out, cols, eps, dlt, integrity, fields)
+
+
+def _print_release_text(out: Path, cols: list[str], eps: float, dlt: float,
+                        integrity: dict[str, Any], fields: dict[str, Any]) -> None:
+    """release-cov's text output: what was written, its integrity record, notices, ledger."""
+    what = (f"NOT PRIVATE SSCP matrix (ε=inf: exact, no noise) of {len(cols)} columns"
+            if math.isinf(eps) else
+            f"DP SSCP release of {len(cols)} columns")
+    claim = "" if math.isinf(eps) else f" ((ε={eps:g}, δ={dlt:g})-DP)"
+    console.print(f"wrote {what} to {out}{claim}; analyse it with: dpreg regress {out} "
+                  f"\"{cols[-1]} ~ {' + '.join(cols[:-1]) or '1'}\"", highlight=False)
+    console.print(f"integrity: sha256 {integrity['sha256']}"
+                  + (f"; signed with HMAC-SHA256, key id {integrity['key_id']}"
+                     if integrity["hmac"] else "; not signed (no --key)"),
+                  highlight=False, soft_wrap=True)
+    if fields["notice"]:
+        console.print(fields["notice"], highlight=False)
+    if "ledger" in fields:
+        console.print(fields["ledger"]["text"], highlight=False)
 
 
 @app.command()
@@ -157,7 +156,7 @@ def regress(
     The file's integrity record is checked first: a file altered after it was written is
     refused (--no-verify reads it, marked UNVERIFIED); the outcome is printed and is the JSON
     field release_integrity."""
-    _check_range(ci, "--ci", low=0, high=1, open_low=True)
+    check_ci(ci)
     try:
         _check_plot_extra(plot)
         from dpreg._integrity import check_hex_digest

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from dpreg.cli._app import _fail, app, console
-from dpreg.cli._options import _PROGRESS_HELP
+from dpreg.cli._options import ProgressOption
 from dpreg.cli._output import _print_json, _print_table
 from dpreg.cli._parse import _ascii_int, _check_range
 from dpreg.exceptions import DPRegError
@@ -27,8 +27,7 @@ def reproduce(
     workers: Annotated[int, typer.Option("--workers", "-j", parser=_ascii_int,
         help="Processes for the cells.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress",
-                                                  help=_PROGRESS_HELP)] = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Reproduce a paper figure/table: CSVs, figures (PNG + plotted numbers) and claim verdicts."""
     _check_range(workers, "--workers", low=1, integer=True)

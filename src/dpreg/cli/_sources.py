@@ -105,3 +105,15 @@ def _read_text(path: Path, option: str) -> str:
         why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else (
             exc.strerror or type(exc).__name__)
         raise InvalidInputError(f"could not read the {option} file {path}: {why}") from None
+
+
+def read_data(data: Path, backend: str, *, stream: bool) -> Any:
+    """DATA for a release: with ``--backend spark`` a Spark frame (the executors read the
+    file); a Parquet file that the release reads in chunks (``stream``: a sufficient-statistics
+    release) as its path, memory bounded by the chunk; else the whole table in memory
+    (:func:`_read_table`)."""
+    if backend == "spark":
+        return _spark_frame(data)
+    if stream and _is_parquet(data):
+        return str(data)
+    return _read_table(data)
