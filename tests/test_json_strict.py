@@ -120,7 +120,7 @@ def test_writer_refuses_non_finite_even_if_the_conversion_is_bypassed(monkeypatc
 
 
 def test_one_json_writer_in_the_cli():
-    src = (Path(dpreg.__file__).parent / "cli.py").read_text()
+    src = "".join(p.read_text() for p in sorted((Path(dpreg.__file__).parent / "cli").glob("*.py")))
     assert src.count("json.dumps(") == 1 and "allow_nan=False" in src
 
 

@@ -219,17 +219,17 @@ def test_cli_fits_noisy_stats_from_a_parquet_file(data, monkeypatch):
 
     from typer.testing import CliRunner
 
-    import dpreg.cli as cli
+    import dpreg.cli._sources as sources  # where every command reads DATA
     from dpreg.cli import app
 
     _, d = data
-    read_table = cli._read_table
+    read_table = sources._read_table
 
     def no_parquet_load(path):
         assert not str(path).endswith(".parquet"), "the Parquet file was loaded into memory"
         return read_table(path)
 
-    monkeypatch.setattr(cli, "_read_table", no_parquet_load)
+    monkeypatch.setattr(sources, "_read_table", no_parquet_load)
     fit = ["--y", "y", "--x", "x1", "-m", "noisy-stats", "-e", "1", "-b", "x1=-1:1",
            "-b", "y=-5:15", "--seed", "4", "--json", "--ci", "0.1"]
     outs = []
