@@ -222,6 +222,12 @@ def gradient_descent(
 ) -> SimpleRegressionResult:
     """DPGradDescent: noisy clipped gradient descent on the squared loss (Alabi et al. Alg. 7).
 
+    The pipeline: :func:`plan_gradient_descent` (public: every check, the budget, its
+    per-round split, sensitivity and noise scale) -> :func:`gradient_descent_statistics` (the
+    exact clipped gradient sums, deterministic) -> the ledger charge ->
+    :func:`release_gradient_descent` (the only noise draws; the privacy statement) ->
+    :func:`gradient_descent_result` (post-processing).
+
     Parameters
     ----------
     x, y:
@@ -245,12 +251,6 @@ def gradient_descent(
         before noise is drawn.
     rng:
         ``None`` (fresh entropy), a seed, a SeedSequence or a Generator.
-
-    The pipeline: :func:`plan_gradient_descent` (public: every check, the budget, its
-    per-round split, sensitivity and noise scale) -> :func:`gradient_descent_statistics` (the
-    exact clipped gradient sums, deterministic) -> the ledger charge ->
-    :func:`release_gradient_descent` (the only noise draws; the privacy statement) ->
-    :func:`gradient_descent_result` (post-processing).
 
     Guarantee: replace-one neighbours, n public; per-round L1 sensitivity 4τ (pure) or L2
     sensitivity 2√2τ (zCDP/approx); T-fold composition.  Source: Alabi et al. 2022, App. E,

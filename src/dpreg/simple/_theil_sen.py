@@ -228,6 +228,12 @@ def theil_sen(
 ) -> SimpleRegressionResult:
     """DP Theil-Sen regression (DPExpTheilSen / DPWideTheilSen / DPSSTheilSen).
 
+    The pipeline: :func:`plan_theil_sen` (public: every check, the budget and its split per
+    target, k, the mechanism ε) -> the ledger charge -> :func:`theil_sen_statistics` (the
+    pairwise estimates, deterministic given the pair design) -> :func:`release_theil_sen`
+    (the pair design's and the medians' draws; the privacy statement) ->
+    :func:`theil_sen_result` (post-processing).
+
     Parameters
     ----------
     x, y:
@@ -277,12 +283,6 @@ def theil_sen(
         (docs/simple.md).  ``"auto"`` uses it for pairs="all",
         median exp/wide and n >= 400 (:data:`AUTO_FAST_MIN_N`, the measured crossover).
         Seeded streams differ between the two.
-
-    The pipeline: :func:`plan_theil_sen` (public: every check, the budget and its split per
-    target, k, the mechanism ε) -> the ledger charge -> :func:`theil_sen_statistics` (the
-    pairwise estimates, deterministic given the pair design) -> :func:`release_theil_sen`
-    (the pair design's and the medians' draws; the privacy statement) ->
-    :func:`theil_sen_result` (post-processing).
 
     Notes
     -----
