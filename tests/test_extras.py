@@ -40,7 +40,7 @@ def test_base_paths_import_no_extra_dependency():
     assert proc.stdout.strip().endswith("ok")
 
 
-@pytest.mark.parametrize("module", ["linear_model/_base.py", "_formula.py"])
+@pytest.mark.parametrize("module", ["linear_model/_base.py", "_formula/__init__.py"])
 def test_the_base_path_check_catches_an_eager_import(tmp_path, module):
     """A copy of the package with ``import matplotlib`` at the top of one module (one loaded on
     ``import dpreg``, one only when regress() parses a formula) fails the base-path run."""
