@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import dpreg.privacy.ledger as ledger_module
+import dpreg.privacy._store as ledger_module
 from dpreg import Ledger, PureDP
 from dpreg.cli import app
 from dpreg.exceptions import DPRegError, LedgerFileError
