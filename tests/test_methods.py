@@ -195,7 +195,7 @@ def _layer_index() -> dict[str, int]:
 
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     (layers,) = [c["layers"] for c in conf["tool"]["importlinter"]["contracts"]
-                 if c["type"] == "layers"]
+                 if c["type"] == "layers" and c.get("containers") == ["dpreg"]]
     return {name.strip(): i for i, layer in enumerate(layers)
             for name in layer.replace(":", "|").split("|")}
 
