@@ -23,6 +23,9 @@ SRC = ROOT / "src" / "dpreg"
 def test_every_spec_names_real_objects_and_notes(name):
     m = methods.REGISTRY[name]
     assert isinstance(m, MethodSpec) and m.name == name
+    assert m.estimator is None or m.core_function is None  # one place the options go
+    if m.core_function is not None:
+        assert callable(load(m.core_function))
     if m.estimator is not None:
         est = m.estimator_class()
         assert inspect.isclass(est) and hasattr(est, "fit")
@@ -35,18 +38,20 @@ def test_every_spec_names_real_objects_and_notes(name):
     assert m.min_rows >= 2
 
 
-@pytest.mark.parametrize("name", methods.names(selector=False))
+@pytest.mark.parametrize("name", [m.name for m in methods.specs(selector=False)
+                                  if m.estimator is not None or m.core_function is not None])
 def test_spec_options_are_the_estimators_hyperparameters(name):
     """The options a spec declares are what its fit takes besides the public inputs the
     callers set (one list, checked against the estimator or core it fits with); where several
     method names share one estimator (the Theil-Sen medians), each declares the subset its
-    variant uses and together they declare all of them."""
+    variant uses and together they declare all of them.  (A spec that is its method's only
+    code has no other list to agree with: tests/test_adding_a_method.py.)"""
     m = methods.get(name)
-    target = m.estimator_class() if m.estimator is not None else load(
-        "dpreg.simple:dp_intercept")
+    target = m.estimator_class() if m.estimator is not None else load(m.core_function)
     params = set(inspect.signature(target).parameters) - SET_BY_CALLER
     params -= set(m.estimator_options) | {"rho", "ci_alpha", "neighbouring"}
-    siblings = [s for s in methods.specs(selector=False) if s.estimator == m.estimator]
+    siblings = [s for s in methods.specs(selector=False)
+                if (s.estimator, s.core_function) == (m.estimator, m.core_function)]
     declared = set().union(*(set(s.options) for s in siblings)) - {"neighbouring"}
     assert set(m.options) - {"neighbouring"} <= params
     assert declared == params, (name, declared ^ params)
@@ -213,6 +218,8 @@ def test_dynamic_loads_respect_the_layers():
     for m in methods.specs(selector=False):
         if m.estimator is not None:
             assert idx["_dispatch"] < idx[_top(m.estimator)] < idx["methods"], m.name
+        if m.core_function is not None:  # a core sits below the specs that describe it
+            assert idx[_top(m.core_function)] > idx["methods"], m.name
     for m in methods.specs(selector=True):
         assert m.estimator is not None and idx["api"] < idx[_top(m.estimator)] < idx["_dispatch"]
 

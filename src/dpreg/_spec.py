@@ -40,7 +40,7 @@ from dpreg.exceptions import InvalidInputError, InvalidParameterError, UnknownNa
 __all__ = [
     "Constraint", "Real", "Integer", "Choice", "Flag", "Pair", "AnyOf", "NoneOr", "Anything",
     "Option", "IntervalSupport", "MethodSpec", "ReleasePlan", "Release", "SET_BY_CALLER",
-    "GroupBatch", "GroupLines", "load",
+    "GroupBatch", "GroupLines", "AuditCase", "load",
 ]
 
 
@@ -327,6 +327,35 @@ class Release:
         object.__setattr__(self, "values", _frozen(self.values))
 
 
+@dataclass(frozen=True)
+class AuditCase:
+    """One audit target of a method, declared by its spec (:meth:`MethodSpec.audit_cases`)
+    and built by :mod:`dpreg.audit.registry` (``make audit``, ``dpreg audit NAME``): releases
+    drawn by one of the auditor's samplers on one of its sets of worst-case neighbouring
+    pairs, tested against the claim.
+
+    ``claim``: the budget the releases must satisfy (``None``: what the spec says one fit
+    charges, :meth:`MethodSpec.budget`, at the sampler's ``epsilon``/``delta``).
+    ``sampler``: a name of ``dpreg.audit.registry.SAMPLERS`` -- ``"fit"`` draws one
+    :func:`dpreg.api.fit_arrays` release per sample (what ``regress``, the CLI and a
+    per-group table release), ``"replicates"`` the method's vectorised replicates, the others
+    one core or estimator call with the keywords ``params``.  ``pairs``: a name of
+    ``dpreg.audit.registry.PAIRS`` (``"simple"``: one x, n = 20; ``"design"``: two features,
+    n = 20, under the spec's ``relation``).  ``kind``: ``"core"`` or ``"estimator"``."""
+
+    name: str
+    description: str
+    claim: Any = None
+    sampler: str = "fit"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    pairs: str = "simple"
+    kind: Literal["core", "estimator"] = "core"
+    output_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", _frozen(self.params))
+
+
 # ---------------------------------------------------------------------------- the spec
 class MethodSpec:
     """One regression method (one ``method=`` name).  Subclasses set the class attributes and
@@ -352,7 +381,10 @@ class MethodSpec:
     ``needs_bounds`` (public bounds of every column are required),
     ``spark_native`` (its per-group statistics are one native Spark aggregation),
     ``harness`` (the reproduction harnesses that run it), ``estimator`` (the scikit-learn
-    class, dotted path) and the methods below.
+    class, dotted path; optional: without one, :meth:`fit` runs :meth:`fit_by_pipeline`, the
+    method's own plan -> statistics -> charge -> release -> results), ``core_function`` (the
+    public function of a method without an estimator, if it has one) and the methods below --
+    :meth:`audit_cases` among them (the auditor's targets of the method).
     """
 
     name: ClassVar[str]
@@ -375,6 +407,10 @@ class MethodSpec:
     spark_native: ClassVar[bool] = False
     harness: ClassVar[tuple[str, ...]] = ()
     estimator: ClassVar[str | None] = None
+    #: a method without an estimator: its public core function (dotted path), whose keyword
+    #: parameters besides the public inputs are the method's options; ``None`` when the spec
+    #: is the method's only code (its :meth:`fit_by_pipeline` fits it)
+    core_function: ClassVar[str | None] = None
     #: options fixed by this method name (e.g. ``median="exp"`` for ``theil-sen-exp``)
     estimator_options: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     is_selector: ClassVar[bool] = False
@@ -492,6 +528,12 @@ class MethodSpec:
         """The release from the statistics: the only step that draws noise."""
         raise InvalidInputError(f"method {self.name!r} has no release step")
 
+    def results(self, release: Release, *, x_names: list[str], y_name: str) -> Any:
+        """The :class:`~dpreg.inference.RegressionResults` of a release (post-processing
+        only: no private value is read, no noise drawn) -- the last step of the pipeline
+        :meth:`fit_by_pipeline` runs for a method without an estimator."""
+        raise InvalidInputError(f"method {self.name!r} has no results step")
+
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -499,11 +541,18 @@ class MethodSpec:
             random_state: Any, options: dict[str, Any], ci_alpha: float | None = None) -> Any:
         """One fit on validated arrays; ⊥ is a result with ``failed=True``.  The default runs
         the method's estimator (``ci_alpha`` asks for its interval explicitly: a refusal is
-        raised before anything is charged)."""
+        raised before anything is charged) or, for a method without one (``estimator =
+        None``), its release pipeline (:meth:`fit_by_pipeline`)."""
         import pandas as pd
 
         from dpreg.exceptions import MechanismFailure
 
+        if self.estimator is None:
+            return self.fit_by_pipeline(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                                        y_bounds=y_bounds, x_names=x_names, y_name=y_name,
+                                        fit_intercept=fit_intercept, ledger=ledger,
+                                        random_state=random_state, options=options,
+                                        ci_alpha=ci_alpha)
         est = self.make_estimator(epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                                   y_bounds=y_bounds, fit_intercept=fit_intercept, ledger=ledger,
                                   random_state=random_state, options=options)
@@ -514,6 +563,43 @@ class MethodSpec:
         except MechanismFailure:
             pass  # ⊥ is a typed result here: results_ holds failed=True and the reason
         return est.results_
+
+    def fit_by_pipeline(self, X: np.ndarray, y: np.ndarray, *, epsilon: float,
+                        delta: float | None, x_bounds: list[tuple[float, float]],
+                        y_bounds: tuple[float, float], x_names: list[str], y_name: str,
+                        fit_intercept: bool, ledger: Any, random_state: Any,
+                        options: dict[str, Any], ci_alpha: float | None = None) -> Any:
+        """One fit through the method's own steps, with no estimator class: :meth:`plan`
+        (public: every check, the budget and its split; n only where it is public, under
+        replace-one) -> :meth:`statistics` (deterministic, on the clipped data) -> ONE ledger
+        charge of ``plan.budget`` under ``plan.relation`` (after every check, before any
+        noise) -> :meth:`release` (the only step that draws noise) -> :meth:`results`
+        (post-processing).
+
+        Guarantee: the release step's, for ``plan.budget`` under ``plan.relation`` (the
+        statistics step is deterministic and the results step post-processing, so the fit
+        adds nothing to it); the method's spec module states it with its sensitivity and
+        paper, and its privacy note is pinned to that module."""
+        import warnings
+
+        from dpreg._random import check_rng, is_seeded
+        from dpreg.exceptions import PrivacyLeakWarning
+        from dpreg.privacy.ledger import charge
+
+        if ci_alpha is not None and self.interval.request == "none":
+            raise InvalidInputError(f"method {self.name!r} offers no interval: "
+                                    f"{self.interval.missing or 'its release carries none'}")
+        n = int(X.shape[0]) if self.relation == "replace-one" else None
+        plan = self.plan(epsilon=epsilon, delta=delta, n=n, x_bounds=x_bounds,
+                         y_bounds=y_bounds, fit_intercept=fit_intercept, options=options)
+        rng = check_rng(random_state, "random_state")
+        stats = self.statistics(X, y, plan)
+        charge(ledger, plan.budget, f"dpreg method {self.name}", plan.relation)
+        if plan.budget.is_infinite:
+            warnings.warn(f"{self.name}: infinite privacy budget -- returning the exact "
+                          "non-private estimate", PrivacyLeakWarning, stacklevel=3)
+        release = self.release(stats, plan, rng, seeded=is_seeded(random_state))
+        return self.results(release, x_names=x_names, y_name=y_name)
 
     def fit_source(self, source: Any, *, x_cols: list[str], y_col: str, epsilon: float,
                    delta: float | None, x_bounds: list[tuple[float, float]],
@@ -604,6 +690,24 @@ class MethodSpec:
         """Per public group size, whether the group's interval is the conservative fallback
         of the method's own rule (``None``: the method has no such fallback)."""
         return None
+
+    # -- audit -------------------------------------------------------------------------------
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """The audit targets of this method (:class:`AuditCase`); :mod:`dpreg.audit.registry`
+        builds its ``TARGETS`` from every spec's.  The default: the method's fit as
+        ``regress`` runs it (``sampler="fit"``), at ε = 2 with one x on the one-x pairs, or
+        at ε = 1 (δ = 1e-6 where it takes δ) on two-feature designs, tested against the
+        budget it charges."""
+        out: tuple[str, ...]
+        if self.features == "one":
+            eps, dlt, pairs, out = 2.0, None, "simple", ("intercept", "slope")
+        else:
+            eps, dlt, pairs = 1.0, (None if self.delta == "never" else 1e-6), "design"
+            out = ("intercept", "x1", "x2")
+        what = f"ε = {eps:g}" + ("" if dlt is None else f", δ = {dlt:g}")
+        return (AuditCase(self.name, f"{self.algorithm}: its fit (regress), {what}, n = 20",
+                          sampler="fit", params={"epsilon": eps, "delta": dlt, "features": pairs},
+                          pairs=pairs, output_names=out),)
 
     # -- reproductions ------------------------------------------------------------------------
     #: options the papers' own releases use, which the reproduction harness sets unless its

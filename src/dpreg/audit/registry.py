@@ -2,6 +2,12 @@
 hyperparameters, a sampler of independent releases, the claim to test and the built-in
 worst-case neighbouring pairs.
 
+The mechanisms' and the per-group pipelines' targets are built here; every method's come from
+its spec (:meth:`dpreg._spec.MethodSpec.audit_cases`), which names one of the samplers of
+:data:`SAMPLERS` and one of the pair sets of :data:`PAIRS` -- so a new method is audited
+without an entry here (by default: its fit through ``regress``, against the budget its spec
+says it charges).
+
 A sampler ``sampler(data, n, rng)`` returns an (n, k) array of n independent releases (a row
 of NaN is ⊥).  Where dpreg has a vectorised evaluation path that has exactly the distribution
 of one release (``size=`` of the medians, :func:`dpreg.replicates.replicate_predictions`,
@@ -57,7 +63,7 @@ from dpreg.audit.neighbours import (
     vector_pairs,
 )
 from dpreg.exceptions import DPRegError, InvalidInputError, MechanismFailure, UnknownNameError
-from dpreg.privacy.budgets import GDP, ApproxDP, PureDP, gdp_mu
+from dpreg.privacy.budgets import GDP, PureDP
 
 __all__ = ["AuditTarget", "TARGETS", "list_targets", "get_target", "audit_target",
            "loop_sampler", "run_sampler"]
@@ -421,24 +427,89 @@ def grouped_tables(data: dict[str, Any], n: int, rng: np.random.Generator, *, me
 
 
 # ----------------------------------------------------------------------------- claims
-def _adassp_claim(epsilon: float = EPS_MV, calibration: str = "gdp") -> Claim:
-    from dpreg.multivariate.ssp import adassp_guarantee
-    from dpreg.privacy.budgets import ZCDP
+def _r_fit(data: dict[str, Any], rng: np.random.Generator, *, method: str, epsilon: float,
+           delta: float | None = None, features: str = "simple",
+           options: dict[str, Any] | None = None) -> np.ndarray | None:
+    """One release of ``method`` as ``regress`` makes it (:func:`dpreg.api.fit_arrays`, the
+    public bounds of the pairs: x and y in [0, 1] for one x; features in [0, 1], y in
+    [−1, 1] for a design): its coefficients."""
+    from dpreg.api import fit_arrays
 
-    charged, _ = adassp_guarantee(epsilon, DELTA_MV, calibration=calibration)
-    if isinstance(charged, ZCDP):  # Wang's constants: three Gaussians, μ = √(2ρ)
-        return Claim.from_budget(GDP(math.sqrt(2.0 * charged.rho)))
-    return Claim.from_budget(charged)  # the composed μ-GDP of the three Gaussians
+    if features == "simple":
+        X = np.asarray(data["x"], float)[:, None]
+        bx, by = [X_BOUNDS], Y_BOUNDS
+    else:
+        X = np.asarray(data["X"], float)[:, 1:]
+        bx, by = [(0.0, 1.0)] * X.shape[1], (-1.0, 1.0)
+    return _coefs(fit_arrays(X, np.asarray(data["y"], float), method=method, epsilon=epsilon,
+                             delta=delta, x_bounds=bx, y_bounds=by, random_state=rng,
+                             **dict(options or {})))
 
 
-def _gdp_claim(eps: float, delta: float) -> Claim:
-    return Claim.from_budget(GDP.from_approx(eps, delta))
+# ----------------------------------------------------------------------------- method targets
+#: the samplers a method's :class:`~dpreg._spec.AuditCase` may name: (function, looped --
+#: one call per release, through :func:`loop_sampler` -- and whether it takes ``method=``)
+SAMPLERS: dict[str, tuple[Callable[..., Any], bool, bool]] = {
+    "fit": (_r_fit, True, True),
+    "replicates": (_s_replicates, False, True),
+    "theil-sen-matchings": (_s_theil_sen_matchings, False, False),
+    "gd-zcdp": (_s_gd_gaussian, False, False),
+    "theil-sen-ci": (_r_theil_sen_ci, True, False),
+    "adassp-core": (_r_adassp, True, False),
+    "boosted-core": (_r_boosted, True, False),
+    "tukey-core": (_r_tukey, True, False),
+    "gd-mv-core": (_r_dpgd_mv, True, False),
+    "sscp-core": (_r_sscp, True, False),
+    "estimator": (_r_estimator, True, False),
+}
+
+
+def _matching_pairs() -> list[NeighbourPair]:
+    return [matching_pair()] + simple_pairs(20)[1:]
+
+
+#: the neighbour sets a method's :class:`~dpreg._spec.AuditCase` may name ("design": the
+#: spec's relation)
+PAIRS: dict[str, Callable[[], list[NeighbourPair]]] = {
+    "simple": partial(simple_pairs, 20),
+    "simple-12": partial(simple_pairs, 12),
+    "matching": _matching_pairs,
+    "design-add-remove": partial(design_pairs, 20, 2, relation="add-remove"),
+    "design-replace-one": partial(design_pairs, 20, 2, relation="replace-one"),
+    "tukey": tukey_pairs,
+    "tukey-estimator": lambda: _tukey_estimator_pairs(),
+}
+
+
+def _method_target(spec: Any, case: Any) -> AuditTarget:
+    """The :class:`AuditTarget` of one :class:`~dpreg._spec.AuditCase` of ``spec``."""
+    func, looped, named = SAMPLERS[case.sampler]
+    params = {**({"method": spec.name} if named else {}), **dict(case.params)}
+    bound: Callable[..., Any] = partial(func, **params) if params else func
+    sampler: Sampler = partial(loop_sampler, bound) if looped else bound
+    pairs = f"design-{spec.relation}" if case.pairs == "design" else case.pairs
+    claim = case.claim
+    if claim is None:
+        claim = spec.budget(epsilon=params["epsilon"], delta=params.get("delta"),
+                            options=dict(params.get("options") or {}),
+                            n_features=1 if params.get("features", "simple") == "simple" else 2)
+    return AuditTarget(case.name, case.kind, case.description, Claim.from_budget(claim),
+                       sampler, PAIRS[pairs], loop=looped, output_names=case.output_names)
+
+
+def _method_targets() -> list[AuditTarget]:
+    """Every method's audit targets (its spec's :meth:`~dpreg._spec.MethodSpec.audit_cases`):
+    the cores first, then the estimators, each in registry order."""
+    from dpreg import methods
+
+    cases = [(spec, case) for spec in methods.specs(selector=False)
+             for case in spec.audit_cases()]
+    ranked = sorted(range(len(cases)), key=lambda i: (cases[i][1].kind != "core", i))
+    return [_method_target(*cases[i]) for i in ranked]
 
 
 def _build() -> dict[str, AuditTarget]:
     t: list[AuditTarget] = []
-    simple = partial(simple_pairs, 20)
-    two = ("p25", "p75")
     # ---- mechanisms
     t.append(AuditTarget(
         "laplace", "mechanism", "Laplace mechanism, Δ₁ = 1, ε = 1 (simulation: float noise)",
@@ -508,123 +579,11 @@ def _build() -> dict[str, AuditTarget]:
         Claim.from_budget(PureDP(PTR_EPS)),
         partial(loop_sampler, partial(_r_ptr, epsilon=PTR_EPS, delta=PTR_DELTA)),
         lambda: distance_pairs(thr), output_names=("pass",)))
-    # ---- one-x functional cores
-    for method, desc in (("noisy-stats", "DPSuffStats"), ("dp-intercept", "DPIntercept"),
-                         ("theil-sen-exp", "DPExpTheilSen, all pairs"),
-                         ("theil-sen-wide", "DPWideTheilSen, all pairs"),
-                         ("theil-sen-smooth", "DPSSTheilSen, all pairs"),
-                         ("dp-gd", "DPGradDescent (pure), τ = 1, T = 80")):
-        t.append(AuditTarget(
-            method, "core", f"{desc}, ε = {EPS_SIMPLE:g}, data in [0, 1]², n = 20",
-            Claim.from_budget(PureDP(EPS_SIMPLE)),
-            partial(_s_replicates, method=method, epsilon=EPS_SIMPLE), simple,
-            output_names=two))
-    t.append(AuditTarget(
-        "theil-sen-exp-k3", "core",
-        f"DPExpTheilSen with 3 round-robin matchings (fixed design), ε = {EPS_SIMPLE:g}",
-        Claim.from_budget(PureDP(EPS_SIMPLE)),
-        partial(_s_theil_sen_matchings, epsilon=EPS_SIMPLE, k=3, median="exp", design_seed=7),
-        lambda: [matching_pair()] + simple_pairs(20)[1:], output_names=two))
-    t.append(AuditTarget(
-        "dp-gd-zcdp", "core", "DPGradDescent (zCDP), ρ = 0.5 (tested as the Gaussian μ = 1)",
-        Claim.from_budget(GDP(1.0)), partial(_s_gd_gaussian, rho=0.5), simple, output_names=two))
-    for meth in ("union", "tight"):
-        t.append(AuditTarget(
-            f"theil-sen-ci-{meth}", "core",
-            f"DP Theil-Sen slope CI ({meth}), ε = {EPS_SIMPLE:g}, α = 0.1",
-            Claim.from_budget(PureDP(EPS_SIMPLE)),
-            partial(loop_sampler, partial(_r_theil_sen_ci, epsilon=EPS_SIMPLE, method=meth)),
-            partial(simple_pairs, 12), loop=True, output_names=("low", "high")))
-        # the same interval through the O(n)-memory exact-fast sampler at the CI's target
-        # quantiles (``algorithm="auto"`` takes it only from n >= 400, so the n = 12 pairs above
-        # audit the materialised path)
-        t.append(AuditTarget(
-            f"theil-sen-ci-{meth}-fast", "core",
-            f"DP Theil-Sen slope CI ({meth}) through the exact-fast sampler, "
-            f"ε = {EPS_SIMPLE:g}, α = 0.1",
-            Claim.from_budget(PureDP(EPS_SIMPLE)),
-            partial(loop_sampler, partial(_r_theil_sen_ci, epsilon=EPS_SIMPLE, method=meth,
-                                          algorithm="exact-fast")),
-            partial(simple_pairs, 12), loop=True, output_names=("low", "high")))
-    # ---- multivariate functional cores
-    ar = partial(design_pairs, 20, 2, relation="add-remove")
-    ro = partial(design_pairs, 20, 2, relation="replace-one")
-    coef3 = ("intercept", "x1", "x2")
-    t.append(AuditTarget(
-        "adassp", "core", f"AdaSSP (add/remove), ε = {EPS_MV:g}, δ = {DELTA_MV:g} "
-        "(tested as the composed Gaussian μ)", _adassp_claim(),
-        partial(loop_sampler, _r_adassp), ar, loop=True, output_names=coef3))
-    t.append(AuditTarget(
-        "adassp-eps30", "core", f"AdaSSP (add/remove), ε = {EPS_LARGE_MV:g}, δ = {DELTA_MV:g}: "
-        "above Wang's range (exact μ-GDP calibration; tested as the composed Gaussian μ)",
-        _adassp_claim(EPS_LARGE_MV),
-        partial(loop_sampler, partial(_r_adassp, epsilon=EPS_LARGE_MV)), ar, loop=True,
-        output_names=coef3))
-    t.append(AuditTarget(
-        "adassp-wang", "core", f"AdaSSP with Wang's constants (add/remove), ε = {EPS_MV:g}, "
-        f"δ = {DELTA_MV:g} (tested as the composed Gaussian μ = √(2ρ))",
-        _adassp_claim(calibration="wang"),
-        partial(loop_sampler, partial(_r_adassp, calibration="wang")), ar, loop=True,
-        output_names=coef3))
-    t.append(AuditTarget(
-        "boosted-adassp", "core", f"BoostedAdaSSP (add/remove), T = 3, ε = {EPS_MV:g}, "
-        f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
-        partial(loop_sampler, _r_boosted), ar, loop=True))
-    t.append(AuditTarget(
-        "tukey-em", "core", f"TukeyEM, m = 100 models, ε = {EPS_TUKEY:g}, δ = {DELTA_TUKEY:g}",
-        Claim.from_budget(ApproxDP(EPS_TUKEY, DELTA_TUKEY)),
-        partial(loop_sampler, partial(_r_tukey, n_models=100)), tukey_pairs, loop=True,
-        output_names=("intercept", "x1")))
-    t.append(AuditTarget(
-        "dp-gd-mv", "core", f"DP gradient descent (d features), T = 5, ε = {EPS_MV:g}, "
-        f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
-        partial(loop_sampler, _r_dpgd_mv), ro, loop=True, output_names=coef3))
-    t.append(AuditTarget(
-        "sscp", "core", f"SSCP release (Analyze Gauss, add/remove), ε = {EPS_MV:g}, "
-        f"δ = {DELTA_MV:g} (analytic: μ-GDP)",
-        Claim.from_budget(GDP(gdp_mu(EPS_MV, DELTA_MV))),
-        partial(loop_sampler, _r_sscp), ar, loop=True))
-    # ---- estimators
-    est_simple = {"epsilon": EPS_SIMPLE}
-    for cls, params in (("NoisyStats", est_simple), ("DPTheilSen", est_simple),
-                        ("DPGradientDescent", {**est_simple, "steps": 20})):
-        t.append(AuditTarget(
-            cls, "estimator", f"{cls}.fit (one x), ε = {EPS_SIMPLE:g}, n = 20",
-            Claim.from_budget(PureDP(EPS_SIMPLE)),
-            partial(loop_sampler, partial(_r_estimator, cls=cls, params=params,
-                                          features="simple")),
-            simple, loop=True, output_names=("intercept", "slope")))
-    mv = {"epsilon": EPS_MV, "delta": DELTA_MV}
-    t.append(AuditTarget(
-        "AdaSSP", "estimator", "AdaSSP.fit (add/remove), ε = 1, δ = 1e-6", _adassp_claim(),
-        partial(loop_sampler, partial(_r_estimator, cls="AdaSSP", params=mv)), ar, loop=True,
-        output_names=coef3))
-    t.append(AuditTarget(
-        "BoostedAdaSSP", "estimator", "BoostedAdaSSP.fit (add/remove), T = 3, ε = 1, δ = 1e-6",
-        _gdp_claim(EPS_MV, DELTA_MV),
-        partial(loop_sampler, partial(_r_estimator, cls="BoostedAdaSSP",
-                                      params={**mv, "n_rounds": 3})), ar, loop=True,
-        output_names=coef3))
-    t.append(AuditTarget(
-        "TukeyEM", "estimator", f"TukeyEM.fit, m = 100, ε = {EPS_TUKEY:g}, δ = {DELTA_TUKEY:g}",
-        Claim.from_budget(ApproxDP(EPS_TUKEY, DELTA_TUKEY)),
-        partial(loop_sampler, partial(_r_estimator, cls="TukeyEM",
-                                      params={"epsilon": EPS_TUKEY, "delta": DELTA_TUKEY,
-                                              "n_models": 100})),
-        _tukey_estimator_pairs, loop=True, output_names=("intercept", "x1")))
-    t.append(AuditTarget(
-        "DPGradientDescent-mv", "estimator", "DPGradientDescent.fit (two features), T = 5",
-        _gdp_claim(EPS_MV, DELTA_MV),
-        partial(loop_sampler, partial(_r_estimator, cls="DPGradientDescent",
-                                      params={**mv, "n_iter": 5})), ro, loop=True,
-        output_names=coef3))
-    t.append(AuditTarget(
-        "CovarianceOLS", "estimator", "CovarianceOLS.fit (add/remove), ε = 1, δ = 1e-6",
-        Claim.from_budget(GDP(gdp_mu(EPS_MV, DELTA_MV))),
-        partial(loop_sampler, partial(_r_estimator, cls="CovarianceOLS",
-                                      params={**mv, "se": "plugin"})), ar, loop=True,
-        output_names=coef3))
+    # ---- every method's targets, declared by its spec (MethodSpec.audit_cases)
+    t.extend(_method_targets())
     # ---- pipelines: the per-group table (fit_by_group)
+    from dpreg.methods.adassp import audit_claim
+
     simple_b = simple_pairs(20, seed=1)[1].d  # group B's data (the same on both sides)
     t.append(AuditTarget(
         "fit-by-group", "pipeline",
@@ -638,7 +597,7 @@ def _build() -> dict[str, AuditTarget]:
         "fit-by-group-adassp", "pipeline",
         f"fit_by_group table of two declared groups, AdaSSP per group (replace-one, n public), "
         f"ε = {EPS_GROUP_MV:g}, δ = {DELTA_MV:g} per group (tested as the composed Gaussian μ)",
-        _adassp_claim(EPS_GROUP_MV),
+        Claim.from_budget(audit_claim(EPS_GROUP_MV)),
         partial(grouped_tables, method="adassp", epsilon=EPS_GROUP_MV, delta=DELTA_MV,
                 x_bounds=X_BOUNDS, y_bounds=(-1.0, 1.0)),
         _table_design_pairs, loop=True,

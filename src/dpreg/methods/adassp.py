@@ -16,6 +16,7 @@ from dpreg._source import ArraySource
 from dpreg._spec import (
     AnyOf,
     Anything,
+    AuditCase,
     Choice,
     Flag,
     Integer,
@@ -172,6 +173,26 @@ class AdaSSPSpec(MethodSpec):
                              inference=bool(options.get("inference", "auto")),
                              lambda_rule=str(options.get("lambda_rule", "wang"))).charged
 
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """The core under add/remove at ε = 1 (exact μ-GDP calibration), at ε = 30 (above
+        Wang's range) and with Wang's constants, and the estimator's fit; δ = 1e-6, tested
+        as the composed Gaussian μ."""
+        coef3 = ("intercept", "x1", "x2")
+        ar = "design-add-remove"
+        return (
+            AuditCase("adassp", "AdaSSP (add/remove), ε = 1, δ = 1e-06 (tested as the composed "
+                      "Gaussian μ)", audit_claim(1.0), "adassp-core", pairs=ar, output_names=coef3),
+            AuditCase("adassp-eps30", "AdaSSP (add/remove), ε = 30, δ = 1e-06: above Wang's "
+                      "range (exact μ-GDP calibration; tested as the composed Gaussian μ)",
+                      audit_claim(30.0), "adassp-core", {"epsilon": 30.0}, ar, output_names=coef3),
+            AuditCase("adassp-wang", "AdaSSP with Wang's constants (add/remove), ε = 1, "
+                      "δ = 1e-06 (tested as the composed Gaussian μ = √(2ρ))",
+                      audit_claim(1.0, "wang"), "adassp-core", {"calibration": "wang"}, ar,
+                      output_names=coef3),
+            AuditCase("AdaSSP", "AdaSSP.fit (add/remove), ε = 1, δ = 1e-6", audit_claim(1.0),
+                      "estimator", {"cls": "AdaSSP", "params": {"epsilon": 1.0, "delta": 1e-6}},
+                      ar, kind="estimator", output_names=coef3))
+
     def max_epsilon(self, *, delta: float | None, options: Mapping[str, Any]) -> float:
         if options.get("calibration") == "wang":
             from dpreg.multivariate.ssp import adassp_max_epsilon
@@ -304,6 +325,34 @@ class BoostedAdaSSPSpec(MethodSpec):
         return boosted_budget(check_epsilon(epsilon), check_delta(delta, allow_zero=False),
                               boosted_split(options.get("split", "author"), rounds),
                               rounds).charged
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """The core (T = 3) and the estimator's fit under add/remove, ε = 1, δ = 1e-6, tested
+        as μ-GDP (the core's output: the coefficients and the T noisy Xᵀg vectors)."""
+        from dpreg.privacy import GDP
+
+        gdp = GDP.from_approx(1.0, 1e-6)
+        return (
+            AuditCase("boosted-adassp", "BoostedAdaSSP (add/remove), T = 3, ε = 1, δ = 1e-06 "
+                      "(μ-GDP)", gdp, "boosted-core", pairs="design-add-remove"),
+            AuditCase("BoostedAdaSSP", "BoostedAdaSSP.fit (add/remove), T = 3, ε = 1, δ = 1e-6",
+                      gdp, "estimator", {"cls": "BoostedAdaSSP",
+                                         "params": {"epsilon": 1.0, "delta": 1e-6,
+                                                    "n_rounds": 3}},
+                      "design-add-remove", kind="estimator",
+                      output_names=("intercept", "x1", "x2")))
+
+
+def audit_claim(epsilon: float, calibration: str = "gdp") -> Any:
+    """What AdaSSP's audit tests at ``epsilon`` (δ = 1e-6): the composed μ-GDP of its three
+    Gaussians (Wang's constants: zCDP ρ, tested as μ = √(2ρ))."""
+    from dpreg.multivariate.ssp import adassp_guarantee
+    from dpreg.privacy import GDP, ZCDP
+
+    charged, _ = adassp_guarantee(epsilon, 1e-6, calibration=calibration)
+    if isinstance(charged, ZCDP):
+        return GDP(math.sqrt(2.0 * charged.rho))
+    return charged
 
 
 SPECS = (AdaSSPSpec(), BoostedAdaSSPSpec())

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from dpreg._source import ArraySource
-from dpreg._spec import Choice, Integer, IntervalSupport, MethodSpec, Option, Release, ReleasePlan
+from dpreg._spec import AuditCase, Choice, Integer, IntervalSupport, MethodSpec, Option, Release, ReleasePlan
 from dpreg.covariance import plan_sscp, release_sscp_matrix, sscp_statistics
 from dpreg.exceptions import InvalidInputError
 from dpreg.methods._planning import first_order_cov
@@ -82,6 +82,21 @@ class CovarianceOLSSpec(MethodSpec):
         """:func:`~dpreg.covariance.release_sscp_matrix` (the draw and the privacy
         statement)."""
         return release_sscp_matrix(stats, plan, rng, seeded=seeded)
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """The SSCP release (Analyze Gauss, add/remove) and the estimator's fit, ε = 1,
+        δ = 1e-6, tested as the analytic μ-GDP."""
+        from dpreg.privacy import GDP, gdp_mu
+
+        claim = GDP(gdp_mu(1.0, 1e-6))
+        return (
+            AuditCase("sscp", "SSCP release (Analyze Gauss, add/remove), ε = 1, δ = 1e-06 "
+                      "(analytic: μ-GDP)", claim, "sscp-core", pairs="design-add-remove"),
+            AuditCase("CovarianceOLS", "CovarianceOLS.fit (add/remove), ε = 1, δ = 1e-6", claim,
+                      "estimator", {"cls": "CovarianceOLS",
+                                    "params": {"epsilon": 1.0, "delta": 1e-6, "se": "plugin"}},
+                      "design-add-remove", kind="estimator",
+                      output_names=("intercept", "x1", "x2")))
 
     def expected_cov(self, *, epsilon: float, delta: float | None, n: int,
                      x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],

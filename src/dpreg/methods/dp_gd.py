@@ -15,6 +15,7 @@ import numpy as np
 
 from dpreg import simple as gd
 from dpreg._spec import (
+    AuditCase,
     Choice,
     GroupBatch,
     GroupLines,
@@ -112,6 +113,33 @@ class DPGradientDescentSpec(MethodSpec):
 
     paper_options = MappingProxyType({"algorithm": "clipped"})  # several x: clipped DP-GD
     harness_engine = "gradient"
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """One x: its replicates (pure, ε = 2), the zCDP variant (ρ = 0.5, tested as the
+        Gaussian μ = 1) and the estimator's fit; several x: the core and the estimator's fit
+        (T = 5, ε = 1, δ = 1e-6, tested as μ-GDP) on replace-one designs."""
+        from dpreg.privacy import GDP, PureDP
+
+        two, gdp = ("p25", "p75"), GDP.from_approx(1.0, 1e-6)
+        coef3 = ("intercept", "x1", "x2")
+        return (
+            AuditCase("dp-gd", "DPGradDescent (pure), τ = 1, T = 80, ε = 2, data in [0, 1]², "
+                      "n = 20", PureDP(2.0), "replicates", {"epsilon": 2.0}, output_names=two),
+            AuditCase("dp-gd-zcdp", "DPGradDescent (zCDP), ρ = 0.5 (tested as the Gaussian "
+                      "μ = 1)", GDP(1.0), "gd-zcdp", {"rho": 0.5}, output_names=two),
+            AuditCase("dp-gd-mv", "DP gradient descent (d features), T = 5, ε = 1, δ = 1e-06 "
+                      "(μ-GDP)", gdp, "gd-mv-core", pairs="design-replace-one",
+                      output_names=coef3),
+            AuditCase("DPGradientDescent", "DPGradientDescent.fit (one x), ε = 2, n = 20",
+                      PureDP(2.0), "estimator",
+                      {"cls": "DPGradientDescent", "params": {"epsilon": 2.0, "steps": 20},
+                       "features": "simple"},
+                      kind="estimator", output_names=("intercept", "slope")),
+            AuditCase("DPGradientDescent-mv", "DPGradientDescent.fit (two features), T = 5",
+                      gdp, "estimator",
+                      {"cls": "DPGradientDescent",
+                       "params": {"epsilon": 1.0, "delta": 1e-6, "n_iter": 5}},
+                      "design-replace-one", kind="estimator", output_names=coef3))
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:

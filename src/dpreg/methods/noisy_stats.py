@@ -14,6 +14,7 @@ import numpy as np
 from dpreg._spec import (
     AnyOf,
     Anything,
+    AuditCase,
     Choice,
     Flag,
     GroupBatch,
@@ -157,6 +158,19 @@ class NoisyStatsSpec(MethodSpec):
                 ) -> Release:
         line, nvar_y = stats
         return core.release_line(line, nvar_y, plan, rng, seeded=seeded)
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """Its replicates (the one-x release) and the estimator's fit, ε = 2 on the one-x
+        pairs."""
+        from dpreg.privacy import PureDP
+
+        return (AuditCase("noisy-stats", "DPSuffStats, ε = 2, data in [0, 1]², n = 20",
+                          PureDP(2.0), "replicates", {"epsilon": 2.0},
+                          output_names=("p25", "p75")),
+                AuditCase("NoisyStats", "NoisyStats.fit (one x), ε = 2, n = 20", PureDP(2.0),
+                          "estimator", {"cls": "NoisyStats", "params": {"epsilon": 2.0},
+                                        "features": "simple"},
+                          kind="estimator", output_names=("intercept", "slope")))
 
     def group_interval_text(self, *, level: str, epsilon: float) -> str:
         tot = sum(core.INFERENCE_SPLIT)
@@ -313,6 +327,7 @@ class DPInterceptSpec(MethodSpec):
     interval = IntervalSupport(
         missing=core.DP_INTERCEPT_NO_INTERVAL,
         fit_statistics=core.DP_INTERCEPT_NO_FIT_STATISTICS)
+    core_function = "dpreg.simple:dp_intercept"
 
     def fit(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float | None,
             x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -348,6 +363,14 @@ class DPInterceptSpec(MethodSpec):
         from dpreg.methods._planning import dp_intercept_error
 
         return dp_intercept_error(design, epsilon)
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """Its replicates (the one-x release), ε = 2 on the one-x pairs."""
+        from dpreg.privacy import PureDP
+
+        return (AuditCase("dp-intercept", "DPIntercept, ε = 2, data in [0, 1]², n = 20",
+                          PureDP(2.0), "replicates", {"epsilon": 2.0},
+                          output_names=("p25", "p75")),)
 
     def estimator_class(self) -> Any:
         raise InvalidInputError("method 'dp-intercept' has no estimator class: it is fitted by "

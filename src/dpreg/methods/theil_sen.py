@@ -17,6 +17,7 @@ import numpy as np
 from dpreg import simple as ts_core
 from dpreg._spec import (
     AnyOf,
+    AuditCase,
     Choice,
     Integer,
     IntervalSupport,
@@ -154,6 +155,42 @@ class TheilSenSpec(MethodSpec):
                                  x_bounds=x_bounds[0], y_bounds=y_bounds, median=self.median,
                                  x_name=x_names[0], y_name=y_name, ledger=ledger,
                                  rng=random_state, **options)
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """Its replicates (the one-x release), ε = 2 on the one-x pairs; with the
+        exponential-mechanism median also a fixed design of 3 matchings, the slope interval
+        (materialised and exact-fast samplers) and the estimator's fit (audited once)."""
+        from dpreg.privacy import PureDP
+
+        label = {"exp": "DPExpTheilSen", "wide": "DPWideTheilSen", "smooth": "DPSSTheilSen"}
+        two, eps = ("p25", "p75"), PureDP(2.0)
+        cases = [AuditCase(self.name, f"{label[self.median]}, all pairs, ε = 2, data in "
+                           "[0, 1]², n = 20", eps, "replicates", {"epsilon": 2.0},
+                           output_names=two)]
+        if self.median != "exp":
+            return tuple(cases)
+        cases.append(AuditCase(
+            "theil-sen-exp-k3", "DPExpTheilSen with 3 round-robin matchings (fixed design), "
+            "ε = 2", eps, "theil-sen-matchings",
+            {"epsilon": 2.0, "k": 3, "median": "exp", "design_seed": 7}, "matching",
+            output_names=two))
+        for rule in ("union", "tight"):
+            # the same interval through the O(n)-memory exact-fast sampler at the CI's target
+            # quantiles (algorithm="auto" takes it only from n >= 400, so the n = 12 pairs
+            # audit the materialised path)
+            for fast in (False, True):
+                extra = {"algorithm": "exact-fast"} if fast else {}
+                cases.append(AuditCase(
+                    f"theil-sen-ci-{rule}" + ("-fast" if fast else ""),
+                    f"DP Theil-Sen slope CI ({rule})"
+                    + (" through the exact-fast sampler" if fast else "") + ", ε = 2, α = 0.1",
+                    eps, "theil-sen-ci", {"epsilon": 2.0, "method": rule, **extra},
+                    "simple-12", output_names=("low", "high")))
+        cases.append(AuditCase("DPTheilSen", "DPTheilSen.fit (one x), ε = 2, n = 20", eps,
+                               "estimator", {"cls": "DPTheilSen", "params": {"epsilon": 2.0},
+                                             "features": "simple"},
+                               kind="estimator", output_names=("intercept", "slope")))
+        return tuple(cases)
 
     def check_rows(self, n: int, options: Mapping[str, Any]) -> None:
         """The smooth median with all pairs is limited to

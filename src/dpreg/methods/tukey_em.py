@@ -13,6 +13,7 @@ import numpy as np
 
 from dpreg._spec import (
     AnyOf,
+    AuditCase,
     Choice,
     Integer,
     IntervalSupport,
@@ -113,6 +114,20 @@ class TukeyEMSpec(MethodSpec):
         """:func:`~dpreg.multivariate.release_tukey_em` (the partition, PTR and its ⊥, the
         exponential mechanism, the privacy statement)."""
         return release_tukey_em(stats, plan, rng, seeded=seeded)
+
+    def audit_cases(self) -> tuple[AuditCase, ...]:
+        """The core and the estimator's fit with m = 100 models, ε = 5, δ = 1e-5."""
+        from dpreg.privacy import ApproxDP
+
+        claim = ApproxDP(5.0, 1e-5)
+        return (
+            AuditCase("tukey-em", "TukeyEM, m = 100 models, ε = 5, δ = 1e-05", claim,
+                      "tukey-core", {"n_models": 100}, "tukey",
+                      output_names=("intercept", "x1")),
+            AuditCase("TukeyEM", "TukeyEM.fit, m = 100, ε = 5, δ = 1e-05", claim, "estimator",
+                      {"cls": "TukeyEM", "params": {"epsilon": 5.0, "delta": 1e-5,
+                                                    "n_models": 100}},
+                      "tukey-estimator", kind="estimator", output_names=("intercept", "x1")))
 
     def paper_model_count(self, requested: Any, n: int, d: int, *, epsilon: float,
                           delta: float) -> int | str | None:
