@@ -508,9 +508,9 @@ def _method_targets() -> list[AuditTarget]:
     return [_method_target(*cases[i]) for i in ranked]
 
 
-def _build() -> dict[str, AuditTarget]:
+def _mechanism_targets() -> list[AuditTarget]:
+    """The mechanisms of :mod:`dpreg.mechanisms`, each alone."""
     t: list[AuditTarget] = []
-    # ---- mechanisms
     t.append(AuditTarget(
         "laplace", "mechanism", "Laplace mechanism, Δ₁ = 1, ε = 1 (simulation: float noise)",
         Claim.from_budget(PureDP(EPS_MECH)),
@@ -579,9 +579,12 @@ def _build() -> dict[str, AuditTarget]:
         Claim.from_budget(PureDP(PTR_EPS)),
         partial(loop_sampler, partial(_r_ptr, epsilon=PTR_EPS, delta=PTR_DELTA)),
         lambda: distance_pairs(thr), output_names=("pass",)))
-    # ---- every method's targets, declared by its spec (MethodSpec.audit_cases)
-    t.extend(_method_targets())
-    # ---- pipelines: the per-group table (fit_by_group)
+    return t
+
+
+def _pipeline_targets() -> list[AuditTarget]:
+    """The per-group table (``fit_by_group``) end to end."""
+    t: list[AuditTarget] = []
     from dpreg.methods.adassp import audit_claim
 
     simple_b = simple_pairs(20, seed=1)[1].d  # group B's data (the same on both sides)
@@ -602,6 +605,13 @@ def _build() -> dict[str, AuditTarget]:
                 x_bounds=X_BOUNDS, y_bounds=(-1.0, 1.0)),
         _table_design_pairs, loop=True,
         output_names=("A_intercept", "A_slope", "B_intercept", "B_slope")))
+    return t
+
+
+def _build() -> dict[str, AuditTarget]:
+    """The mechanisms, then every method's targets (declared by its spec:
+    :meth:`~dpreg._spec.MethodSpec.audit_cases`), then the pipelines."""
+    t = [*_mechanism_targets(), *_method_targets(), *_pipeline_targets()]
     return {x.name: x for x in t}
 
 
