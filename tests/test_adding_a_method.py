@@ -254,3 +254,21 @@ def test_architecture_doc_states_the_count():
     section = text.split("### Adding a method", 1)[1].split("\n## ", 1)[0]
     assert "three files" in section and "src/dpreg/methods/" in section
     assert "audit/registry.py" not in section.split("Optional", 1)[0]
+
+
+def test_an_audit_case_is_built_from_the_spec_or_refused():
+    """The default case of a spec audits its fit against the budget it charges; a case naming
+    a sampler or a pair set the auditor does not have is refused naming both lists."""
+    from dpreg._spec import AuditCase
+    from dpreg.audit.registry import _method_target
+
+    spec = _noisy_mean_spec()
+    (case,) = spec.audit_cases()  # type: ignore[attr-defined]
+    target = _method_target(spec, case)
+    assert (target.name, target.kind, target.loop) == ("noisy-mean", "core", True)
+    assert (target.claim.epsilon, target.claim.delta) == (2.0, 0.0)
+    assert target.output_names == ("intercept", "slope") and len(target.pairs()) >= 3
+    with pytest.raises(RuntimeError, match="the auditor has the samplers"):
+        _method_target(spec, AuditCase("x", "x", sampler="nope"))
+    with pytest.raises(RuntimeError, match="and the pairs"):
+        _method_target(spec, AuditCase("x", "x", pairs="nope"))

@@ -483,11 +483,15 @@ PAIRS: dict[str, Callable[[], list[NeighbourPair]]] = {
 
 def _method_target(spec: Any, case: Any) -> AuditTarget:
     """The :class:`AuditTarget` of one :class:`~dpreg._spec.AuditCase` of ``spec``."""
+    pairs = f"design-{spec.relation}" if case.pairs == "design" else case.pairs
+    if case.sampler not in SAMPLERS or pairs not in PAIRS:  # a packaging error: the tests see it
+        raise RuntimeError(f"method {spec.name!r}: audit case {case.name!r} names the sampler "
+                           f"{case.sampler!r} and the pairs {pairs!r}; the auditor has the "
+                           f"samplers {sorted(SAMPLERS)} and the pairs {sorted(PAIRS)}")
     func, looped, named = SAMPLERS[case.sampler]
     params = {**({"method": spec.name} if named else {}), **dict(case.params)}
     bound: Callable[..., Any] = partial(func, **params) if params else func
     sampler: Sampler = partial(loop_sampler, bound) if looped else bound
-    pairs = f"design-{spec.relation}" if case.pairs == "design" else case.pairs
     claim = case.claim
     if claim is None:
         claim = spec.budget(epsilon=params["epsilon"], delta=params.get("delta"),
