@@ -428,7 +428,7 @@ def _adassp_claim(epsilon: float = EPS_MV, calibration: str = "gdp") -> Claim:
     charged, _ = adassp_guarantee(epsilon, DELTA_MV, calibration=calibration)
     if isinstance(charged, ZCDP):  # Wang's constants: three Gaussians, μ = √(2ρ)
         return Claim.from_budget(GDP(math.sqrt(2.0 * charged.rho)))
-    return Claim.from_budget(charged)  # the composed μ-GDP of the three Gaussians
+    return Claim.from_budget(charged)  # the composed μ-GDP of the two or three Gaussians
 
 
 def _gdp_claim(eps: float, delta: float) -> Claim:
@@ -551,7 +551,7 @@ def _build() -> dict[str, AuditTarget]:
     ro = partial(design_pairs, 20, 2, relation="replace-one")
     coef3 = ("intercept", "x1", "x2")
     t.append(AuditTarget(
-        "adassp", "core", f"AdaSSP (add/remove), ε = {EPS_MV:g}, δ = {DELTA_MV:g} "
+        "adassp", "core", f"AdaSSP (add/remove, eigen floor), ε = {EPS_MV:g}, δ = {DELTA_MV:g} "
         "(tested as the composed Gaussian μ)", _adassp_claim(),
         partial(loop_sampler, _r_adassp), ar, loop=True, output_names=coef3))
     t.append(AuditTarget(
@@ -561,10 +561,11 @@ def _build() -> dict[str, AuditTarget]:
         partial(loop_sampler, partial(_r_adassp, epsilon=EPS_LARGE_MV)), ar, loop=True,
         output_names=coef3))
     t.append(AuditTarget(
-        "adassp-wang", "core", f"AdaSSP with Wang's constants (add/remove), ε = {EPS_MV:g}, "
-        f"δ = {DELTA_MV:g} (tested as the composed Gaussian μ = √(2ρ))",
+        "adassp-wang", "core", f"AdaSSP with Wang's constants and λ_min ridge (add/remove), "
+        f"ε = {EPS_MV:g}, δ = {DELTA_MV:g} (tested as the composed Gaussian μ = √(2ρ))",
         _adassp_claim(calibration="wang"),
-        partial(loop_sampler, partial(_r_adassp, calibration="wang")), ar, loop=True,
+        partial(loop_sampler, partial(_r_adassp, calibration="wang", lambda_rule="wang")), ar,
+        loop=True,
         output_names=coef3))
     t.append(AuditTarget(
         "boosted-adassp", "core", f"BoostedAdaSSP (add/remove), T = 3, ε = {EPS_MV:g}, "
