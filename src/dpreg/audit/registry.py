@@ -325,11 +325,13 @@ def _r_tukey(data: dict[str, Any], rng: np.random.Generator, *, n_models: int
                            n_models=n_models, rng=rng))
 
 
-def _r_dpgd_mv(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray | None:
+def _r_dpgd_mv(data: dict[str, Any], rng: np.random.Generator, **kw: Any
+               ) -> np.ndarray | None:
     from dpreg.multivariate import dp_gradient_descent
 
+    opts = {"clip_norm": 1.0, "n_iter": 5, **kw}
     return _coefs(dp_gradient_descent(data["X"], data["y"], epsilon=EPS_MV, delta=DELTA_MV,
-                                      clip_norm=1.0, n_iter=5, rng=rng))
+                                      rng=rng, **opts))
 
 
 def _r_sscp(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
@@ -580,6 +582,13 @@ def _build() -> dict[str, AuditTarget]:
         "dp-gd-mv", "core", f"DP gradient descent (d features), T = 5, ε = {EPS_MV:g}, "
         f"δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
         partial(loop_sampler, _r_dpgd_mv), ro, loop=True, output_names=coef3))
+    t.append(AuditTarget(
+        "dp-gd-mv-auto-clip", "core", f"DP gradient descent (d features, add/remove), T = 5, "
+        f"clip_norm='auto' from the released noisy count (adaptive composition), "
+        f"ε = {EPS_MV:g}, δ = {DELTA_MV:g} (μ-GDP)", _gdp_claim(EPS_MV, DELTA_MV),
+        partial(loop_sampler, partial(_r_dpgd_mv, clip_norm="auto",
+                                      neighbouring="add-remove")), ar, loop=True,
+        output_names=coef3))
     t.append(AuditTarget(
         "sscp", "core", f"SSCP release (Analyze Gauss, add/remove), ε = {EPS_MV:g}, "
         f"δ = {DELTA_MV:g} (analytic: μ-GDP)",

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpreg import simple as gd
 from dpreg._spec import (
+    AnyOf,
     Choice,
     GroupBatch,
     GroupLines,
@@ -88,10 +89,12 @@ class DPGradientDescentSpec(MethodSpec):
                       used_if=_used_by("simple"), when=_one),
         "steps": Option(Integer(1, 100_000), 80, "one x: rounds",
                         used_if=_used_by("simple"), when=_one),
-        "n_iter": Option(Integer(1, 1_000_000), 100, "several x: rounds",
+        "n_iter": Option(AnyOf(Choice("auto"), Integer(1, 1_000_000)), "auto",
+                         "several x: rounds ('auto': 1600)",
                          used_if=_used_by("clipped"), when=_several),
-        "clip_norm": Option(Real(0.0, 1e300, closed="right"), 1.0,
-                            "several x: per-example gradient clip",
+        "clip_norm": Option(AnyOf(Choice("auto"), Real(0.0, 1e300, closed="right")), "auto",
+                            "several x: per-example gradient clip ('auto': min(1, "
+                            "1.5·μ·n/((d+1)·T)) from public n or a noisy count)",
                             used_if=_used_by("clipped"), when=_several),
         "learning_rate": Option(Real(0.0, None, closed="neither"), 0.5,
                                 "several x: step size", used_if=_used_by("clipped"),
@@ -110,16 +113,16 @@ class DPGradientDescentSpec(MethodSpec):
     interval = IntervalSupport(
         missing=gd.GD_NO_INTERVAL, fit_statistics=gd.GD_NO_FIT_STATISTICS)
 
-    paper_options = MappingProxyType({"algorithm": "clipped"})  # several x: clipped DP-GD
+    # several x: Tang et al.'s clipped DP-GD baseline with its fixed T = 100, C_g = 1
+    paper_options = MappingProxyType({"algorithm": "clipped", "n_iter": 100, "clip_norm": 1.0})
     harness_engine = "gradient"
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
         from dpreg.multivariate.dpgd import dp_gradient_descent
 
-        opts = {k: v for k, v in params.items() if k != "algorithm"}
-        return dp_gradient_descent(X, y, epsilon=epsilon, delta=delta, rng=rng,
-                                   **{"clip_norm": 1.0, **opts})
+        opts = {k: v for k, v in {**self.paper_options, **params}.items() if k != "algorithm"}
+        return dp_gradient_descent(X, y, epsilon=epsilon, delta=delta, rng=rng, **opts)
 
     def make_estimator(self, *, epsilon: float, delta: float | None,
                        x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -138,7 +141,7 @@ class DPGradientDescentSpec(MethodSpec):
     def budget(self, *, epsilon: float, delta: float | None, options: Mapping[str, Any],
                n_features: int = 1) -> Any:
         from dpreg._validation import check_delta, check_epsilon
-        from dpreg.multivariate.dpgd import dpgd_budget
+        from dpreg.multivariate.dpgd import DPGD_AUTO_STEPS, dpgd_budget
         from dpreg.privacy import check_neighbouring
 
         eps = check_epsilon(epsilon)
@@ -148,8 +151,11 @@ class DPGradientDescentSpec(MethodSpec):
         if delta is None:
             raise InvalidInputError("delta is required for method 'dp-gd' with several "
                                     "regressors (a value in (0, 1), e.g. 1e-6)")
+        # the charge is the whole (ε, δ) budget for any T (dpgd_budget), so the step count of
+        # n_iter="auto" -- public, but fixed only once the fit runs -- does not enter it
+        steps = options.get("n_iter", "auto")
         return dpgd_budget(eps, check_delta(delta, allow_zero=False),
-                           int(options.get("n_iter", 100)),
+                           DPGD_AUTO_STEPS if steps == "auto" else int(steps),
                            str(options.get("accounting", "gdp")),
                            check_neighbouring(options.get("neighbouring", "replace-one")))[2]
 

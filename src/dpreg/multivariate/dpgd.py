@@ -13,10 +13,23 @@ as well (R = T + 1) and used in place of n.
 
 Output: ``"average"`` (default) is the mean of the last ⌈T/2⌉ iterates (tail averaging, which
 averages out part of the noise); ``"last"`` is θ_T.
+
+Step count and clip (``n_iter="auto"``, ``clip_norm="auto"``, the defaults since issue 30;
+:func:`dpgd_schedule`): T = :data:`DPGD_AUTO_STEPS` (1600) and
+C_g = min(1, :data:`DPGD_TRAVEL`·μ·n/(p·T)), μ the GDP parameter of (ε, δ), p the number of
+columns of X.  On rows in the unit ball and labels in [−1, 1] (what the estimator passes)
+the product η·T·C_g bounds how far the iterates can travel, so it acts as the regulariser:
+early stopping where the noise-to-signal ratio ~ p/(μn) is large.  n is the public row count
+under replace-one and the released noisy count under add/remove (released first, so the clip
+is a function of a release and public inputs: adaptive composition, nothing else spent).
+Derived on dpreg's dev and tuning data only (``studies/accuracy/dpgd_rule.py``; held-out
+evaluation in docs/accuracy.md); the earlier fixed T = 100, C_g = 1 are
+:data:`DPGD_FIXED_SCHEDULE`.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,7 +44,7 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
+from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.multivariate._common import (
     SCHEDULES,
     check_choice,
@@ -45,7 +58,18 @@ from dpreg.privacy.budgets import GDP, ZCDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["dp_gradient_descent", "dpgd_budget"]
+__all__ = ["dp_gradient_descent", "dpgd_budget", "dpgd_schedule", "DPGD_AUTO_STEPS",
+           "DPGD_TRAVEL", "DPGD_MAX_CLIP", "DPGD_FIXED_SCHEDULE"]
+
+#: T of ``n_iter="auto"``: enough rounds that the clip, not T, limits the travel (the error
+#: on the dev data was flat along T·C_g = const for T >= 400; 1600 was the best fixed T)
+DPGD_AUTO_STEPS = 1600
+#: the travel constant of ``clip_norm="auto"``: T·C_g = DPGD_TRAVEL·μ·n/p (dev data: 1.25-1.5)
+DPGD_TRAVEL = 1.5
+#: the largest clip ``clip_norm="auto"`` chooses (the earlier fixed default)
+DPGD_MAX_CLIP = 1.0
+#: (T, C_g) before issue 30 (Tang et al.'s baseline values; ``paper_options`` of the method)
+DPGD_FIXED_SCHEDULE = (100, 1.0)
 
 SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Abadi et al. 2016 "
           "per-example clipping)")
@@ -53,15 +77,60 @@ SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Aba
 
 def dpgd_budget(epsilon: float, delta: float, n_iter: int, accounting: str,
                 neighbouring: Neighbouring) -> tuple[int, GDP | ZCDP, GDP | ZCDP]:
-    """(number of Gaussian releases, budget of each, composed budget charged) of a clipped
-    DP-GD run at (ε, δ): T noisy gradient sums, plus a noisy count under add/remove (n is
-    private); the largest μ-GDP (or ρ-zCDP) implying (ε, δ)-DP split evenly.  A pure function
-    of public inputs (the ledger charge of per-group tables uses it too)."""
+    """(number of Gaussian releases, budget of each, budget charged) of a clipped DP-GD run at
+    (ε, δ): T noisy gradient sums, plus a noisy count under add/remove (n is private); the
+    largest μ-GDP (or ρ-zCDP) implying (ε, δ)-DP split evenly.  The charge is that whole
+    budget -- the same for every T, so a caller that does not know n (and hence the step count
+    of :func:`dpgd_schedule`) charges what the fit charges -- and the rounds compose to at most
+    it (``Budget.split`` rounds every part down).  A pure function of public inputs (the ledger
+    charge of per-group tables uses it too)."""
     n_releases = n_iter + (1 if neighbouring is Neighbouring.ADD_REMOVE else 0)
-    whole: GDP | ZCDP = (GDP.from_approx(epsilon, delta) if accounting == "gdp"
-                         else ZCDP.from_approx(epsilon, delta))
-    per_round = whole.split([1.0] * n_releases)[0] if n_releases > 1 else whole
-    return n_releases, per_round, compose([per_round] * n_releases)
+    if accounting == "gdp":
+        g = GDP.from_approx(epsilon, delta)
+        g_round = g.split([1.0] * n_releases)[0] if n_releases > 1 else g
+        assert compose([g_round] * n_releases) <= g
+        return n_releases, g_round, g
+    z = ZCDP.from_approx(epsilon, delta)
+    z_round = z.split([1.0] * n_releases)[0] if n_releases > 1 else z
+    assert compose([z_round] * n_releases) <= z
+    return n_releases, z_round, z
+
+
+def _auto_or(value: Any, name: str) -> bool:
+    """True for the string ``"auto"``; any other string is refused (numbers are checked by the
+    caller)."""
+    if isinstance(value, str):
+        if value == "auto":
+            return True
+        raise InvalidInputError(f"{name} must be 'auto' or a positive number; got {value!r}")
+    return False
+
+
+def dpgd_schedule(n: float, p: int, *, epsilon: float, delta: float,
+                  n_iter: int | str = "auto") -> tuple[int, float]:
+    """(T, C_g) of ``n_iter="auto"`` / ``clip_norm="auto"`` -- a pure function of n, p, ε, δ
+    (and a given T): T = :data:`DPGD_AUTO_STEPS` unless given, and
+    C_g = min(:data:`DPGD_MAX_CLIP`, :data:`DPGD_TRAVEL`·μ·n/(p·T)) with μ the GDP parameter of
+    (ε, δ) (``GDP.from_approx``) and p the number of design columns (intercept included).
+
+    **Privacy status:** n must be public or a DP release.  :func:`dp_gradient_descent` passes
+    the public n under replace-one neighbours and the released noisy count under add/remove;
+    p, ε, δ are public.  So (T, C_g) is public or post-processing of a release, and the rounds'
+    Gaussian mechanisms, each calibrated to the sensitivity of the chosen C_g, compose
+    adaptively as before.  Tuned for rows in the unit ball, labels in [−1, 1], η = 0.5 and the
+    tail average (the estimator's scaling and defaults); ``studies/accuracy/dpgd_rule.py``."""
+    T = DPGD_AUTO_STEPS if _auto_or(n_iter, "n_iter") else check_int(
+        n_iter, "n_iter", minimum=1, maximum=1_000_000)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    mu = GDP.from_approx(eps, dlt).mu
+    if not float(n) > 0:
+        raise InvalidInputError(f"n must be a positive number of rows; got {n!r}")
+    if int(p) < 1:
+        raise InvalidInputError(f"p must be a positive number of columns; got {p!r}")
+    clip = DPGD_MAX_CLIP if math.isinf(mu) else min(
+        DPGD_MAX_CLIP, DPGD_TRAVEL * mu * float(n) / (int(p) * T))
+    return T, float(clip)
 
 
 def dp_gradient_descent(
@@ -70,8 +139,8 @@ def dp_gradient_descent(
     *,
     epsilon: float,
     delta: float,
-    clip_norm: float = 1.0,
-    n_iter: int = 100,
+    clip_norm: float | str = "auto",
+    n_iter: int | str = "auto",
     learning_rate: float = 0.5,
     schedule: str = "constant",
     accounting: str = "gdp",
@@ -92,10 +161,12 @@ def dp_gradient_descent(
     epsilon, delta:
         Target (ε, δ), δ > 0.
     clip_norm:
-        C_g, the L2 clipping norm of per-example gradients.
+        C_g, the L2 clipping norm of per-example gradients; ``"auto"`` (default): the public
+        rule of :func:`dpgd_schedule`, min(1, 1.5·μ·n/(p·T)) (n: public under replace-one,
+        the released noisy count under add/remove).
     n_iter, learning_rate, schedule:
-        T rounds; η_t = ``learning_rate`` × {1, 1/t, 1/√t} for ``schedule`` in
-        ``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``.
+        T rounds (``"auto"``, default: 1600); η_t = ``learning_rate`` × {1, 1/t, 1/√t} for
+        ``schedule`` in ``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``.
     accounting:
         ``"gdp"`` (default; exact) or ``"zcdp"``.
     output:
@@ -110,8 +181,11 @@ def dp_gradient_descent(
     n, d = Xa.shape
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    cg = check_positive(clip_norm, "clip_norm")
-    T = check_int(n_iter, "n_iter", minimum=1, maximum=1_000_000)
+    auto_clip = _auto_or(clip_norm, "clip_norm")
+    cg = 0.0 if auto_clip else check_positive(clip_norm, "clip_norm")
+    auto_steps = _auto_or(n_iter, "n_iter")
+    T = DPGD_AUTO_STEPS if auto_steps else check_int(n_iter, "n_iter", minimum=1,
+                                                     maximum=1_000_000)
     eta = check_positive(learning_rate, "learning_rate")
     sched = check_choice(schedule, "schedule", SCHEDULES)
     acct = check_choice(accounting, "accounting", ("gdp", "zcdp"))
@@ -120,18 +194,20 @@ def dp_gradient_descent(
     labels = column_names(X, d, names)
     if cg > 1e300:
         raise InvalidInputError(f"clip_norm must be at most 1e300; got {clip_norm!r}")
-    sens = l2_clipped_sum_sensitivity(cg, rel)
     gen = check_rng(rng)
 
     n_releases, per_round, budget = dpgd_budget(eps, dlt, T, acct, rel)
     charge(ledger, budget, "DP gradient descent", rel)
     warn_if_not_private(eps, "DP gradient descent")
 
-    sd = gaussian_sigma(sens, per_round)
-    if rel is Neighbouring.ADD_REMOVE:
+    if rel is Neighbouring.ADD_REMOVE:  # n is private: a noisy count, released first
         n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=gen)))
     else:
         n_hat = float(n)
+    if auto_clip:  # public n or the released count: post-processing (dpgd_schedule)
+        cg = dpgd_schedule(n_hat, d, epsilon=eps, delta=dlt, n_iter=T)[1]
+    sens = l2_clipped_sum_sensitivity(cg, rel)
+    sd = gaussian_sigma(sens, per_round)
     etas = learning_rates(sched, eta, T)
     theta = np.zeros(d)
     tail_start = T // 2
@@ -139,17 +215,19 @@ def dp_gradient_descent(
     # ∇_i = 2·r_i·x_i has norm 2|r_i|·‖x_i‖, so the clipped sum is Xᵀ(2·r·f) with the per-example
     # factor f_i = min(1, C/(2|r_i|·‖x_i‖)): two matrix-vector products per round.
     row_norms = np.linalg.norm(Xa, axis=1)
+    # the T Gaussian releases of the gradient sums, their noise drawn in one batched sampler
+    # call at the first round (the same releases as T gaussian() calls, bit for bit seeded)
+    release = gaussian_calls(T, sensitivity=sens, budget=per_round, rng=gen)
     for t in range(T):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             resid = Xa @ theta - ya
             g_norm = 2.0 * np.abs(resid) * row_norms
-            factor = np.where(g_norm > cg, cg / np.where(g_norm > 0, g_norm, 1.0), 1.0)
+            factor = cg / np.maximum(g_norm, cg)  # min(1, C_g/‖∇_i‖)
             total = Xa.T @ (2.0 * resid * factor)
         if not np.all(np.isfinite(total)):  # the iterates diverged (learning rate too large)
             theta = np.full(d, np.nan)
             break
-        noisy = np.asarray(gaussian(total, sensitivity=sens, budget=per_round, rng=gen),
-                           dtype=float)
+        noisy = np.asarray(release(total), dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             theta = theta - etas[t] * noisy / n_hat
         if t >= tail_start:
@@ -163,6 +241,8 @@ def dp_gradient_descent(
             "requested": {"epsilon": eps, "delta": dlt}, "accounting": acct,
             "n_releases": n_releases, "per_round": per_round.as_dict(),
             "clip_norm": cg, "sensitivity": sens, "noise_sd": sd, "n_iter": T,
+            "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
+                              "clip_norm": "auto" if auto_clip else "given"},
             "learning_rate": eta, "schedule": sched, "output": out_kind,
             "noisy_count": rel is Neighbouring.ADD_REMOVE,
         },
