@@ -66,8 +66,20 @@ from dpreg.simple.baselines import (
     ols_prediction_se,
     ols_slope_se,
 )
-from dpreg.simple.ci import nonprivate_theil_sen_ci, theil_sen_ci
-from dpreg.simple.line_with_ci import theil_sen_with_ci
+from dpreg.simple.ci import (
+    nonprivate_theil_sen_ci,
+    plan_theil_sen_ci,
+    release_theil_sen_ci,
+    theil_sen_ci,
+    theil_sen_ci_result,
+    theil_sen_ci_statistics,
+)
+from dpreg.simple.line_with_ci import (
+    plan_theil_sen_with_ci,
+    release_theil_sen_with_ci,
+    theil_sen_with_ci,
+    theil_sen_with_ci_result,
+)
 from dpreg.simple.pairs import (
     PairDesign,
     all_pairs,
@@ -108,7 +120,14 @@ __all__ = [
     "GD_NO_INTERVAL",
     "GD_NO_FIT_STATISTICS",
     "theil_sen_ci",
+    "plan_theil_sen_ci",
+    "theil_sen_ci_statistics",
+    "release_theil_sen_ci",
+    "theil_sen_ci_result",
     "theil_sen_with_ci",
+    "plan_theil_sen_with_ci",
+    "release_theil_sen_with_ci",
+    "theil_sen_with_ci_result",
     "theta_guidance",
     "default_prediction_range",
     "default_slope_range",
