@@ -246,8 +246,7 @@ def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generato
                            epsilon: float, k: int, median: str, design_seed: int) -> np.ndarray:
     """Theil-Sen with k matchings, conditional on one (data-independent) design drawn from
     ``design_seed``: privacy must hold for every fixed design, so this is a stricter audit."""
-    from dpreg.simple._common import check_x_eval
-    from dpreg.simple._theil_sen import check_theta, dp_median_of_doubled
+    from dpreg.simple import check_theta, check_x_eval, dp_median_of_doubled
     from dpreg.simple.pairs import doubled_pair_values, make_design
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
@@ -266,11 +265,11 @@ def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generato
 def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rho: float
                    ) -> np.ndarray:
     from dpreg.simple import (
+        check_x_eval,
         gradient_descent_statistics,
         plan_gradient_descent,
         release_gradient_descent,
     )
-    from dpreg.simple._common import check_x_eval
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)

@@ -7,7 +7,7 @@ from typing import Any
 from dpreg.auto.fit import fit_auto
 from dpreg.auto.rules import BOUNDS_FRACTION, SELECTION_FRACTION
 from dpreg.exceptions import InvalidInputError
-from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
+from dpreg.linear_model import DPRegressorBase, feature_names, resolve_bounds_X
 
 __all__ = ["AutoDPRegression"]
 

@@ -301,7 +301,7 @@ def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> 
     spec = methods.get(method)
     opts = {k: v for k, v in options.items() if k in spec.options or k == "ci_alpha"}
     if run.simple and "pairs" in spec.options:
-        from dpreg.simple._common import max_matchings
+        from dpreg.simple import max_matchings
 
         opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(run.n)))
     if "n_models" in spec.options:

@@ -159,31 +159,60 @@ class DPGradientDescentSpec(MethodSpec):
                            str(options.get("accounting", "gdp")),
                            check_neighbouring(options.get("neighbouring", "replace-one")))[2]
 
-    # -- the release pipeline (the one-x algorithm) ---------------------------------------
+    # -- the release pipeline (both algorithms) ------------------------------------------
     def plan(self, *, epsilon: float, delta: float | None, n: int | None,
              x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
              fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
-        """:func:`~dpreg.simple.plan_gradient_descent` of the one-x algorithm, its budget
-        parameters from the caller's (ε, δ) (:func:`~dpreg.simple.variant_parameters`)."""
-        if algorithm_for(options, len(x_bounds)) != "simple" or len(x_bounds) != 1:
+        """One x (``algorithm`` "simple"/"auto"): :func:`~dpreg.simple.plan_gradient_descent`,
+        its budget parameters from the caller's (ε, δ)
+        (:func:`~dpreg.simple.variant_parameters`).  Several x (or ``algorithm="clipped"``):
+        :func:`~dpreg.multivariate.plan_dp_gradient_descent` on the estimator's public
+        scaling (rows into the unit ball, the ones column with ``fit_intercept``; the label
+        scaled when ``y_bounds`` are given); n is needed under replace-one only."""
+        algo = algorithm_for(options, len(x_bounds))
+        if algo == "clipped":
+            from dpreg.multivariate import PublicScaling, plan_dp_gradient_descent
+
+            if delta is None:
+                raise InvalidInputError("delta is required for method 'dp-gd' with several "
+                                        "regressors (a value in (0, 1), e.g. 1e-6)")
+            sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept,
+                                           unit_ball=True)
+            opts = {k: options[k] for k in CLIPPED_OPTIONS if k in options}
+            return plan_dp_gradient_descent(n=n, d=sc.n_columns, epsilon=epsilon, delta=delta,
+                                            scaling=sc, **opts)
+        if len(x_bounds) != 1:
             raise InvalidInputError(
-                "method 'dp-gd' has a public release plan for one regressor (its one-x "
-                "algorithm) only; with several regressors it runs "
-                "dpreg.multivariate.dp_gradient_descent")
+                "method 'dp-gd' with algorithm='simple' takes exactly one regressor (Alabi et "
+                f"al.'s one-x DPGD); got {len(x_bounds)}: use algorithm='clipped' or 'auto'")
         variant = options.get("variant", "pure")
         return gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, epsilon, delta),
             x_bounds=x_bounds[0], y_bounds=y_bounds, tau=options.get("tau", 1.0),
             steps=options.get("steps", 80), n=n)
 
+    @staticmethod
+    def _clipped(plan: ReleasePlan) -> bool:
+        return plan.options.get("algorithm") == "clipped"
+
     def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
-        """:func:`~dpreg.simple.gradient_descent_statistics` of the one column of ``X``."""
+        """One x: :func:`~dpreg.simple.gradient_descent_statistics` of the one column of
+        ``X``; several: :func:`~dpreg.multivariate.dpgd_statistics` (the scaled design)."""
+        if self._clipped(plan):
+            from dpreg.multivariate import dpgd_statistics
+
+            return dpgd_statistics(X, y, plan)
         return gd.gradient_descent_statistics(np.asarray(X, dtype=np.float64).reshape(-1),
                                               np.asarray(y, dtype=np.float64), plan)
 
     def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
                 ) -> Release:
-        """:func:`~dpreg.simple.release_gradient_descent`."""
+        """:func:`~dpreg.simple.release_gradient_descent` or
+        :func:`~dpreg.multivariate.release_dp_gradient_descent`."""
+        if self._clipped(plan):
+            from dpreg.multivariate import release_dp_gradient_descent
+
+            return release_dp_gradient_descent(stats, plan, rng, seeded=seeded)
         return gd.release_gradient_descent(stats, plan, rng, seeded=seeded)
 
     def replicates(self, x: np.ndarray, y: np.ndarray, *, epsilon: float,

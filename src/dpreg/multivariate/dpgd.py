@@ -30,10 +30,13 @@ evaluation in docs/accuracy.md); the earlier fixed T = 100, C_g = 1 are
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -58,8 +61,10 @@ from dpreg.privacy.budgets import GDP, ZCDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["dp_gradient_descent", "dpgd_budget", "dpgd_schedule", "DPGD_AUTO_STEPS",
-           "DPGD_TRAVEL", "DPGD_MAX_CLIP", "DPGD_FIXED_SCHEDULE"]
+__all__ = ["dp_gradient_descent", "dpgd_budget", "plan_dp_gradient_descent", "DPGDStatistics",
+           "dpgd_statistics", "release_dp_gradient_descent", "dp_gradient_descent_result",
+           "dpgd_schedule", "DPGD_AUTO_STEPS", "DPGD_TRAVEL", "DPGD_MAX_CLIP",
+           "DPGD_FIXED_SCHEDULE"]
 
 #: T of ``n_iter="auto"``: enough rounds that the clip, not T, limits the travel (the error
 #: on the dev data was flat along T·C_g = const for T >= 400; 1600 was the best fixed T)
@@ -179,6 +184,49 @@ def dp_gradient_descent(
     """
     Xa, ya = check_design(X, y)
     n, d = Xa.shape
+    plan = plan_dp_gradient_descent(
+        n=n, d=d, epsilon=epsilon, delta=delta, clip_norm=clip_norm, n_iter=n_iter,
+        learning_rate=learning_rate, schedule=schedule, accounting=accounting, output=output,
+        neighbouring=neighbouring)
+    labels = column_names(X, d, names)
+    gen = check_rng(rng)
+    stats = dpgd_statistics(Xa, ya, plan)
+    charge(ledger, plan.budget, "DP gradient descent", plan.relation)
+    warn_if_not_private(plan.options["epsilon"], "DP gradient descent")
+    return dp_gradient_descent_result(
+        release_dp_gradient_descent(stats, plan, gen, seeded=is_seeded(rng)), names=labels)
+
+
+def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: float,
+                             clip_norm: float | str = "auto", n_iter: int | str = "auto",
+                             learning_rate: float = 0.5, schedule: str = "constant",
+                             accounting: str = "gdp", output: str = "average",
+                             neighbouring: str | Neighbouring = "replace-one",
+                             scaling: Any = None) -> ReleasePlan:
+    """The public plan of clipped DP-GD on a d-column design: reads no data, draws nothing.
+
+    Every parameter of :func:`dp_gradient_descent` is checked here, in the order it always
+    checked them (ε, δ > 0, ``clip_norm``, ``n_iter``, ``learning_rate``, ``schedule``,
+    ``accounting``, ``output``, ``neighbouring``; C_g <= 10³⁰⁰).  The plan holds the budget
+    rule :func:`dpgd_budget` (``budget``: the composed μ-GDP or ρ-zCDP charged; ``parts``
+    ``"round"``: the budget of each of the ``n_releases`` Gaussian releases -- T noisy
+    gradient sums, plus a noisy count under add/remove), the sensitivity of the clipped
+    gradient sum (:func:`~dpreg.multivariate.l2_clipped_sum_sensitivity`: C_g, or 2·C_g under
+    replace-one; the count's is 1) and the Gaussian sd of each round (``noise``).  ``n`` is
+    kept only under replace-one (public there); under add/remove it is private and the
+    release uses a noisy count.  ``scaling`` (a public
+    :class:`~dpreg.multivariate.PublicScaling`) says how :func:`dpgd_statistics` maps raw
+    regressors to the design (the estimator's rows in the unit ball); ``None`` takes the
+    design as given.
+
+    ``n_iter="auto"`` / ``clip_norm="auto"`` (defaults, issue 30): T = :data:`DPGD_AUTO_STEPS`
+    (never reads n) and C_g by :func:`dpgd_schedule` from public inputs -- under replace-one
+    from the public n, here in the plan; under add/remove n is private, so the plan keeps
+    ``clip_norm="auto"`` with no gradient sensitivity or sd yet, and the release computes C_g
+    from the noisy count it releases first (adaptive composition: each later round is a
+    Gaussian mechanism at the sensitivity of that C_g and the round's fixed budget, so the
+    total is ``budget`` as for a given C_g)."""
+    d_ = check_int(d, "d", minimum=1)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     auto_clip = _auto_or(clip_norm, "clip_norm")
@@ -191,24 +239,107 @@ def dp_gradient_descent(
     acct = check_choice(accounting, "accounting", ("gdp", "zcdp"))
     out_kind = check_choice(output, "output", ("average", "last"))
     rel = check_neighbouring(neighbouring)
-    labels = column_names(X, d, names)
     if cg > 1e300:
         raise InvalidInputError(f"clip_norm must be at most 1e300; got {clip_norm!r}")
-    gen = check_rng(rng)
-
+    public_n = None
+    if rel is Neighbouring.REPLACE_ONE:
+        if n is None:
+            raise InvalidInputError("n is required under replace-one neighbours (the number "
+                                    "of rows, public there); got None")
+        public_n = check_int(n, "n", minimum=1)
     n_releases, per_round, budget = dpgd_budget(eps, dlt, T, acct, rel)
-    charge(ledger, budget, "DP gradient descent", rel)
-    warn_if_not_private(eps, "DP gradient descent")
+    clip: float | str = cg
+    if auto_clip and public_n is not None:  # the public n: the clip is fixed here
+        clip = dpgd_schedule(public_n, d_, epsilon=eps, delta=dlt, n_iter=T)[1]
+    elif auto_clip:  # add/remove: from the noisy count, in the release
+        clip = "auto"
+    sensitivities: dict[str, float] = {}
+    noise: dict[str, float] = {}
+    if not isinstance(clip, str):
+        sensitivities["gradient_sum"] = l2_clipped_sum_sensitivity(clip, rel)
+        noise["gradient_sd"] = gaussian_sigma(sensitivities["gradient_sum"], per_round)
+    if rel is Neighbouring.ADD_REMOVE:
+        sensitivities["count"] = 1.0
+    return ReleasePlan(
+        method="dp-gd",
+        options={"algorithm": "clipped", "epsilon": eps, "delta": dlt, "clip_norm": clip,
+                 "n_iter": T, "learning_rate": eta, "schedule": sched, "accounting": acct,
+                 "output": out_kind, "n_releases": n_releases, "scaling": scaling,
+                 "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
+                                   "clip_norm": "auto" if auto_clip else "given"}},
+        budget=budget, relation=rel, parts={"round": per_round}, n=public_n, d=d_,
+        sensitivities=sensitivities, noise=noise)
 
+
+@dataclass(frozen=True)
+class DPGDStatistics:
+    """Clipped DP-GD's statistics: the checked design ``X`` (n×d) and response ``y``.  Each
+    round's clipped gradient sum is a pass over the rows at the current noisy iterate, so
+    there are no smaller sufficient statistics; the passes run inside the release
+    (:func:`release_dp_gradient_descent`)."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+
+def dpgd_statistics(X: Any, y: Any, plan: ReleasePlan) -> DPGDStatistics:
+    """The deterministic statistics step: the raw regressors mapped to the design by the
+    plan's public scaling (rows into the unit ball, ones column first; the label scaled when
+    its bounds are public), or taken as they are; checked finite and of the plan's d columns
+    (and n rows where n is public)."""
+    Xa, ya = check_design(X, y)
+    sc = plan.options["scaling"]
+    if sc is not None:
+        Xa, ya = sc.design(Xa), sc.label(ya)
+    if Xa.shape[1] != plan.d or (plan.n is not None and Xa.shape[0] != plan.n):
+        raise InvalidInputError(f"the design must have the plan's d={plan.d} columns"
+                                + (f" and n={plan.n} rows" if plan.n is not None else "")
+                                + f"; got {Xa.shape[0]} rows and {Xa.shape[1]} columns")
+    return DPGDStatistics(Xa, ya)
+
+
+#: the reason of a diverged DP-GD run (a non-finite iterate: post-processing of the releases)
+DIVERGED = ("DP gradient descent diverged (non-finite iterate); use a smaller "
+            "learning_rate or scale the features to the unit ball")
+
+
+def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: Any, *,
+                                seeded: bool = False) -> Release:
+    """THE release of clipped DP-GD (Tang et al. 2023 §4 baseline; Abadi et al. 2016
+    per-example clipping): the only code that draws its noise -- :func:`dp_gradient_descent`,
+    the estimators and the spec call it.  Under add/remove first the noisy count
+    (:func:`dpreg.mechanisms.gaussian`, sensitivity 1, one round's budget), then per round
+    t = 1..T the sum of the per-example gradients 2(θᵀx_i − y_i)·x_i clipped to L2 norm
+    C_g (the plan's, or with ``clip_norm="auto"`` under add/remove :func:`dpgd_schedule` of
+    the released count: adaptive composition), released at the sensitivity of that C_g and
+    the round budget (the T rounds' noise drawn by one batched ``gaussian_calls`` sampler
+    call of :mod:`dpreg.mechanisms.gaussian`, the same releases as T ``gaussian`` calls),
+    and the step θ ← θ − η_t·(noisy sum)/n (n the public n, or the noisy count).
+    A non-finite iterate stops the run: ⊥ (``failed``, :data:`DIVERGED`; decided from
+    released values only).  Builds the :class:`~dpreg.privacy.PrivacyStatement`.
+
+    Guarantee: ``plan.budget`` (μ-GDP or ρ-zCDP, implying the requested (ε, δ)), under the
+    plan's relation; ``values``: ``theta`` (the tail average or the last iterate) and, under
+    add/remove, ``n_noisy``."""
+    o = plan.options
+    Xa, ya = stats.X, stats.y
+    n, d = Xa.shape
+    if d != plan.d:
+        raise InvalidInputError(f"stats must have the plan's d={plan.d} columns; got {d}")
+    rel = plan.relation
+    per_round = plan.parts["round"]
+    T = o["n_iter"]
     if rel is Neighbouring.ADD_REMOVE:  # n is private: a noisy count, released first
-        n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=gen)))
+        n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=rng)))
     else:
         n_hat = float(n)
-    if auto_clip:  # public n or the released count: post-processing (dpgd_schedule)
-        cg = dpgd_schedule(n_hat, d, epsilon=eps, delta=dlt, n_iter=T)[1]
-    sens = l2_clipped_sum_sensitivity(cg, rel)
-    sd = gaussian_sigma(sens, per_round)
-    etas = learning_rates(sched, eta, T)
+    if o["clip_norm"] == "auto":  # add/remove: C_g from the released count (adaptive)
+        cg = dpgd_schedule(n_hat, d, epsilon=o["epsilon"], delta=o["delta"], n_iter=T)[1]
+        sens = l2_clipped_sum_sensitivity(cg, rel)
+        sd = gaussian_sigma(sens, per_round)
+    else:
+        cg, sens, sd = o["clip_norm"], plan.sensitivities["gradient_sum"], plan.noise["gradient_sd"]
+    etas = learning_rates(o["schedule"], o["learning_rate"], T)
     theta = np.zeros(d)
     tail_start = T // 2
     tail_sum = np.zeros(d)
@@ -217,7 +348,7 @@ def dp_gradient_descent(
     row_norms = np.linalg.norm(Xa, axis=1)
     # the T Gaussian releases of the gradient sums, their noise drawn in one batched sampler
     # call at the first round (the same releases as T gaussian() calls, bit for bit seeded)
-    release = gaussian_calls(T, sensitivity=sens, budget=per_round, rng=gen)
+    release = gaussian_calls(T, sensitivity=sens, budget=per_round, rng=rng)
     for t in range(T):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             resid = Xa @ theta - ya
@@ -232,32 +363,46 @@ def dp_gradient_descent(
             theta = theta - etas[t] * noisy / n_hat
         if t >= tail_start:
             tail_sum += theta
-    result = tail_sum / (T - tail_start) if out_kind == "average" else theta
+    result = tail_sum / (T - tail_start) if o["output"] == "average" else theta
 
     privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism="DP gradient descent", source=SOURCE,
-        seeded=is_seeded(rng),
+        budget=plan.budget, neighbouring=rel, mechanism="DP gradient descent", source=SOURCE,
+        seeded=seeded,
         details={
-            "requested": {"epsilon": eps, "delta": dlt}, "accounting": acct,
-            "n_releases": n_releases, "per_round": per_round.as_dict(),
+            "requested": {"epsilon": o["epsilon"], "delta": o["delta"]},
+            "accounting": o["accounting"],
+            "n_releases": o["n_releases"], "per_round": per_round.as_dict(),
             "clip_norm": cg, "sensitivity": sens, "noise_sd": sd, "n_iter": T,
-            "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
-                              "clip_norm": "auto" if auto_clip else "given"},
-            "learning_rate": eta, "schedule": sched, "output": out_kind,
-            "noisy_count": rel is Neighbouring.ADD_REMOVE,
+            "schedule_rule": dict(o["schedule_rule"]),
+            "learning_rate": o["learning_rate"], "schedule": o["schedule"],
+            "output": o["output"], "noisy_count": rel is Neighbouring.ADD_REMOVE,
         },
     )
-    extra: dict[str, Any] = {}
+    values: dict[str, Any] = {"theta": result}
     if rel is Neighbouring.ADD_REMOVE:
-        extra["n_noisy"] = n_hat
+        values["n_noisy"] = n_hat
     if not np.all(np.isfinite(result)):
+        return Release(plan, values, privacy, failed=True, reason=DIVERGED)
+    return Release(plan, values, privacy)
+
+
+def dp_gradient_descent_result(release: Release, *, names: Sequence[str] | None = None
+                               ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of a clipped DP-GD release
+    (post-processing): the released iterate (zeros with ``failed=True`` and the reason for a
+    diverged run), the noisy count under add/remove."""
+    plan = release.plan
+    d = int(plan.d)  # type: ignore[arg-type]
+    labels = [f"x{j}" for j in range(d)] if names is None else [str(s) for s in names]
+    extra: dict[str, Any] = {}
+    if "n_noisy" in release.values:
+        extra["n_noisy"] = release.values["n_noisy"]
+    if release.failed:
         return RegressionResults(
-            np.zeros(d), names=labels, privacy=privacy, method="dp-gd", failed=True,
-            reason=("DP gradient descent diverged (non-finite iterate); use a smaller "
-                    "learning_rate or scale the features to the unit ball"),
-            nobs=n if rel is Neighbouring.REPLACE_ONE else None, extra=extra)
+            np.zeros(d), names=labels, privacy=release.privacy, method="dp-gd", failed=True,
+            reason=release.reason, nobs=plan.n, extra=extra)
     return RegressionResults(
-        result, names=labels, privacy=privacy, method="dp-gd",
+        release.values["theta"], names=labels, privacy=release.privacy, method="dp-gd",
         uncertainty="none: DP gradient descent releases a point estimate only",
-        nobs=n if rel is Neighbouring.REPLACE_ONE else None, extra=extra,
+        nobs=plan.n, extra=extra,
     )
