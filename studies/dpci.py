@@ -241,9 +241,10 @@ def run_release(method: str, X: np.ndarray, y: np.ndarray, des: Design, *, epsil
     if method == "covariance-ols":
         est: Any = CovarianceOLS(epsilon=epsilon, delta=delta, bounds_X=xb,
                                  bounds_y=des.y_bounds, n_boot=n_boot, random_state=seed)
-    elif method == "adassp":
+    elif method in ("adassp", "adassp-wang"):  # the default (eigen floor) or Wang's λ_min ridge
         est = AdaSSP(epsilon=epsilon, delta=delta, bounds_X=xb, bounds_y=des.y_bounds,
-                     inference=True, n_boot=n_boot, random_state=seed)
+                     inference=True, n_boot=n_boot, random_state=seed,
+                     lambda_rule="wang" if method == "adassp-wang" else "eigen-floor")
     else:
         raise InvalidInputError(f"method must be one of {list(METHODS)}; got {method!r}")
     try:
@@ -296,7 +297,7 @@ def oracle_noise_draws(method: str, X: np.ndarray, y: np.ndarray, des: Design, *
         xi = list(range(P - 1))
         beta = np.linalg.solve(C[:, xi][:, :, xi], C[:, xi, P - 1][..., None])[..., 0]
         return beta[ok]
-    if method == "adassp":
+    if method in ("adassp", "adassp-wang"):
         from dpreg.inference.dpci.ssp import sym_normal
         from dpreg.inference.uncertainty import affine_map
         from dpreg.mechanisms.gaussian import gaussian_sigma
@@ -306,27 +307,33 @@ def oracle_noise_draws(method: str, X: np.ndarray, y: np.ndarray, des: Design, *
             xty_sensitivity,
         )
         from dpreg.multivariate._common import PublicScaling
-        from dpreg.multivariate.ssp import INFERENCE_SPLIT as ADA_SPLIT
-        from dpreg.multivariate.ssp import adassp_guarantee
+        from dpreg.multivariate.ssp import EIGEN_FLOOR_SCALE, adassp_budget
 
         sc = PublicScaling.from_bounds(xb, des.y_bounds, fit_intercept=True)
         Z, yl = sc.design(X), sc.label(y)
         d = Z.shape[1]
         B, C = sc.row_norm_bound, 1.0
-        budget, _ = adassp_guarantee(epsilon, float(delta))  # type: ignore[arg-type]
-        b_lam, b_xx, b_xy, _ = budget.split(ADA_SPLIT)
-        sd_xx = gaussian_sigma(gram_sensitivity(B, "add-remove"), b_xx)
-        sd_lam = gaussian_sigma(lambda_min_sensitivity(B, "add-remove"), b_lam)
-        sd_xy = gaussian_sigma(xty_sensitivity(B, C, "add-remove"), b_xy)
+        # the estimator's default rule and split, with the interval's yᵀy share (inference on)
+        plan = adassp_budget(epsilon, float(delta), inference=True,  # type: ignore[arg-type]
+                             lambda_rule="wang" if method == "adassp-wang" else "eigen-floor")
+        part = dict(zip(plan.releases, plan.parts))
+        sd_xx = gaussian_sigma(gram_sensitivity(B, "add-remove"), part["XtX"])
+        sd_xy = gaussian_sigma(xty_sensitivity(B, C, "add-remove"), part["Xty"])
         xtx, xty = Z.T @ Z, Z.T @ yl
-        lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
-        log6 = math.log(6.0 / float(delta))  # type: ignore[arg-type]
-        lam_noisy = lam_min + rng.normal(0.0, sd_lam, size)
-        lower = np.maximum(0.0, lam_noisy - sd_lam * math.sqrt(log6))
-        lam = np.maximum(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / 0.05)) - lower)
-        A = xtx + sym_normal(size, d, sd_xx, rng) + lam[:, None, None] * np.eye(d)
+        A = xtx + sym_normal(size, d, sd_xx, rng)
         b = xty + rng.normal(0.0, sd_xy, (size, d))
-        theta = np.linalg.solve(A, b[..., None])[..., 0]
+        if "lambda_min" in part:  # Wang's ridge from a released λ_min
+            sd_lam = gaussian_sigma(lambda_min_sensitivity(B, "add-remove"), part["lambda_min"])
+            lam_min = max(0.0, float(np.linalg.eigvalsh(xtx)[0]))
+            log6 = math.log(6.0 / float(delta))  # type: ignore[arg-type]
+            lam_noisy = lam_min + rng.normal(0.0, sd_lam, size)
+            lower = np.maximum(0.0, lam_noisy - sd_lam * math.sqrt(log6))
+            lam = np.maximum(0.0, sd_xx * math.sqrt(d * math.log(2.0 * d * d / 0.05)) - lower)
+            theta = np.linalg.solve(A + lam[:, None, None] * np.eye(d), b[..., None])[..., 0]
+        else:  # the eigenvalue floor of ssp_solve, batched
+            w, V = np.linalg.eigh((A + np.swapaxes(A, 1, 2)) / 2.0)
+            w = np.maximum(w, EIGEN_FLOOR_SCALE * sd_xx * math.sqrt(d))
+            theta = np.einsum("bij,bj->bi", V, np.einsum("bji,bj->bi", V, b) / w)
 
         def to_params(th: np.ndarray) -> np.ndarray:
             b0, bj = sc.to_original(th)

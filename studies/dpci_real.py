@@ -55,7 +55,9 @@ from studies.dpci import Design, _ols, oracle_noise_draws, run_release
 __all__ = ["REAL_SETS", "REAL_METHODS", "KINDS", "real_design", "real_coverage_study",
            "summarise_real"]
 
-REAL_METHODS = ("noisy-stats", "adassp", "covariance-ols", "theil-sen")
+#: "adassp-wang": AdaSSP with Wang's λ_min ridge (the default before issue 30), on the same data
+#: draws as "adassp" (a paired comparison of the two rules)
+REAL_METHODS = ("noisy-stats", "adassp", "covariance-ols", "theil-sen", "adassp-wang")
 KINDS = ("residual", "fixed")
 
 
@@ -243,7 +245,8 @@ def real_coverage_study(method: str, dataset: str, kind: str, *, epsilon: float,
     if method == "theil-sen":
         truth = np.array([math.nan, theil_sen_truth(dataset, kind)])
     dlt = None if method == "noisy-stats" else delta
-    ss = np.random.SeedSequence(seed, spawn_key=(REAL_METHODS.index(method),
+    seed_method = "adassp" if method == "adassp-wang" else method  # paired data draws
+    ss = np.random.SeedSequence(seed, spawn_key=(REAL_METHODS.index(seed_method),
                                                  list(REAL_SETS).index(dataset),
                                                  KINDS.index(kind), int(epsilon * 1000)))
     rows: list[dict[str, Any]] = []

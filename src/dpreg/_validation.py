@@ -400,3 +400,13 @@ def check_xy(
             f"{x_name} and {y_name} must have at least {min_rows} rows for this method"
         )
     return xa, ya
+
+
+def check_choice(value: Any, name: str, options: Sequence[str]) -> str:
+    """A string from a fixed set of options (:class:`~dpreg.exceptions.InvalidParameterError`
+    naming the options, the value received and the nearest option otherwise)."""
+    if not isinstance(value, str) or value not in options:
+        raise InvalidParameterError(f"{name} must be one of {list(options)}; got {fmt(value)}"
+                                    + did_you_mean(str(value), options))
+    return value
+

@@ -65,7 +65,7 @@ from dpreg._validation import (
     did_you_mean,
 )
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
-from dpreg.methods._planning import ExpectedError, PlanDesign, robust_sd, tail_note
+from dpreg.methods import ExpectedError, PlanDesign, robust_sd, tail_note
 
 __all__ = ["Plan", "plan", "PLAN_DESIGN", "ANALYTIC_METHODS"]
 

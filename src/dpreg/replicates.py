@@ -18,7 +18,7 @@ import numpy as np
 from dpreg import methods
 from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.simple._common import check_simple_xy, check_x_eval
+from dpreg.simple import check_simple_xy, check_x_eval
 
 __all__ = ["replicate_predictions", "replicate_predictions_many", "REPLICABLE", "BATCHED"]
 

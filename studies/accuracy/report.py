@@ -2,9 +2,12 @@
 :mod:`studies.accuracy.ablations`.
 
 ``python -m studies.accuracy.report`` (after the runs) computes the SSP noise floors once
-(docs/accuracy-data/floors.json) and writes docs/accuracy-data/tables.md.  The committed
-runs are gzipped (``*.json.gz``); a fresh harness run writes ``*.json`` next to them -- delete
-the ``.gz`` of a data set you rerun, or both are counted.
+(docs/accuracy-data/floors.json) and writes docs/accuracy-data/tables.md (the issue-30
+baseline, ``runs/``: the defaults before the changes) and, when ``runs_after/`` exists,
+docs/accuracy-data/after.md (the same harness, same splits and seeds, with the current
+defaults: AdaSSP's eigen floor, DP-GD's public step-count/clip rule, ``auto``'s DP-GD branch).
+The committed runs are gzipped (``*.json.gz``); a fresh harness run writes ``*.json`` next to
+them -- delete the ``.gz`` of a data set you rerun, or both are counted.
 """
 
 from __future__ import annotations
@@ -254,6 +257,126 @@ def datasets_table() -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(bounds)
 
 
+CHANGED = ("adassp", "dp-gd", "auto")
+UNCHANGED = ("ols", "boosted-adassp", "tukey-em", "covariance-ols", "diffprivlib")
+
+
+def _gm(v: list[float]) -> float:
+    return math.exp(float(np.mean(np.log(v)))) if v else math.nan
+
+
+def changed_methods(Sb: dict[tuple[str, str, float], dict[str, Any]],
+                    Sa: dict[tuple[str, str, float], dict[str, Any]], sets: list[str]
+                    ) -> tuple[str, dict[str, Any]]:
+    """Before (the issue-30 baseline's defaults) and after (the current defaults), same splits
+    and seeds, for the methods whose defaults changed: median relative error and test R², and
+    the ratio of the errors; the geometric mean of the ratio over all cells and per ε."""
+    head = ["data", "ε"] + [f"{m} {w}" for m in CHANGED for w in ("before", "after", "ratio")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    ratios: dict[str, dict[float, list[float]]] = {m: defaultdict(list) for m in CHANGED}
+    r2: dict[str, list[tuple[float, float]]] = {m: [] for m in CHANGED}
+    for name in sets:
+        for eps in EPSILONS:
+            row = [name, f"{eps:g}"]
+            for m in CHANGED:
+                b, a = Sb.get((name, m, eps)), Sa.get((name, m, eps))
+                if b is None or a is None:
+                    row += ["–", "–", "–"]
+                    continue
+                r = a["rel_err"] / b["rel_err"]
+                ratios[m][eps].append(r)
+                r2[m].append((b["test_r2"], a["test_r2"]))
+                row += [fmt(b["rel_err"]), fmt(a["rel_err"]), fmt(r)]
+            lines.append("| " + " | ".join(row) + " |")
+    summ: dict[str, Any] = {}
+    for m in CHANGED:
+        allr = [x for v in ratios[m].values() for x in v]
+        summ[m] = {"geomean_ratio": _gm(allr), "cells": len(allr),
+                   "better": int(sum(x < 1 for x in allr)),
+                   "worst_ratio": max(allr) if allr else math.nan,
+                   "by_epsilon": {f"{e:g}": _gm(v) for e, v in ratios[m].items()},
+                   "median_r2_before": float(np.median([x[0] for x in r2[m]])) if r2[m] else math.nan,
+                   "median_r2_after": float(np.median([x[1] for x in r2[m]])) if r2[m] else math.nan}
+    lines.append("\n" + "; ".join(
+        f"{m}: geometric-mean ratio {v['geomean_ratio']:.3f} (ε = " + ", ".join(
+            f"{e}: {g:.3f}" for e, g in v["by_epsilon"].items()) +
+        f"), better in {v['better']} of {v['cells']} cells, worst ratio {v['worst_ratio']:.2f}"
+        for m, v in summ.items()) + ".")
+    return "\n".join(lines), summ
+
+
+def auto_target(S: dict[tuple[str, str, float], dict[str, Any]], sets: list[str],
+                floor: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Issue 30's targets with the current defaults: the best dpreg method (``auto`` itself
+    NOT a candidate) against 2·(OLS se + SSP floor), and ``auto`` within 1.25× of it."""
+    cand = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols")
+    lines = ["| data | ε | best dpreg method | its error | 2·(OLS se + floor) | met | auto chose | "
+             "auto | auto/best | within 1.25× |", "|---|---|---|---|---|---|---|---|---|---|"]
+    met = ok = cells = 0
+    ratios = []
+    for name in sets:
+        for eps in EPSILONS:
+            errs = {m: S[(name, m, eps)]["rel_err"] for m in cand if (name, m, eps) in S
+                    and not math.isnan(S[(name, m, eps)]["rel_err"])
+                    and S[(name, m, eps)]["fail"] < 0.5}
+            au = S.get((name, "auto", eps))
+            if not errs or au is None:
+                continue
+            best = min(errs, key=lambda k: errs[k])
+            goal = 2 * (S[(name, best, eps)]["ols_se_rel"]
+                        + floor.get(f"{name}|{eps:g}", {}).get("floor", math.nan))
+            r = au["rel_err"] / errs[best]
+            ratios.append(r)
+            cells += 1
+            met += errs[best] <= goal
+            ok += r <= 1.25
+            chose = ", ".join(f"{k} {v}" for k, v in au.get("chosen", {}).items())
+            lines.append(f"| {name} | {eps:g} | {best} | {fmt(errs[best])} | {fmt(goal)} | "
+                         f"{'yes' if errs[best] <= goal else 'no'} | {chose} | "
+                         f"{fmt(au['rel_err'])} | {fmt(r)} | {'yes' if r <= 1.25 else 'no'} |")
+    summ = {"cells": cells, "best_within_target": met, "auto_within_1.25": ok,
+            "auto_geomean_ratio": _gm(ratios)}
+    return "\n".join(lines), summ
+
+
+def reproduced(Sb: dict[tuple[str, str, float], dict[str, Any]],
+               Sa: dict[tuple[str, str, float], dict[str, Any]]) -> str:
+    """The methods whose defaults did not change must reproduce the baseline exactly (same
+    splits and seeds): the largest difference of their median errors."""
+    diffs = [abs(Sa[k]["rel_err"] - v["rel_err"]) for k, v in Sb.items()
+             if k[1] in UNCHANGED and k in Sa and not math.isnan(v["rel_err"])]
+    return (f"Unchanged methods ({', '.join(UNCHANGED)}) reproduce the baseline: {len(diffs)} "
+            f"cells, largest difference of the median errors {max(diffs) if diffs else 0:.3g}.")
+
+
+def after_report(S: dict[tuple[str, str, float], dict[str, Any]], fl: dict[str, Any]) -> None:
+    """docs/accuracy-data/after.md from ``runs_after`` against the baseline ``S``."""
+    path = OUT / "runs_after"
+    if not path.exists():
+        return
+    Sa = summarise(load_runs(path))
+    base = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols", "auto",
+            "diffprivlib")
+    out = ["# After issue 30's changes (current defaults)\n", reproduced(S, Sa), ""]
+    summary: dict[str, Any] = {}
+    for role in ("benchmark", "dev", "tuning"):
+        sets = [s for s in D.names(role) if any(k[0] == s for k in Sa)]
+        if not sets:
+            continue
+        out.append(f"## {role}: relative coefficient error (original scale)\n")
+        out.append(main_table(Sa, sets, base, "rel_err", fl))
+        out.append(f"\n## {role}: test R²\n")
+        out.append(main_table(Sa, sets, base, "test_r2", None))
+        t, cs = changed_methods(S, Sa, sets)
+        out.append(f"\n## {role}: before/after, the methods whose defaults changed\n\n{t}\n")
+        t, ts = auto_target(Sa, sets, fl)
+        out.append(f"\n## {role}: targets (auto not a candidate for best)\n\n{t}\n\n{ts}\n")
+        summary[role] = {"changed": cs, "targets": ts}
+    (OUT / "after.md").write_text("\n".join(out) + "\n")
+    (OUT / "after_summary.json").write_text(json.dumps(summary, indent=1))
+    print("written", OUT / "after.md")
+
+
 def main() -> None:
     rows = load_runs()
     S = summarise(rows)
@@ -287,6 +410,7 @@ def main() -> None:
     (OUT / "summary.json").write_text(json.dumps(
         {"|".join(map(str, k)): v for k, v in S.items()}, indent=1))
     print("written", OUT / "tables.md")
+    after_report(S, fl)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,7 +29,7 @@ def test_every_method_and_estimator_has_a_target():
               "noisy-stats", "dp-intercept", "theil-sen-exp", "theil-sen-wide",
               "theil-sen-smooth", "dp-gd", "theil-sen-ci-union", "theil-sen-ci-union-fast",
               "theil-sen-ci-tight-fast", "adassp", "boosted-adassp",
-              "tukey-em", "dp-gd-mv", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
+              "tukey-em", "dp-gd-mv", "dp-gd-mv-auto-clip", "sscp", "NoisyStats", "DPTheilSen", "DPGradientDescent",
               "AdaSSP", "BoostedAdaSSP", "TukeyEM", "CovarianceOLS", "laplace-secure",
               "gaussian-secure", "fit-by-group", "fit-by-group-adassp", "laplace-seeded",
               "gaussian-seeded", "laplace-seeded-reachability", "adassp-eps30", "adassp-wang"):

@@ -1,5 +1,5 @@
-"""scikit-learn's estimator checks for AutoDPRegression (several features: BoostedAdaSSP or
-TukeyEM; public bounds)."""
+"""scikit-learn's estimator checks for AutoDPRegression (several features: DP-GD or TukeyEM;
+public bounds)."""
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks

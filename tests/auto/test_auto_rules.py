@@ -206,7 +206,7 @@ def test_simple_rule_follows_epsilon_squared_nvar_and_the_boundary_share():
 
 
 def test_multivariate_rule_uses_the_ptr_prediction():
-    assert choose_multivariate(500, 11, epsilon=1.0, delta=1e-6) == ("boosted-adassp", 0)
+    assert choose_multivariate(500, 11, epsilon=1.0, delta=1e-6) == ("dp-gd", 0)
     method, m = choose_multivariate(100_000, 4, epsilon=1.0, delta=1e-6)
     assert method == "tukey-em" and m == 1000
     # more ε or more models can only help PTR
@@ -217,9 +217,9 @@ def test_multivariate_rule_uses_the_ptr_prediction():
 
 def test_multivariate_rule_agrees_with_measured_tukey_failures():
     # docs/multivariate.md: bikeshare (8645×6, m = 617) and fair (6366×6, m = 454) fail PTR
-    # 10/10 at ε = 1 -- the rule must not pick TukeyEM there.
-    assert choose_multivariate(8645, 7, epsilon=1.0, delta=1e-5)[0] == "boosted-adassp"
-    assert choose_multivariate(6366, 7, epsilon=1.0, delta=1e-5)[0] == "boosted-adassp"
+    # 10/10 at ε = 1 -- the rule must not pick TukeyEM there (it picks DP-GD).
+    assert choose_multivariate(8645, 7, epsilon=1.0, delta=1e-5)[0] == "dp-gd"
+    assert choose_multivariate(6366, 7, epsilon=1.0, delta=1e-5)[0] == "dp-gd"
 
 
 # ----------------------------------------------------------------------------- the pipeline
@@ -299,8 +299,14 @@ def test_multivariate_needs_delta_and_reports_the_choice():
     L = Ledger(ApproxDP(1.0, 1e-6))
     r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(0, 1)] * 3, y_bounds=(-1, 1), ledger=L,
                  random_state=1)
-    assert r.extra["auto"]["method"] == "boosted-adassp"
+    assert r.extra["auto"]["method"] == "dp-gd"
+    assert r.method == "auto:dp-gd"
     assert r.privacy.budget == ApproxDP(1.0, 1e-6)
+    # the chosen DP-GD ran under the pipeline's replace-one relation, charged once
+    inner = r.privacy.details["method"]
+    assert inner["mechanism"] == "DP gradient descent"
+    assert inner["neighbouring"] == "replace-one"
+    assert [e.label for e in L.events()] == ["DP gradient descent"]
     assert L.spent().epsilon <= 1.0 + 1e-12
 
 

@@ -62,8 +62,10 @@ def gaussian_terms(stmt, relation: str) -> list[tuple[float, float, int]] | None
     d, mech, ro = stmt.details, stmt.mechanism, relation == "replace-one"
     if mech == "AdaSSP":
         b, c, sd = d["x_norm_bound"], d["y_bound"], d["noise_sd"]
-        terms = [((SQ2 if ro else 1.0) * b * b, sd["XtX"], 1), (b * b, sd["lambda_min"], 1),
+        terms = [((SQ2 if ro else 1.0) * b * b, sd["XtX"], 1),
                  ((2.0 if ro else 1.0) * b * c, sd["Xty"], 1)]
+        if d["lambda_rule"] == "wang":  # Wang's λ_min release (the default eigen floor has none)
+            terms.append((b * b, sd["lambda_min"], 1))
         if d.get("inference"):
             terms.append((c * c, d["noise_sd_yty"], 1))
         return terms
@@ -151,6 +153,7 @@ CASES = [
     ("theil-sen-smooth", {"ci_alpha": 0.2}, None),
     ("adassp", {}, 1e-6),
     ("adassp", {"inference": True, "n_boot": 60}, 1e-6),
+    ("adassp", {"lambda_rule": "wang"}, 1e-6),
     ("boosted-adassp", {"n_rounds": 5}, 1e-6),
     ("covariance-ols", {"n_boot": 60}, 1e-6),
     ("covariance-ols", {"se": "plugin"}, 1e-6),
@@ -191,14 +194,15 @@ def test_local_backend_delegates_with_the_same_calibration(monkeypatch, method, 
 
 @pytest.mark.parametrize("eps,true_delta", [(5.0, 9.03e-6), (10.0, 1.43e-4)])
 def test_the_check_rejects_the_old_add_remove_calibration(eps, true_delta):
-    """What fit_by_group did before: AdaSSP per group with its add/remove default, stated as
-    replace-one.  Under replace-one its ρ is 7/3 of the charge and the claimed δ = 1e-6 is
-    false from ε ≈ 5 -- the check above must fail on it."""
+    """What fit_by_group did before: AdaSSP (then Wang's three releases) per group with its
+    add/remove default, stated as replace-one.  Under replace-one its ρ is 7/3 of the charge and
+    the claimed δ = 1e-6 is false from ε ≈ 5 -- the check above must fail on it."""
     g = np.random.default_rng(0)
     x, y = g.uniform(0, 1, (50, 1)), g.uniform(0, 1, 50)
     old = fit_arrays(x, y, method="adassp", epsilon=eps, delta=1e-6, x_bounds=[XB],
                      y_bounds=YB, random_state=1,
-                     calibration="wang", inference=False)  # no neighbouring=: add/remove
+                     calibration="wang", inference=False,
+                     lambda_rule="wang")  # no neighbouring=: add/remove
     stmt = old.privacy
     assert str(stmt.neighbouring) == "add-remove"
     check_statement(stmt, eps, 1e-6, relation="add-remove")  # fine for what it was made for

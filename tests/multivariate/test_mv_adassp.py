@@ -1,6 +1,7 @@
 """AdaSSP: the exact μ-GDP calibration for any ε (default) and Wang's constants
-(``calibration="wang"``: the supported ε range, the noise scales, the ridge rule), clipping,
-and the ε → ∞ limit."""
+(``calibration="wang"``: the supported ε range, the noise scales), Wang's ridge rule
+(``lambda_rule="wang"``; the default eigenvalue floor has its own file,
+test_mv_ssp_eigen_floor.py), clipping, and the ε → ∞ limit."""
 
 import math
 
@@ -16,6 +17,8 @@ from dpreg.privacy import EPSILON_MAX
 from dpreg.privacy.budgets import compose, gdp_delta, gdp_mu, zcdp_to_approx_bun_steinke
 
 WANG = {"calibration": "wang"}
+#: Wang's algorithm: his ridge from a released λ_min (the default is the eigenvalue floor)
+WANG_RULE = {"lambda_rule": "wang"}
 
 
 # ------------------------------------------------------------------------ guarantee
@@ -57,23 +60,27 @@ def test_epsilon_above_wangs_range_is_refused_before_charging():
 
 # ------------------------------------------------------------------------ exact calibration
 @pytest.mark.parametrize("eps", [30.0, 50.0, EPSILON_MAX])
-def test_any_epsilon_is_calibrated_exactly(eps):
+@pytest.mark.parametrize("rule,releases", [("eigen-floor", ("XtX", "Xty")),
+                                           ("wang", ("XtX", "lambda_min", "Xty"))])
+def test_any_epsilon_is_calibrated_exactly(eps, rule, releases):
     """Issue 21: ε = 30 at δ = 1e-6 was refused.  The default calibration runs at any ε: the
-    three noise scales compose (Gaussian mechanisms compose exactly in GDP: μ² adds) to at
-    most the μ that is exactly (ε, δ)-DP, checked from the released σ's themselves, and an
-    (ε, δ) ledger accepts the charge."""
+    noise scales of the releases (two with the default eigen floor, three with Wang's λ_min)
+    compose (Gaussian mechanisms compose exactly in GDP: μ² adds) to at most the μ that is
+    exactly (ε, δ)-DP, checked from the released σ's themselves, and an (ε, δ) ledger accepts
+    the charge."""
     delta, B, C = 1e-6, 2.0, 3.0
     X = np.random.default_rng(0).uniform(-1, 1, size=(60, 3))
     ledger = Ledger(ApproxDP(eps, delta), neighbouring="add-remove")
     res = ad.adassp(X, X[:, 0], x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
-                    ledger=ledger, rng=0)
+                    ledger=ledger, rng=0, lambda_rule=rule)
     sd, sens = res.privacy.details["noise_sd"], res.privacy.details["sensitivity"]
-    mu_used = math.sqrt(sum((sens[k] / sd[k]) ** 2 for k in ("XtX", "lambda_min", "Xty")))
+    assert set(sd) == set(sens) == set(releases)
+    mu_used = math.sqrt(sum((sens[k] / sd[k]) ** 2 for k in releases))
     mu = gdp_mu(eps, delta)
     assert mu_used <= mu and mu_used == pytest.approx(mu, rel=1e-9)  # exact, not conservative
     assert gdp_delta(eps, mu_used) <= delta
-    for k in ("XtX", "lambda_min", "Xty"):  # thirds of μ²
-        assert sd[k] == pytest.approx(sens[k] * math.sqrt(3) / mu, rel=1e-9)
+    for k in releases:  # equal shares of μ² (halves, or thirds with λ_min)
+        assert sd[k] == pytest.approx(sens[k] * math.sqrt(len(releases)) / mu, rel=1e-9)
     assert isinstance(res.privacy.budget, GDP) and res.privacy.budget.mu <= mu
     assert eps * (1 - 1e-9) <= res.privacy.details["implied_epsilon"] <= eps
     assert res.privacy.details["calibration"] == "gdp"
@@ -81,23 +88,28 @@ def test_any_epsilon_is_calibrated_exactly(eps):
 
 
 def test_exact_calibration_adds_less_noise_than_wangs_constants():
-    """Within Wang's range both hold; the exact one spends all of (ε, δ), Wang's about 3/4."""
-    for eps in (0.1, 1.0, 10.0, 21.0):
-        exact = ad.adassp_budget(eps, 1e-6)
-        wang = ad.adassp_budget(eps, 1e-6, **WANG)
-        assert wang.implied_epsilon < exact.implied_epsilon <= eps
-        sd_exact = gaussian_sigma(1.0, exact.parts[1])
-        sd_wang = gaussian_sigma(1.0, wang.parts[1])
-        assert sd_exact < sd_wang
+    """Within Wang's range both hold; the exact one spends all of (ε, δ), Wang's about 3/4
+    (under either rule: the same releases compared)."""
+    for rule in ("eigen-floor", "wang"):
+        for eps in (0.1, 1.0, 10.0, 21.0):
+            exact = ad.adassp_budget(eps, 1e-6, lambda_rule=rule)
+            wang = ad.adassp_budget(eps, 1e-6, lambda_rule=rule, **WANG)
+            assert exact.releases == wang.releases
+            assert wang.implied_epsilon < exact.implied_epsilon <= eps
+            sd_exact = gaussian_sigma(1.0, dict(zip(exact.releases, exact.parts))["XtX"])
+            sd_wang = gaussian_sigma(1.0, dict(zip(wang.releases, wang.parts))["XtX"])
+            assert sd_exact < sd_wang
 
 
 @settings(max_examples=150, deadline=None)
 @given(eps=st.floats(1e-3, EPSILON_MAX), delta=st.floats(1e-12, 0.1), inference=st.booleans(),
-       calibration=st.sampled_from(["gdp", "wang"]))
-def test_budget_parts_never_exceed_the_whole(eps, delta, inference, calibration):
-    plan = ad.adassp_budget(eps, delta, calibration=calibration, inference=inference)
-    weights = ad.adassp_split(inference)
-    assert len(plan.parts) == len(weights) == (4 if inference else 3)
+       calibration=st.sampled_from(["gdp", "wang"]), rule=st.sampled_from(["eigen-floor", "wang"]))
+def test_budget_parts_never_exceed_the_whole(eps, delta, inference, calibration, rule):
+    plan = ad.adassp_budget(eps, delta, calibration=calibration, inference=inference,
+                            lambda_rule=rule)
+    weights = ad.adassp_split(inference, rule)
+    assert len(plan.parts) == len(weights) == len(plan.releases) == (
+        (3 if rule == "wang" else 2) + (1 if inference else 0))
     assert compose(list(plan.parts)) <= plan.whole
     assert plan.charged <= plan.whole
     if calibration == "gdp":
@@ -109,8 +121,13 @@ def test_budget_parts_never_exceed_the_whole(eps, delta, inference, calibration)
 
 
 def test_adassp_split_is_a_pure_function():
-    assert ad.adassp_split() == (1.0, 1.0, 1.0) == ad.adassp_split(False)
-    assert ad.adassp_split(True) == ad.INFERENCE_SPLIT == (0.3, 0.3, 0.3, 0.1)
+    # the default rule is the eigen floor: XᵀX and Xᵀy (and yᵀy), no λ_min
+    assert ad.adassp_split() == (1.0, 1.0) == ad.adassp_split(False, "eigen-floor")
+    assert ad.adassp_split(True) == (0.45, 0.45, 0.1)
+    assert ad.adassp_budget(1.0, 1e-6).releases == ("XtX", "Xty")
+    # Wang's: thirds over λ_min, XᵀX, Xᵀy
+    assert ad.adassp_split(False, "wang") == (1.0, 1.0, 1.0)
+    assert ad.adassp_split(True, "wang") == ad.INFERENCE_SPLIT == (0.3, 0.3, 0.3, 0.1)
 
 
 def test_noise_vanishes_continuously_as_epsilon_grows():
@@ -154,7 +171,7 @@ def test_noise_scales_are_wangs_constants(monkeypatch, neighbouring, f_xx, f_xy)
     eps, delta, B, C = 0.8, 1e-5, 2.0, 3.0
     X = np.random.default_rng(0).uniform(-1, 1, size=(50, 3))
     res = ad.adassp(X, X[:, 0], x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
-                    neighbouring=neighbouring, rng=0, **WANG)
+                    neighbouring=neighbouring, rng=0, **WANG, **WANG_RULE)
     c = math.sqrt(math.log(6 / delta)) / (eps / 3)
     assert calls == pytest.approx([c * B**2, f_xx * c * B**2, f_xy * c * B * C], rel=1e-12)
     sd = res.privacy.details["noise_sd"]
@@ -178,7 +195,8 @@ def test_ridge_rule_without_noise(monkeypatch):
     X = rng.uniform(-0.3, 0.3, size=(200, 3))
     y = X @ [1.0, 2.0, 3.0]
     eps, delta, B, C, rho = 1.0, 1e-6, 1.0, 2.0, 0.05
-    res = ad.adassp(X, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta, rng=0, **WANG)
+    res = ad.adassp(X, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta, rng=0, **WANG,
+                    **WANG_RULE)
     lam_min = np.linalg.eigvalsh(X.T @ X)[0]
     lam_tilde = max(0.0, lam_min - B**2 * math.log(6 / delta) / (eps / 3))
     d = 3
@@ -194,23 +212,25 @@ def test_lambda_is_never_negative():
     X = rng.normal(size=(100, 4))
     for seed in range(30):
         res = ad.adassp(X, X[:, 1], x_norm_bound=1.0, y_bound=1.0, epsilon=20.0, delta=1e-6,
-                        rng=seed)
+                        rng=seed, **WANG_RULE)
         assert res.extra["ridge_lambda"] >= 0.0
 
 
 # ------------------------------------------------------------------------ clipping and limit
 @pytest.mark.filterwarnings("ignore::dpreg.exceptions.PrivacyLeakWarning")
-def test_infinite_epsilon_is_ols_on_clipped_data():
+@pytest.mark.parametrize("rule,key", [("wang", "ridge_lambda"), ("eigen-floor", "eigen_floor")])
+def test_infinite_epsilon_is_ols_on_clipped_data(rule, key):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(300, 3))
     y = X @ [1.0, -1.0, 2.0] + rng.normal(0, 0.5, 300)
-    res = ad.adassp(X, y, x_norm_bound=1.5, y_bound=2.0, epsilon=math.inf, delta=1e-6)
+    res = ad.adassp(X, y, x_norm_bound=1.5, y_bound=2.0, epsilon=math.inf, delta=1e-6,
+                    lambda_rule=rule)
     norms = np.linalg.norm(X, axis=1)
     Xc = X * np.minimum(1.0, 1.5 / norms)[:, None]
     yc = np.clip(y, -2, 2)
     np.testing.assert_allclose(res.params.to_numpy(), np.linalg.lstsq(Xc, yc, rcond=None)[0],
                                rtol=1e-9)
-    assert res.extra["ridge_lambda"] == 0.0
+    assert res.extra[key] == 0.0  # no ridge, no floor: the non-private solve
 
 
 def test_accuracy_improves_with_epsilon():

@@ -1,5 +1,6 @@
 """Multivariate DP gradient descent: calibrated per-round noise (GDP and zCDP accounting),
-noisy count under add/remove, output options, clipping, failure on divergence."""
+noisy count under add/remove, output options, clipping, failure on divergence, and the public
+step-count/clip rule of ``n_iter="auto"``, ``clip_norm="auto"`` (issue 30)."""
 
 import math
 
@@ -9,7 +10,14 @@ from scipy import stats
 
 from _stats import ALPHA, ks_pvalue
 from dpreg import GDP, ZCDP, ApproxDP, InvalidInputError, Ledger
-from dpreg.multivariate.dpgd import dp_gradient_descent
+from dpreg.multivariate.dpgd import (
+    DPGD_AUTO_STEPS,
+    DPGD_FIXED_SCHEDULE,
+    DPGD_TRAVEL,
+    dp_gradient_descent,
+    dpgd_budget,
+    dpgd_schedule,
+)
 from dpreg.privacy.budgets import gdp_mu, zcdp_rho_for_approx
 
 EPS, DELTA, T, D, N = 1.0, 1e-6, 10, 5, 20
@@ -90,13 +98,17 @@ def test_per_example_clipping_bounds_each_gradient(monkeypatch):
     import dpreg.multivariate.dpgd as mod
 
     sums = []
-    real = mod.gaussian
+    real = mod.gaussian_calls
 
-    def spy(value, **kw):
-        sums.append(np.asarray(value, dtype=float).copy())
-        return real(value, **kw)
+    def spy(count, **kw):  # the T rounds' releases (one batched sampler, one call per round)
+        release = real(count, **kw)
 
-    monkeypatch.setattr(mod, "gaussian", spy)
+        def call(value):
+            sums.append(np.asarray(value, dtype=float).copy())
+            return release(value)
+        return call
+
+    monkeypatch.setattr(mod, "gaussian_calls", spy)
     X = np.zeros((10, 2))
     X[0] = [1.0, 0.0]
     y = np.zeros(10)
@@ -107,6 +119,7 @@ def test_per_example_clipping_bounds_each_gradient(monkeypatch):
         warnings.simplefilter("ignore")
         dp_gradient_descent(X, y, epsilon=math.inf, delta=DELTA, clip_norm=0.7, n_iter=3,
                             learning_rate=0.1, rng=0)
+    assert len(sums) == 3
     assert all(np.linalg.norm(s) <= 0.7 + 1e-12 for s in sums)
 
 
@@ -150,3 +163,74 @@ def test_bad_parameters_cost_nothing(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         dp_gradient_descent(X, y, **args)
     assert ledger.events() == []
+
+
+# ------------------------------------------------------------------------ the public schedule
+def test_schedule_is_the_documented_function_of_public_inputs():
+    mu = GDP.from_approx(1.0, 1e-6).mu
+    T, C = dpgd_schedule(420, 4, epsilon=1.0, delta=1e-6)
+    assert T == DPGD_AUTO_STEPS == 1600
+    assert C == pytest.approx(DPGD_TRAVEL * mu * 420 / (4 * 1600), rel=1e-12)
+    # more rows or more ε: a larger clip (less regularisation); more columns: a smaller one
+    assert dpgd_schedule(4200, 4, epsilon=1.0, delta=1e-6)[1] > C
+    assert dpgd_schedule(420, 4, epsilon=4.0, delta=1e-6)[1] > C
+    assert dpgd_schedule(420, 8, epsilon=1.0, delta=1e-6)[1] < C
+    # capped at the old fixed clip; infinite ε: no noise, the cap
+    assert dpgd_schedule(10**9, 4, epsilon=4.0, delta=1e-6)[1] == DPGD_FIXED_SCHEDULE[1] == 1.0
+    assert dpgd_schedule(420, 4, epsilon=math.inf, delta=1e-6) == (1600, 1.0)
+    # a given T keeps the travel T·C_g = 1.5·μ·n/p
+    T2, C2 = dpgd_schedule(420, 4, epsilon=1.0, delta=1e-6, n_iter=400)
+    assert T2 == 400 and T2 * C2 == pytest.approx(T * C, rel=1e-12)
+    for bad in ({"n_iter": "many"}, {"n_iter": 0}):
+        with pytest.raises(InvalidInputError, match="n_iter"):
+            dpgd_schedule(420, 4, epsilon=1.0, delta=1e-6, **bad)
+
+
+def test_auto_schedule_in_a_fit_uses_public_n_under_replace_one():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-0.5, 0.5, size=(300, 3))
+    y = X @ [0.3, -0.2, 0.1]
+    res = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, rng=0)
+    det = res.privacy.details
+    assert (det["n_iter"], det["clip_norm"]) == dpgd_schedule(300, 3, epsilon=1.0, delta=DELTA)
+    assert det["schedule_rule"] == {"n_iter": "auto", "clip_norm": "auto"}
+    assert det["n_releases"] == 1600
+    mu_r = GDP.from_approx(1.0, DELTA).split([1.0] * 1600)[0].mu
+    assert det["noise_sd"] == pytest.approx(2 * det["clip_norm"] / mu_r, rel=1e-9)
+    given = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, n_iter=50, clip_norm=0.3, rng=0)
+    assert given.privacy.details["schedule_rule"] == {"n_iter": "given", "clip_norm": "given"}
+    assert (given.privacy.details["n_iter"], given.privacy.details["clip_norm"]) == (50, 0.3)
+
+
+def test_auto_clip_under_add_remove_reads_the_released_count_not_n():
+    """n is private under add/remove: the clip is computed from the noisy count released first
+    (post-processing), never from the true n."""
+    X, y = np.zeros((500, 2)), np.zeros(500)
+    seen = set()
+    for s in range(3):
+        res = dp_gradient_descent(X, y, epsilon=0.5, delta=DELTA, neighbouring="add-remove",
+                                  rng=s)
+        n_noisy = res.extra["n_noisy"]
+        clip = res.privacy.details["clip_norm"]
+        assert clip == dpgd_schedule(n_noisy, 2, epsilon=0.5, delta=DELTA)[1] < 1.0
+        assert clip != dpgd_schedule(500, 2, epsilon=0.5, delta=DELTA)[1]
+        seen.add(clip)
+    assert len(seen) == 3  # it moves with the release
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize("accounting", ["gdp", "zcdp"])
+def test_charge_does_not_depend_on_the_step_count(neighbouring, accounting):
+    """The ledger is charged the whole (ε, δ) budget for any T, so a caller that cannot know
+    the fit's T (the method object's budget, before n is seen) charges what the fit charges;
+    the rounds compose to at most it."""
+    from dpreg.privacy import check_neighbouring
+    from dpreg.privacy.budgets import compose
+
+    rel = check_neighbouring(neighbouring)
+    charges = set()
+    for T in (1, 7, 100, 1600, 12345):
+        n_rel, per_round, charged = dpgd_budget(0.7, 1e-6, T, accounting, rel)
+        assert compose([per_round] * n_rel) <= charged
+        charges.add(charged)
+    assert len(charges) == 1

@@ -1,5 +1,6 @@
-"""AdaSSP's ``lambda_rule="eigen-floor"`` (issue 30): no λ_min release, the budget over XᵀX
-and Xᵀy, and the eigenvalue floor of :func:`dpreg.multivariate.ssp_solve` (post-processing)."""
+"""AdaSSP's ``lambda_rule="eigen-floor"`` (issue 30; the default): no λ_min release, the budget
+over XᵀX and Xᵀy, and the eigenvalue floor of :func:`dpreg.multivariate.ssp_solve`
+(post-processing)."""
 
 from __future__ import annotations
 
@@ -70,9 +71,9 @@ def test_no_lambda_release_and_the_parts_compose_to_the_whole(eps, delta, infere
     assert plan.releases == ("XtX", "Xty") + (("yty",) if inference else ())
     assert len(plan.parts) == len(plan.releases)
     assert compose(list(plan.parts)) <= plan.whole
-    # the same charge as Wang's rule: the option changes the split, not the guarantee
+    # the same charge as Wang's rule: the rule changes the split, not the guarantee
     assert plan.charged == ad.adassp_budget(eps, delta, calibration=calibration,
-                                            inference=inference).charged
+                                            inference=inference, lambda_rule="wang").charged
     if calibration == "gdp":
         mus = np.array([p.mu for p in plan.parts])
         w = np.array(ad.adassp_split(inference, "eigen-floor"))
@@ -82,7 +83,35 @@ def test_no_lambda_release_and_the_parts_compose_to_the_whole(eps, delta, infere
 def test_split_without_lambda_min():
     assert ad.adassp_split(False, "eigen-floor") == (1.0, 1.0)
     assert ad.adassp_split(True, "eigen-floor") == (0.45, 0.45, 0.1)
-    assert ad.adassp_split(True) == ad.INFERENCE_SPLIT
+    assert ad.adassp_split(True, "wang") == ad.INFERENCE_SPLIT
+
+
+def test_the_eigen_floor_is_the_default_everywhere():
+    """Issue 30: the core, the estimator, the method object and the budget helpers default to
+    the eigen floor (no λ_min release); Wang's rule stays an option."""
+    import inspect
+
+    from dpreg import methods
+
+    for fn in (ad.adassp, ad.adassp_budget, ad.adassp_split):
+        assert inspect.signature(fn).parameters["lambda_rule"].default == "eigen-floor"
+    assert AdaSSP().get_params()["lambda_rule"] == "eigen-floor"
+    spec = methods.get("adassp")
+    assert spec.options["lambda_rule"].default == "eigen-floor"
+    # the papers' protocols run Wang's algorithm
+    assert spec.paper_options["lambda_rule"] == "wang"
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = X @ [0.5, -0.5] + rng.normal(0, 0.1, 300)
+    est = AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-2, 2),
+                 random_state=0).fit(X, y)
+    det = est.results_.privacy.details
+    assert det["lambda_rule"] == "eigen-floor" and "lambda_min" not in det["noise_sd"]
+    assert det["budget_shares"] == {"XtX": 0.45, "Xty": 0.45, "yty": 0.1}  # interval on
+    assert "eigen_floor" in est.results_.extra and "ridge_lambda" not in est.results_.extra
+    wang = AdaSSP(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-2, 2),
+                  lambda_rule="wang", random_state=0).fit(X, y)
+    assert "lambda_min" in wang.results_.privacy.details["noise_sd"]
 
 
 # ------------------------------------------------------------------------ the release

@@ -35,9 +35,12 @@ def design(n=400, seed=0):
     return Z, np.clip(y, -1, 1)
 
 
-def test_budget_and_implied_epsilon_are_unchanged():
+@pytest.mark.parametrize("rule,releases", [("eigen-floor", ("XtX", "Xty")),
+                                           ("wang", ("XtX", "Xty", "lambda_min"))])
+def test_budget_and_implied_epsilon_are_unchanged(rule, releases):
     Z, y = design()
-    common = dict(x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6, rng=0)
+    common = dict(x_norm_bound=math.sqrt(3), y_bound=1.0, epsilon=1.0, delta=1e-6, rng=0,
+                  lambda_rule=rule)
     led_a, led_b = (Ledger(GDP(5.0), neighbouring="add-remove") for _ in range(2))
     plain = adassp(Z, y, ledger=led_a, **common)
     infer = adassp(Z, y, ledger=led_b, inference=True, count_index=0, **common)
@@ -45,7 +48,8 @@ def test_budget_and_implied_epsilon_are_unchanged():
     assert infer.privacy.budget == plain.privacy.budget
     assert infer.privacy.details["implied_epsilon"] == plain.privacy.details["implied_epsilon"]
     sd_p, sd_i = plain.privacy.details["noise_sd"], infer.privacy.details["noise_sd"]
-    for k in ("XtX", "Xty", "lambda_min"):  # 0.3 instead of 1/3 of μ² each
+    assert set(sd_i) == set(sd_p) == set(releases)
+    for k in releases:  # 0.45 instead of 1/2 (eigen floor), 0.3 instead of 1/3 (Wang) of μ²
         assert sd_i[k] == pytest.approx(sd_p[k] * math.sqrt(10 / 9), rel=1e-9)
     mu = adassp_guarantee(1.0, 1e-6)[0].mu
     assert infer.privacy.details["noise_sd_yty"] == pytest.approx(1.0 / (math.sqrt(0.1) * mu))
@@ -96,13 +100,15 @@ def test_yty_noise_is_gaussian_with_the_stated_sd_and_power(draws):
 
 def test_bootstrap_world_matches_real_releases_on_world_data():
     """Labels drawn from the world (fixed design, y = Zθ + N(0, σ²), no clipping) and released
-    by the real adassp have the law of the model's replicates (KS per coefficient); a world with
-    0.7× or 1.3× the Xᵀy noise is rejected."""
+    by the real adassp with Wang's ridge have the law of the model's ridge replicates (KS per
+    coefficient); a world with 0.7× or 1.3× the Xᵀy noise is rejected.  (The world replays
+    Wang's λ_min release and ridge; with the default eigen floor no λ enters the replay.)"""
     Z, y0 = design(n=300, seed=3)
     C, eps, delta = 3.0, 1.0, 1e-6
     B = math.sqrt(3)
     probe = adassp(Z, y0, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
-                   neighbouring="replace-one", inference=True, n_boot=50, rng=0)
+                   neighbouring="replace-one", inference=True, n_boot=50, rng=0,
+                   lambda_rule="wang")
     det = probe.privacy.details
     sd = dict(det["noise_sd"], yty=det["noise_sd_yty"])
     theta = np.array([0.1, 0.4, -0.3])
@@ -125,7 +131,7 @@ def test_bootstrap_world_matches_real_releases_on_world_data():
     for s in range(1000):
         y = Z @ theta + rng.normal(0, sigma, n)
         r = adassp(Z, y, x_norm_bound=B, y_bound=C, epsilon=eps, delta=delta,
-                   neighbouring="replace-one", rng=s + 1)
+                   neighbouring="replace-one", rng=s + 1, lambda_rule="wang")
         real.append(r.params.to_numpy())
     real = np.array(real)
     est = model().simulate_releases(30_000, np.random.default_rng(5))["ridge"]

@@ -252,8 +252,7 @@ def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generato
                            epsilon: float, k: int, median: str, design_seed: int) -> np.ndarray:
     """Theil-Sen with k matchings, conditional on one (data-independent) design drawn from
     ``design_seed``: privacy must hold for every fixed design, so this is a stricter audit."""
-    from dpreg.simple._common import check_x_eval
-    from dpreg.simple._theil_sen import check_theta, dp_median_of_doubled
+    from dpreg.simple import check_theta, check_x_eval, dp_median_of_doubled
     from dpreg.simple.pairs import doubled_pair_values, make_design
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
@@ -272,11 +271,11 @@ def _s_theil_sen_matchings(data: dict[str, Any], n: int, rng: np.random.Generato
 def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rho: float
                    ) -> np.ndarray:
     from dpreg.simple import (
+        check_x_eval,
         gradient_descent_statistics,
         plan_gradient_descent,
         release_gradient_descent,
     )
-    from dpreg.simple._common import check_x_eval
 
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
@@ -331,11 +330,13 @@ def _r_tukey(data: dict[str, Any], rng: np.random.Generator, *, n_models: int
                            n_models=n_models, rng=rng))
 
 
-def _r_dpgd_mv(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray | None:
+def _r_dpgd_mv(data: dict[str, Any], rng: np.random.Generator, **kw: Any
+               ) -> np.ndarray | None:
     from dpreg.multivariate import dp_gradient_descent
 
+    opts = {"clip_norm": 1.0, "n_iter": 5, **kw}
     return _coefs(dp_gradient_descent(data["X"], data["y"], epsilon=EPS_MV, delta=DELTA_MV,
-                                      clip_norm=1.0, n_iter=5, rng=rng))
+                                      rng=rng, **opts))
 
 
 def _r_sscp(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:

@@ -27,10 +27,12 @@ dpreg's own harness runs (``studies/auto.py`` in the source repository, docs/aut
 **Several x.**  With n public (replace-one, the relation the whole pipeline is stated for) the rule
 costs nothing: TukeyEM when the propose-test-release step is predicted to pass with probability
 >= ``TUKEY_PASS_PROBABILITY`` (:func:`tukey_pass_probability`, a computation on simulated
-Gaussian models -- public), otherwise BoostedAdaSSP (author split).  AdaSSP is never chosen:
-BoostedAdaSSP was at least as accurate on every data set and ε of dpreg's measurements
-(docs/multivariate.md).  TukeyEM needs no bounds, so in bounds-free mode it also saves the
-bounds budget.
+Gaussian models -- public), otherwise DP-GD (clipped full-batch DP gradient descent under
+replace-one, with its public step-count and clip rule).  On the held-out benchmark of
+docs/accuracy.md DP-GD was the most often best bounded method under replace-one, where
+BoostedAdaSSP (the earlier second branch) was the least accurate at n of a few hundred to a
+few thousand rows.  TukeyEM needs no bounds, so in bounds-free mode it also saves the bounds
+budget.
 
 **Bounds-free mode.**  ``x_bounds="private"`` / ``y_bounds="private"`` spends ``bounds_fraction``
 (default 20%) of ε on DP bounds for every such column (:func:`dpreg.preprocess.propose_bounds`,

@@ -92,12 +92,16 @@ def _relative_sd(n: int, epsilon: float, delta: float | None, n_x: int) -> float
         return 0.0
     from dpreg import methods
 
-    # the analytic plan of the candidate the rules would fit (one x: noisy statistics, several
-    # x: the sufficient-statistics perturbation family), on unit bounds
+    # the analytic plan of a candidate the rules could fit (one x: noisy statistics, several
+    # x: the sufficient-statistics perturbation family), on unit bounds.  Several x: Wang's
+    # λ_min rule, with which RELATIVE_SD_MAX and the measured minimum sizes of docs/auto.md
+    # §6a were set (AdaSSP's default became the eigen floor in issue 30; its planned sd
+    # differs by at most ~25% at these sizes, far below the limit either way)
     proxy = methods.get(ONE_X_PROXY if n_x == 1 else SEVERAL_X_PROXY)
+    opts = {} if n_x == 1 else {"lambda_rule": "wang"}
     cov = proxy.expected_cov(epsilon=epsilon, delta=delta or 1e-6, n=n,
                              x_bounds=[(0.0, 1.0)] * n_x, y_bounds=(0.0, 1.0),
-                             fit_intercept=True, options={})[0]
+                             fit_intercept=True, options=opts)[0]
     return float(max(math.sqrt(max(cov[j, j], 0.0)) for j in range(1, cov.shape[0])))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from dpreg.auto.fit import fit_auto
 from dpreg.auto.rules import BOUNDS_FRACTION, SELECTION_FRACTION
 from dpreg.exceptions import InvalidInputError
-from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
+from dpreg.linear_model import DPRegressorBase, feature_names, resolve_bounds_X
 
 __all__ = ["AutoDPRegression"]
 
@@ -17,7 +17,7 @@ class AutoDPRegression(DPRegressorBase):
 
     One feature: ``selection_fraction`` of ε buys a noisy εn·var(x); NoisyStats or DP
     Theil-Sen (exponential median, 10 matchings) is run on the rest.  Several features:
-    TukeyEM when its PTR step is predicted to pass (n, d public), else BoostedAdaSSP.
+    TukeyEM when its PTR step is predicted to pass (n, d public), else DP-GD.
     ``bounds_X="private"`` / ``bounds_y="private"`` (bounds-free mode) spends
     ``bounds_fraction`` of ε on DP bounds first.  The guarantee is ε-DP (one feature) or
     (ε, δ)-DP (several), replace-one neighbours with n public, for the whole pipeline; every

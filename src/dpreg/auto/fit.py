@@ -172,7 +172,7 @@ def _validate(X: Any, y: Any, *, epsilon: float, delta: float | None, x_bounds: 
     if not simple:
         if delta is None:
             raise InvalidInputError("delta is required for method 'auto' with several regressors "
-                                    "(BoostedAdaSSP/TukeyEM are (ε, δ)-DP): e.g. 1e-6")
+                                    "(DP-GD/TukeyEM are (ε, δ)-DP): e.g. 1e-6")
         dlt = check_delta(delta, allow_zero=False)
     xb_list = _resolve_bounds(x_bounds, d, "x_bounds")
     yb = None if (isinstance(y_bounds, str) and y_bounds == "private") else (
@@ -220,7 +220,7 @@ def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
         d_cols = run.X.shape[1] + (1 if run.fit_intercept else 0)
         method, m = choose_multivariate(run.n, d_cols, epsilon=eps, delta=run.delta)  # type: ignore[arg-type]
         info.update({"rule": "TukeyEM iff predicted PTR pass probability >= "
-                     f"{TUKEY_PASS_PROBABILITY}, else BoostedAdaSSP", "n_models": m,
+                     f"{TUKEY_PASS_PROBABILITY}, else DP-GD", "n_models": m,
                      "pass_probability": tukey_pass_probability(m, d_cols, epsilon=eps,
                                                                 delta=run.delta)  # type: ignore[arg-type]
                      if m >= 8 else 0.0})
@@ -301,7 +301,7 @@ def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> 
     spec = methods.get(method)
     opts = {k: v for k, v in options.items() if k in spec.options or k == "ci_alpha"}
     if run.simple and "pairs" in spec.options:
-        from dpreg.simple._common import max_matchings
+        from dpreg.simple import max_matchings
 
         opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(run.n)))
     if "n_models" in spec.options:

@@ -41,13 +41,14 @@ import numpy as np
 
 from dpreg._validation import check_rng
 from dpreg.exceptions import InvalidInputError
-from dpreg.privacy import PureDP
 from dpreg.simple import (
+    div_down,
     gradient_descent_statistics,
+    max_matchings,
     plan_gradient_descent,
     release_gradient_descent,
+    target_budgets,
 )
-from dpreg.simple._common import div_down, max_matchings
 from dpreg.simple.pairs import (
     make_design,
     pair_estimates,
@@ -226,10 +227,12 @@ def smooth_median_rows(ms: SortedMultisets, *, epsilon_target: float, lo: float,
 
 
 def median_split(epsilon: float, estimand: str) -> float:
-    """ε_t of one DP median: ε/2 per prediction target (two targets), ε for the slope."""
-    if estimand == "slope" or math.isinf(epsilon):
+    """ε_t of one DP median: ε/2 per prediction target (two targets), ε for the slope -- the
+    library's own split (:func:`dpreg.simple.target_budgets`, which the Theil-Sen plan uses);
+    each median then runs at ε_t/(2k) (:func:`em_median_rows`)."""
+    if math.isinf(epsilon):
         return epsilon
-    return PureDP(epsilon).split([1, 1])[0].epsilon
+    return target_budgets(epsilon, estimand)[0].epsilon
 
 
 # ----------------------------------------------------------------------------- DP-GD

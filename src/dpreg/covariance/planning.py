@@ -12,11 +12,18 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from dpreg._validation import check_delta, check_epsilon, check_int, check_positive, check_probability, fmt
+from dpreg._validation import (
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_probability,
+    fmt,
+)
 from dpreg.covariance.calibration import INTERCEPT, _noise_var_factors, _quantile, _unit_sigma, resolve_bounds
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
-from dpreg.multivariate._common import check_choice
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
 
 __all__ = ["noise_sd_matrix", "accuracy", "epsilon_for"]

@@ -27,6 +27,7 @@ from dpreg._source import ArraySource, DataSource, is_external, open_source
 from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_int,
@@ -59,11 +60,10 @@ from dpreg.covariance.sweep import regress_release
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.multivariate import noisy_symmetric
-from dpreg.multivariate._common import check_choice, warn_if_not_private
 from dpreg.privacy.budgets import ApproxDP
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
-from dpreg.privacy.notices import public_function
+from dpreg.privacy.notices import public_function, warn_if_not_private
 
 __all__ = ["release_sscp", "SSCPRelease", "sscp_statistics", "ScaledSSCP", "plan_sscp",
            "release_sscp_matrix", "sscp_release_result"]

@@ -10,12 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_int, check_rng
+from dpreg._validation import check_choice, check_int, check_rng
 from dpreg.covariance._view import ReleaseView
 from dpreg.covariance.calibration import INTERCEPT, scaling_matrix
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.multivariate._common import check_choice
 
 __all__ = ["sweep_regression", "scaling_matrix", "parse_release_formula", "regress_release", "PLUGIN_SE",
            "SE_KINDS"]

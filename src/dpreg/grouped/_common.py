@@ -27,7 +27,7 @@ from dpreg.grouped._keys import (
     row_codes,
 )
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
-from dpreg.simple.fast._kernels import jit_on_first_use
+from dpreg.simple.fast import jit_on_first_use
 
 __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "privacy_text",
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",

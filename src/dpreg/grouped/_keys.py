@@ -49,7 +49,7 @@ import pandas as pd
 
 from dpreg._validation import exact_float_key
 from dpreg.exceptions import InvalidInputError
-from dpreg.simple.fast._kernels import jit_on_first_use
+from dpreg.simple.fast import jit_on_first_use
 
 __all__ = ["KeyProblem", "canonical_key", "check_declared_keys", "column_kind", "row_codes",
            "keys_in_column", "parse_key_lines", "KINDS", "FROM_DATA"]

@@ -300,7 +300,7 @@ def fit_spark(df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
 def _release_native(spec: GroupSpec, out: Any, idx: np.ndarray, stats: pd.DataFrame,
                     pos: list[int]) -> None:
     from dpreg.grouped import local
-    from dpreg.simple._noisy_stats import LineStatistics
+    from dpreg.simple import LineStatistics
 
     row_of = {p: j for j, p in enumerate(pos)}
     take = np.array([row_of[int(k)] for k in idx], dtype=np.int64)

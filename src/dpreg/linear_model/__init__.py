@@ -17,7 +17,7 @@ around the estimator's own ``_fit``.
 """
 
 from dpreg.linear_model._adassp import AdaSSP
-from dpreg.linear_model._base import DPRegressorBase
+from dpreg.linear_model._base import DPRegressorBase, feature_names, resolve_bounds_X
 from dpreg.linear_model._boosted import BoostedAdaSSP
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
 from dpreg.linear_model._covariance_ols import CovarianceOLS
@@ -38,5 +38,7 @@ __all__ = [
     "BoostedAdaSSP",
     "TukeyEM",
     "CovarianceOLS",
+    "feature_names",
+    "resolve_bounds_X",
 ]
 

@@ -34,28 +34,31 @@ class AdaSSP(_MultivariateBase):
         Wang's ρ (0.05).
     calibration:
         ``"gdp"`` (default): the largest μ with μ-GDP ⇒ (ε, δ)-DP on the exact Gaussian curve,
-        μ² split in thirds over the three Gaussian releases (λ_min, XᵀX, Xᵀy), σ_i = Δ_i/μ_i;
-        the ledger is charged the composed μ-GDP.  ``"wang"``: Wang's constants
+        μ² split over the Gaussian releases (halves of XᵀX and Xᵀy with the default
+        ``lambda_rule``; thirds of λ_min, XᵀX, Xᵀy with ``"wang"``), σ_i = Δ_i/μ_i; the
+        ledger is charged the composed μ-GDP.  ``"wang"``: Wang's constants
         c = √ln(6/δ)/(ε/3) (ρ-zCDP; refused above the maximum ε).
         :func:`dpreg.multivariate.adassp_budget` gives the split for either.
     inference:
         ``"auto"`` (default): ``True`` whenever the release can carry an interval (an intercept,
         or replace-one neighbours), else ``False``.  ``True``: also release a noisy yᵀy from
-        the same budget (ρ split 0.3/0.3/0.3/0.1) so that ``results_`` carries DP-aware
+        the same budget (10% of it: 0.45/0.45/0.1 over XᵀX, Xᵀy, yᵀy, or 0.3/0.3/0.3/0.1 with
+        Wang's λ_min) so that ``results_`` carries DP-aware
         standard errors, a parametric-bootstrap ``conf_int``, ``rsquared`` and
         ``get_prediction`` intervals (post-processing; Ferrando, Wang & Sheldon 2022); the
-        three original releases get √(10/9) ≈ 1.054× more noise (accuracy cost:
+        original releases get √(10/9) ≈ 1.054× more noise (accuracy cost:
         docs/uncertainty.md, "Defaults").  Under add/remove it needs ``fit_intercept=True``
         (the noisy count of the ones column estimates n).  ``False``: point estimate only, as
         in Wang 2018.
     n_boot:
         Bootstrap replicates for the interval (2000).
     lambda_rule, floor_scale:
-        ``"wang"`` (default): Wang's ridge λ from a released λ_min (a third of the budget).
-        ``"eigen-floor"``: no λ_min release -- XᵀX and Xᵀy get the whole budget -- and the
-        eigenvalues of the noisy XᵀX below ``floor_scale``·σ_XX·√(d+1) are raised to it
-        (post-processing; same charge).  More accurate at n of a few hundred to a few
-        thousand rows (docs/accuracy.md); :func:`dpreg.multivariate.ssp_solve`.
+        ``"eigen-floor"`` (default): no λ_min release -- XᵀX and Xᵀy get the whole budget --
+        and the eigenvalues of the noisy XᵀX below ``floor_scale``·σ_XX·√(d+1) (3 by
+        default) are raised to it (post-processing; same charge); more accurate than Wang's
+        ridge at n of a few hundred to a few thousand rows (docs/accuracy.md);
+        :func:`dpreg.multivariate.ssp_solve`.  ``"wang"``: Wang's ridge λ from a released
+        λ_min (a third of the budget; Wang 2018's algorithm).
     random_state, ledger:
         Randomness (None: fresh entropy) and an optional :class:`~dpreg.Ledger`.
     """
@@ -66,7 +69,7 @@ class AdaSSP(_MultivariateBase):
                  neighbouring: str = "add-remove", failure_prob: float = 0.05,
                  inference: bool | str = "auto", n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None,
-                 calibration: str = "gdp", lambda_rule: str = "wang",
+                 calibration: str = "gdp", lambda_rule: str = "eigen-floor",
                  floor_scale: float = EIGEN_FLOOR_SCALE) -> None:
         self.epsilon = epsilon
         self.delta = delta

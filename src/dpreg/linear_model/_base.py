@@ -23,9 +23,9 @@ from dpreg._validation import check_bounds, check_delta, check_epsilon, check_xy
 from dpreg.exceptions import InvalidInputError, InvalidParameterError, MechanismFailure
 from dpreg.inference import RegressionResults
 from dpreg.inference.uncertainty import reparametrised_kwargs
-from dpreg.multivariate._common import PublicScaling
+from dpreg.multivariate import PublicScaling
 from dpreg.privacy.notices import public_entry
-from dpreg.simple._result import SimpleRegressionResult
+from dpreg.simple import SimpleRegressionResult
 
 __all__ = ["DPRegressorBase", "resolve_bounds_X", "feature_names", "safe_validation_error",
            "resolve_inference"]

@@ -26,8 +26,11 @@ class ClippedDPGradientDescent(_MultivariateBase):
     fit_intercept:
         Add a public ones column (default True).
     n_iter, clip_norm, learning_rate, schedule:
-        T rounds (100), gradient clip C_g (1), η (0.5) and its schedule (``"constant"``,
-        ``"1/t"``, ``"1/sqrt(t)"``).
+        T rounds and gradient clip C_g -- ``"auto"`` (default): T = 1600 and
+        C_g = min(1, 1.5·μ·n/((d+1)·T)) from the public n (replace-one) or the released noisy
+        count (add/remove), μ the GDP parameter of (ε, δ)
+        (:func:`dpreg.multivariate.dpgd.dpgd_schedule`; docs/accuracy.md), or numbers --
+        η (0.5) and its schedule (``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``).
     accounting:
         ``"gdp"`` (default, μ_round = μ/√T) or ``"zcdp"``.
     output:
@@ -42,8 +45,8 @@ class ClippedDPGradientDescent(_MultivariateBase):
     _unit_ball = True
 
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None, bounds_X: Any = None,
-                 bounds_y: Any = None, fit_intercept: bool = True, n_iter: int = 100,
-                 clip_norm: float = 1.0, learning_rate: float = 0.5,
+                 bounds_y: Any = None, fit_intercept: bool = True, n_iter: int | str = "auto",
+                 clip_norm: float | str = "auto", learning_rate: float = 0.5,
                  schedule: str = "constant", accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
                  ledger: Any = None) -> None:

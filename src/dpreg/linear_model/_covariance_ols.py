@@ -10,12 +10,11 @@ from typing import Any
 import numpy as np
 
 from dpreg._source import ArraySource
-from dpreg._validation import check_bounds, check_int
+from dpreg._validation import check_bounds, check_choice, check_int
 from dpreg.covariance import SSCPRelease, release_sscp
 from dpreg.inference.results import RegressionResults
 from dpreg.inference.uncertainty import bootstrap_rng, reparametrised_kwargs
 from dpreg.linear_model._base import _MultivariateBase, resolve_bounds_X
-from dpreg.multivariate._common import check_choice
 
 __all__ = ["CovarianceOLS"]
 

@@ -55,7 +55,8 @@ class DPGradientDescent(DPRegressorBase):
     variant, tau, steps:
         One-feature algorithm: budget variant, per-coordinate clip τ (1) and rounds T (80).
     n_iter, clip_norm, learning_rate, schedule, accounting, output, neighbouring:
-        Several-feature algorithm: rounds (100), gradient clip (1), step size (0.5) and its
+        Several-feature algorithm: rounds and gradient clip (``"auto"``: 1600 and the public
+        clip rule of :func:`dpreg.multivariate.dpgd.dpgd_schedule`), step size (0.5) and its
         schedule, ``"gdp"``/``"zcdp"`` accounting, ``"average"``/``"last"`` output,
         neighbouring relation.
     fit_intercept, random_state, ledger:
@@ -65,7 +66,8 @@ class DPGradientDescent(DPRegressorBase):
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  rho: float | None = None, bounds_X: Any = None, bounds_y: Any = None,
                  fit_intercept: bool = True, algorithm: str = "auto", variant: str = "pure",
-                 tau: float = 1.0, steps: int = 80, n_iter: int = 100, clip_norm: float = 1.0,
+                 tau: float = 1.0, steps: int = 80, n_iter: int | str = "auto",
+                 clip_norm: float | str = "auto",
                  learning_rate: float = 0.5, schedule: str = "constant",
                  accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,

@@ -13,9 +13,9 @@ from dpreg.linear_model._base import (
     resolve_bounds_X,
     resolve_inference,
 )
-from dpreg.simple import noisy_stats
-from dpreg.simple._noisy_stats import (
+from dpreg.simple import (
     interval_refusal,
+    noisy_stats,
     noisy_stats_from_statistics,
     noisy_stats_source_statistics,
 )

@@ -25,8 +25,11 @@ from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.mechanisms.laplace import laplace, laplace_calls, laplace_rows, laplace_scale
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
 from dpreg.mechanisms.smooth import median_smooth_sensitivity, smooth_median, student_t_scale
+from dpreg.mechanisms.subsample import random_partition, tie_jitter
 
 __all__ = [
+    "random_partition",
+    "tie_jitter",
     "laplace",
     "laplace_scale",
     "laplace_calls",

@@ -22,8 +22,10 @@ from typing import Any
 
 from dpreg._spec import MethodSpec
 from dpreg.exceptions import UnknownNameError
+from dpreg.methods._planning import ExpectedError, PlanDesign, robust_sd, tail_note
 
-__all__ = ["MethodSpec", "REGISTRY", "get", "names", "specs", "suggest"]
+__all__ = ["MethodSpec", "REGISTRY", "get", "names", "specs", "suggest", "ExpectedError",
+           "PlanDesign", "robust_sd", "tail_note"]
 
 
 def _collect() -> Mapping[str, MethodSpec]:

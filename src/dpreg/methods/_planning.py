@@ -418,7 +418,7 @@ def noisy_stats_error(design: PlanDesign, epsilon: float, inference: bool) -> Ex
     P = ½·exp(−nvar/b_var)."""
     from scipy import stats as st
 
-    from dpreg.simple import _noisy_stats as core
+    from dpreg import simple as core
 
     xb, yb, n = design.x_bounds[0], design.y_bounds, design.n
     sens = core.noisy_stats_sensitivities(xb, yb, n)

@@ -76,8 +76,9 @@ def _public_n(n: int | None, rel: Neighbouring, p: int) -> int | None:
 
 class AdaSSPSpec(MethodSpec):
     name = "adassp"
-    target = ('the OLS coefficients of the data clipped to the bounds, shrunk toward 0 by the ridge '
-              'term λ that AdaSSP chooses privately (a bias that can dominate its error at small n·ε)')
+    target = ('the OLS coefficients of the data clipped to the bounds, shrunk toward 0 where the '
+              'noisy XᵀX is below its eigenvalue floor (Wang\'s rule: by a private ridge λ) -- a '
+              'bias that can dominate its error at small n·ε')
     algorithm = "AdaSSP (Wang 2018)"
     features = "any"
     delta = "always"
@@ -99,9 +100,9 @@ class AdaSSPSpec(MethodSpec):
                          used_if=_with_inference, when="with inference=False (no interval)"),
         "calibration": Option(Choice("gdp", "wang"), "gdp",
                               "exact μ-GDP calibration or Wang's constants"),
-        "lambda_rule": Option(Choice("wang", "eigen-floor"), "wang",
-                              "Wang's ridge from a released λ_min, or the eigenvalue floor of the "
-                              "noisy XᵀX (no λ_min release)"),
+        "lambda_rule": Option(Choice("eigen-floor", "wang"), "eigen-floor",
+                              "the eigenvalue floor of the noisy XᵀX (no λ_min release), or "
+                              "Wang's ridge from a released λ_min"),
         "floor_scale": Option(Real(0.0, None, closed="neither"), ssp.EIGEN_FLOOR_SCALE,
                               "eigen-floor: the floor in units of σ_XX·√(d+1)",
                               used_if=lambda o, c: o.get("lambda_rule") == "eigen-floor",
@@ -112,7 +113,8 @@ class AdaSSPSpec(MethodSpec):
                 "budget); else none",
         missing=ssp.NO_INTERVAL, fit_statistics=ssp.NO_FIT_STATISTICS,
         request="inference")
-    paper_options = MappingProxyType({"inference": False})  # Wang 2018: no yᵀy
+    # Wang 2018's own algorithm: no yᵀy, the ridge from a released λ_min
+    paper_options = MappingProxyType({"inference": False, "lambda_rule": "wang"})
 
     def plan(self, *, epsilon: float, delta: float | None, n: int | None,
              x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -154,8 +156,9 @@ class AdaSSPSpec(MethodSpec):
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
+        # the authors' protocol runs the paper's algorithm (Wang's ridge, no yᵀy)
         return ssp.adassp(X, y, x_norm_bound=1.0, y_bound=1.0, epsilon=epsilon, delta=delta,
-                          rng=rng, **{"inference": False, **params})
+                          rng=rng, **{**self.paper_options, **params})
 
     def budget(self, *, epsilon: float, delta: float | None, options: Mapping[str, Any],
                n_features: int = 1) -> Any:
@@ -171,7 +174,7 @@ class AdaSSPSpec(MethodSpec):
         return adassp_budget(check_epsilon(epsilon), check_delta(delta, allow_zero=False),
                              calibration=str(options.get("calibration", "gdp")),
                              inference=bool(options.get("inference", "auto")),
-                             lambda_rule=str(options.get("lambda_rule", "wang"))).charged
+                             lambda_rule=str(options.get("lambda_rule", "eigen-floor"))).charged
 
     def audit_cases(self) -> tuple[AuditCase, ...]:
         """The core under add/remove at ε = 1 (exact μ-GDP calibration), at ε = 30 (above
@@ -180,14 +183,15 @@ class AdaSSPSpec(MethodSpec):
         coef3 = ("intercept", "x1", "x2")
         ar = "design-add-remove"
         return (
-            AuditCase("adassp", "AdaSSP (add/remove), ε = 1, δ = 1e-06 (tested as the composed "
+            AuditCase("adassp", "AdaSSP (add/remove, eigen floor), ε = 1, δ = 1e-06 (tested as the composed "
                       "Gaussian μ)", audit_claim(1.0), "adassp-core", pairs=ar, output_names=coef3),
             AuditCase("adassp-eps30", "AdaSSP (add/remove), ε = 30, δ = 1e-06: above Wang's "
                       "range (exact μ-GDP calibration; tested as the composed Gaussian μ)",
                       audit_claim(30.0), "adassp-core", {"epsilon": 30.0}, ar, output_names=coef3),
-            AuditCase("adassp-wang", "AdaSSP with Wang's constants (add/remove), ε = 1, "
-                      "δ = 1e-06 (tested as the composed Gaussian μ = √(2ρ))",
-                      audit_claim(1.0, "wang"), "adassp-core", {"calibration": "wang"}, ar,
+            AuditCase("adassp-wang", "AdaSSP with Wang's constants and λ_min ridge (add/remove), "
+                      "ε = 1, δ = 1e-06 (tested as the composed Gaussian μ = √(2ρ))",
+                      audit_claim(1.0, "wang"), "adassp-core",
+                      {"calibration": "wang", "lambda_rule": "wang"}, ar,
                       output_names=coef3),
             AuditCase("AdaSSP", "AdaSSP.fit (add/remove), ε = 1, δ = 1e-6", audit_claim(1.0),
                       "estimator", {"cls": "AdaSSP", "params": {"epsilon": 1.0, "delta": 1e-6}},
@@ -203,9 +207,10 @@ class AdaSSPSpec(MethodSpec):
     def expected_cov(self, *, epsilon: float, delta: float | None, n: int,
                      x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
                      fit_intercept: bool, options: Mapping[str, Any]) -> Any:
-        """First-order propagation of Wang's Gaussian XᵀX and Xᵀy noise (the release's own
-        plan: :meth:`plan`'s split, sensitivities and noise sds) with the ridge λ at its value
-        for the design's λ_min."""
+        """First-order propagation of the Gaussian XᵀX and Xᵀy noise (the release's own plan:
+        :meth:`plan`'s rule, split, sensitivities and noise sds) with the regularisation at its
+        value for the design: the eigenvalue floor (default) or Wang's ridge λ at the design's
+        λ_min (``lambda_rule="wang"``)."""
         assert delta is not None
         plan = self.plan(epsilon=epsilon, delta=delta, n=n, x_bounds=x_bounds,
                          y_bounds=y_bounds, fit_intercept=fit_intercept, options=options)
@@ -226,9 +231,10 @@ class AdaSSPSpec(MethodSpec):
             lam = max(0.0, o["floor_scale"] * sd_xx * math.sqrt(p) - float(A.diagonal().min()))
         cov = first_order_cov(A + lam * np.eye(p), np.zeros(p), sd_xx, sd_xy)
         T = scaling_transform(sc)
+        how = ("the eigenvalue floor at the design" if "lambda_min" not in plan.parts
+               else "Wang's ridge λ of the design")
         return (T @ cov @ T.T, 0.0,
-                "analytic (Wang's noise scales, first-order propagation, ridge λ of the design)")
-
+                f"analytic (the release's noise scales, first-order propagation, {how})")
 
     def expected_error(self, *, epsilon: float, delta: float | None, design: Any,
                        options: Mapping[str, Any], seed: int, detail: bool = True) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpreg import simple as gd
 from dpreg._spec import (
+    AnyOf,
     AuditCase,
     Choice,
     GroupBatch,
@@ -89,10 +90,12 @@ class DPGradientDescentSpec(MethodSpec):
                       used_if=_used_by("simple"), when=_one),
         "steps": Option(Integer(1, 100_000), 80, "one x: rounds",
                         used_if=_used_by("simple"), when=_one),
-        "n_iter": Option(Integer(1, 1_000_000), 100, "several x: rounds",
+        "n_iter": Option(AnyOf(Choice("auto"), Integer(1, 1_000_000)), "auto",
+                         "several x: rounds ('auto': 1600)",
                          used_if=_used_by("clipped"), when=_several),
-        "clip_norm": Option(Real(0.0, 1e300, closed="right"), 1.0,
-                            "several x: per-example gradient clip",
+        "clip_norm": Option(AnyOf(Choice("auto"), Real(0.0, 1e300, closed="right")), "auto",
+                            "several x: per-example gradient clip ('auto': min(1, "
+                            "1.5·μ·n/((d+1)·T)) from public n or a noisy count)",
                             used_if=_used_by("clipped"), when=_several),
         "learning_rate": Option(Real(0.0, None, closed="neither"), 0.5,
                                 "several x: step size", used_if=_used_by("clipped"),
@@ -111,7 +114,8 @@ class DPGradientDescentSpec(MethodSpec):
     interval = IntervalSupport(
         missing=gd.GD_NO_INTERVAL, fit_statistics=gd.GD_NO_FIT_STATISTICS)
 
-    paper_options = MappingProxyType({"algorithm": "clipped"})  # several x: clipped DP-GD
+    # several x: Tang et al.'s clipped DP-GD baseline with its fixed T = 100, C_g = 1
+    paper_options = MappingProxyType({"algorithm": "clipped", "n_iter": 100, "clip_norm": 1.0})
     harness_engine = "gradient"
 
     def audit_cases(self) -> tuple[AuditCase, ...]:
@@ -130,6 +134,11 @@ class DPGradientDescentSpec(MethodSpec):
             AuditCase("dp-gd-mv", "DP gradient descent (d features), T = 5, ε = 1, δ = 1e-06 "
                       "(μ-GDP)", gdp, "gd-mv-core", pairs="design-replace-one",
                       output_names=coef3),
+            AuditCase("dp-gd-mv-auto-clip", "DP gradient descent (d features, add/remove), "
+                      "T = 5, clip_norm='auto' from the released noisy count (adaptive "
+                      "composition), ε = 1, δ = 1e-06 (μ-GDP)", gdp, "gd-mv-core",
+                      {"clip_norm": "auto", "neighbouring": "add-remove"},
+                      pairs="design-add-remove", output_names=coef3),
             AuditCase("DPGradientDescent", "DPGradientDescent.fit (one x), ε = 2, n = 20",
                       PureDP(2.0), "estimator",
                       {"cls": "DPGradientDescent", "params": {"epsilon": 2.0, "steps": 20},
@@ -145,9 +154,8 @@ class DPGradientDescentSpec(MethodSpec):
                       rng: Any, params: Mapping[str, Any]) -> Any:
         from dpreg.multivariate.dpgd import dp_gradient_descent
 
-        opts = {k: v for k, v in params.items() if k != "algorithm"}
-        return dp_gradient_descent(X, y, epsilon=epsilon, delta=delta, rng=rng,
-                                   **{"clip_norm": 1.0, **opts})
+        opts = {k: v for k, v in {**self.paper_options, **params}.items() if k != "algorithm"}
+        return dp_gradient_descent(X, y, epsilon=epsilon, delta=delta, rng=rng, **opts)
 
     def make_estimator(self, *, epsilon: float, delta: float | None,
                        x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
@@ -166,7 +174,7 @@ class DPGradientDescentSpec(MethodSpec):
     def budget(self, *, epsilon: float, delta: float | None, options: Mapping[str, Any],
                n_features: int = 1) -> Any:
         from dpreg._validation import check_delta, check_epsilon
-        from dpreg.multivariate.dpgd import dpgd_budget
+        from dpreg.multivariate.dpgd import DPGD_AUTO_STEPS, dpgd_budget
         from dpreg.privacy import check_neighbouring
 
         eps = check_epsilon(epsilon)
@@ -176,36 +184,68 @@ class DPGradientDescentSpec(MethodSpec):
         if delta is None:
             raise InvalidInputError("delta is required for method 'dp-gd' with several "
                                     "regressors (a value in (0, 1), e.g. 1e-6)")
+        # the charge is the whole (ε, δ) budget for any T (dpgd_budget), so the step count of
+        # n_iter="auto" -- public, but fixed only once the fit runs -- does not enter it
+        steps = options.get("n_iter", "auto")
         return dpgd_budget(eps, check_delta(delta, allow_zero=False),
-                           int(options.get("n_iter", 100)),
+                           DPGD_AUTO_STEPS if steps == "auto" else int(steps),
                            str(options.get("accounting", "gdp")),
                            check_neighbouring(options.get("neighbouring", "replace-one")))[2]
 
-    # -- the release pipeline (the one-x algorithm) ---------------------------------------
+    # -- the release pipeline (both algorithms) ------------------------------------------
     def plan(self, *, epsilon: float, delta: float | None, n: int | None,
              x_bounds: list[tuple[float, float]], y_bounds: tuple[float, float],
              fit_intercept: bool, options: Mapping[str, Any]) -> ReleasePlan:
-        """:func:`~dpreg.simple.plan_gradient_descent` of the one-x algorithm, its budget
-        parameters from the caller's (ε, δ) (:func:`~dpreg.simple.variant_parameters`)."""
-        if algorithm_for(options, len(x_bounds)) != "simple" or len(x_bounds) != 1:
+        """One x (``algorithm`` "simple"/"auto"): :func:`~dpreg.simple.plan_gradient_descent`,
+        its budget parameters from the caller's (ε, δ)
+        (:func:`~dpreg.simple.variant_parameters`).  Several x (or ``algorithm="clipped"``):
+        :func:`~dpreg.multivariate.plan_dp_gradient_descent` on the estimator's public
+        scaling (rows into the unit ball, the ones column with ``fit_intercept``; the label
+        scaled when ``y_bounds`` are given); n is needed under replace-one only."""
+        algo = algorithm_for(options, len(x_bounds))
+        if algo == "clipped":
+            from dpreg.multivariate import PublicScaling, plan_dp_gradient_descent
+
+            if delta is None:
+                raise InvalidInputError("delta is required for method 'dp-gd' with several "
+                                        "regressors (a value in (0, 1), e.g. 1e-6)")
+            sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept,
+                                           unit_ball=True)
+            opts = {k: options[k] for k in CLIPPED_OPTIONS if k in options}
+            return plan_dp_gradient_descent(n=n, d=sc.n_columns, epsilon=epsilon, delta=delta,
+                                            scaling=sc, **opts)
+        if len(x_bounds) != 1:
             raise InvalidInputError(
-                "method 'dp-gd' has a public release plan for one regressor (its one-x "
-                "algorithm) only; with several regressors it runs "
-                "dpreg.multivariate.dp_gradient_descent")
+                "method 'dp-gd' with algorithm='simple' takes exactly one regressor (Alabi et "
+                f"al.'s one-x DPGD); got {len(x_bounds)}: use algorithm='clipped' or 'auto'")
         variant = options.get("variant", "pure")
         return gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, epsilon, delta),
             x_bounds=x_bounds[0], y_bounds=y_bounds, tau=options.get("tau", 1.0),
             steps=options.get("steps", 80), n=n)
 
+    @staticmethod
+    def _clipped(plan: ReleasePlan) -> bool:
+        return plan.options.get("algorithm") == "clipped"
+
     def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
-        """:func:`~dpreg.simple.gradient_descent_statistics` of the one column of ``X``."""
+        """One x: :func:`~dpreg.simple.gradient_descent_statistics` of the one column of
+        ``X``; several: :func:`~dpreg.multivariate.dpgd_statistics` (the scaled design)."""
+        if self._clipped(plan):
+            from dpreg.multivariate import dpgd_statistics
+
+            return dpgd_statistics(X, y, plan)
         return gd.gradient_descent_statistics(np.asarray(X, dtype=np.float64).reshape(-1),
                                               np.asarray(y, dtype=np.float64), plan)
 
     def release(self, stats: Any, plan: ReleasePlan, rng: Any, *, seeded: bool = False
                 ) -> Release:
-        """:func:`~dpreg.simple.release_gradient_descent`."""
+        """:func:`~dpreg.simple.release_gradient_descent` or
+        :func:`~dpreg.multivariate.release_dp_gradient_descent`."""
+        if self._clipped(plan):
+            from dpreg.multivariate import release_dp_gradient_descent
+
+            return release_dp_gradient_descent(stats, plan, rng, seeded=seeded)
         return gd.release_gradient_descent(stats, plan, rng, seeded=seeded)
 
     def replicates(self, x: np.ndarray, y: np.ndarray, *, epsilon: float,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dpreg import simple as core
 from dpreg._spec import (
     AnyOf,
     Anything,
@@ -27,7 +28,6 @@ from dpreg._spec import (
     ReleasePlan,
 )
 from dpreg.exceptions import InvalidInputError
-from dpreg.simple import _noisy_stats as core
 
 
 def _with_inference(options: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
@@ -44,7 +44,7 @@ def line_statistics(batch: GroupBatch) -> core.LineStatistics:
     """(n, x̄, ȳ, nvar, ncov) of every active group's data clipped to the public bounds, by
     segment operations bit-identical to the single fit's NumPy code
     (:func:`~dpreg.simple._noisy_stats.noisy_stats_statistics`)."""
-    from dpreg.simple._segments import clipped_centred
+    from dpreg.simple import clipped_centred
 
     xb, yb = batch.x_bounds, batch.y_bounds
     starts, sel = batch.starts, batch.active
@@ -72,7 +72,7 @@ def release_lines(stats: core.LineStatistics, *, epsilon: float, x_bounds: tuple
     each group's own keys, so each row equals the group's own fit)."""
     from dpreg._validation import check_epsilon
     from dpreg.privacy import PureDP
-    from dpreg.simple._common import default_x_eval
+    from dpreg.simple import default_x_eval
 
     parts = PureDP(check_epsilon(epsilon)).split([1, 1, 1])
     draw = core.release_noisy_stats(stats, x_bounds=x_bounds, y_bounds=y_bounds, parts=parts,
@@ -89,7 +89,7 @@ def release_levels(stats: core.LineStatistics, *, epsilon: float,
     """DPIntercept for a batch of groups from the means of their clipped y:
     :func:`~dpreg.simple._noisy_stats.release_dp_intercept` on the batch."""
     from dpreg._validation import check_epsilon
-    from dpreg.simple._common import default_x_eval
+    from dpreg.simple import default_x_eval
 
     level = core.release_dp_intercept(np.asarray(stats.ybar, dtype=np.float64),
                                       np.asarray(stats.n, dtype=np.int64), y_bounds=y_bounds,
@@ -126,7 +126,7 @@ class NoisyStatsSpec(MethodSpec):
     })
     interval = IntervalSupport(
         offered="parametric bootstrap with inference=True (ε split five ways); else none",
-        missing=core.NO_INTERVAL, fit_statistics=core.NO_FIT_STATISTICS,
+        missing=core.NS_NO_INTERVAL, fit_statistics=core.NS_NO_FIT_STATISTICS,
         request="inference", per_group="slope and predictions", per_group_min_rows=3)
 
     # -- the release pipeline ----------------------------------------------------------------
@@ -377,7 +377,7 @@ class DPInterceptSpec(MethodSpec):
                                 "its core, dpreg.simple.dp_intercept")
 
     def release_groups(self, batch: GroupBatch) -> GroupLines:
-        from dpreg.simple._segments import clipped_means
+        from dpreg.simple import clipped_means
 
         sel = batch.active
         means = clipped_means(batch.y, batch.starts, *batch.y_bounds)[sel]
@@ -458,7 +458,7 @@ def _noisy_stats_many(data: list[tuple[np.ndarray, np.ndarray]], xb: tuple[float
     noisy_nvar = laplace_rows(wide("nvar"), sensitivity=np.array([s["nvar"] for s in sens]),
                               epsilon=parts[1].epsilon, rng=rows)
     nn = np.repeat(n[:, None], trials, axis=1)
-    _, slope, d3, slope_ok = core._noisy_slope(noisy_ncov, noisy_nvar, xb, yb, nn)
+    _, slope, d3, slope_ok = core.noisy_slope_step(noisy_ncov, noisy_nvar, xb, yb, nn)
     intercept = np.full(slope.shape, np.nan)
     with np.errstate(invalid="ignore", over="ignore"):
         centre = ybar - slope * xbar
@@ -479,7 +479,7 @@ def _noisy_stats_many(data: list[tuple[np.ndarray, np.ndarray]], xb: tuple[float
         block = intercept[members]
         block[sel] = got.reshape(-1)
         intercept[members] = block
-    released = core._line_ok(slope, intercept, slope_ok, xb)
+    released = core.line_release_ok(slope, intercept, slope_ok, xb)
     out = []
     for j in range(g):
         reps = np.empty((trials, 2))

@@ -239,7 +239,7 @@ class TheilSenSpec(MethodSpec):
         (reusing its envelope) or the materialised doubled pair values (one design for all
         pairs; a fresh design of matchings per replicate)."""
         from dpreg._progress import report
-        from dpreg.simple._common import check_pairs_arg
+        from dpreg.simple import check_pairs_arg
         from dpreg.simple.pairs import doubled_pair_values, make_design
 
         if options.get("output_range") is None:

@@ -25,7 +25,15 @@ from dpreg.multivariate.boosted import (
     plan_boosted,
     release_boosted,
 )
-from dpreg.multivariate.dpgd import dp_gradient_descent
+from dpreg.multivariate.dpgd import (
+    DPGDStatistics,
+    dp_gradient_descent,
+    dp_gradient_descent_result,
+    dpgd_budget,
+    dpgd_statistics,
+    plan_dp_gradient_descent,
+    release_dp_gradient_descent,
+)
 from dpreg.multivariate.ssp import (
     SSPStatistics,
     adassp,
@@ -86,4 +94,10 @@ __all__ = [
     "MIN_MODELS",
     "approximate_depth",
     "dp_gradient_descent",
+    "plan_dp_gradient_descent",
+    "DPGDStatistics",
+    "dpgd_statistics",
+    "release_dp_gradient_descent",
+    "dp_gradient_descent_result",
+    "dpgd_budget",
 ]

@@ -8,18 +8,23 @@ post-processing of released values.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpreg._validation import check_bounds, check_positive, check_xy, did_you_mean, fmt
-from dpreg.exceptions import InvalidInputError, InvalidParameterError, PrivacyLeakWarning
+from dpreg._validation import (  # check_choice: re-exported for this package
+    check_bounds,
+    check_choice,
+    check_positive,
+    check_xy,
+)
+from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms.gaussian import gaussian
 from dpreg.privacy.budgets import Budget
 from dpreg.privacy.neighbours import Neighbouring, check_neighbouring
+from dpreg.privacy.notices import warn_if_not_private  # re-exported for this package
 
 __all__ = [
     "clip_rows",
@@ -104,14 +109,6 @@ def learning_rates(schedule: str, base: float, n_steps: int) -> np.ndarray:
     return base / np.sqrt(t)
 
 
-def check_choice(value: Any, name: str, options: Sequence[str]) -> str:
-    """A string from a fixed set of options."""
-    if not isinstance(value, str) or value not in options:
-        raise InvalidParameterError(f"{name} must be one of {list(options)}; got {fmt(value)}"
-                                    + did_you_mean(str(value), options))
-    return value
-
-
 def column_names(X: Any, d: int, names: Sequence[str] | None = None) -> list[str]:
     """Names for the columns of a design: explicit ``names``, DataFrame columns, or x0..x{d-1}."""
     if names is not None:
@@ -133,15 +130,6 @@ def check_design(X: Any, y: Any, *, min_rows: int = 1) -> tuple[np.ndarray, np.n
             "y is required: this estimator requires y to be passed, but the target y is None"
         )
     return check_xy(X, y, x_ndim=2, min_rows=min_rows, x_name="X", y_name="y")
-
-
-def warn_if_not_private(epsilon: float, what: str) -> None:
-    if math.isinf(epsilon):
-        from dpreg.privacy.notices import INFINITE_BUDGET
-
-        warnings.warn(f"{INFINITE_BUDGET}: {what} is computed without noise and is NOT "
-                      "private",
-                      PrivacyLeakWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)

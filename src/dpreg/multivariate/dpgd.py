@@ -13,14 +13,30 @@ as well (R = T + 1) and used in place of n.
 
 Output: ``"average"`` (default) is the mean of the last ⌈T/2⌉ iterates (tail averaging, which
 averages out part of the noise); ``"last"`` is θ_T.
+
+Step count and clip (``n_iter="auto"``, ``clip_norm="auto"``, the defaults since issue 30;
+:func:`dpgd_schedule`): T = :data:`DPGD_AUTO_STEPS` (1600) and
+C_g = min(1, :data:`DPGD_TRAVEL`·μ·n/(p·T)), μ the GDP parameter of (ε, δ), p the number of
+columns of X.  On rows in the unit ball and labels in [−1, 1] (what the estimator passes)
+the product η·T·C_g bounds how far the iterates can travel, so it acts as the regulariser:
+early stopping where the noise-to-signal ratio ~ p/(μn) is large.  n is the public row count
+under replace-one and the released noisy count under add/remove (released first, so the clip
+is a function of a release and public inputs: adaptive composition, nothing else spent).
+Derived on dpreg's dev and tuning data only (``studies/accuracy/dpgd_rule.py``; held-out
+evaluation in docs/accuracy.md); the earlier fixed T = 100, C_g = 1 are
+:data:`DPGD_FIXED_SCHEDULE`.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_delta,
     check_epsilon,
@@ -31,7 +47,7 @@ from dpreg._validation import (
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
-from dpreg.mechanisms.gaussian import gaussian, gaussian_sigma
+from dpreg.mechanisms.gaussian import gaussian, gaussian_calls, gaussian_sigma
 from dpreg.multivariate._common import (
     SCHEDULES,
     check_choice,
@@ -45,7 +61,20 @@ from dpreg.privacy.budgets import GDP, ZCDP, compose
 from dpreg.privacy.ledger import charge
 from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neighbouring
 
-__all__ = ["dp_gradient_descent", "dpgd_budget"]
+__all__ = ["dp_gradient_descent", "dpgd_budget", "plan_dp_gradient_descent", "DPGDStatistics",
+           "dpgd_statistics", "release_dp_gradient_descent", "dp_gradient_descent_result",
+           "dpgd_schedule", "DPGD_AUTO_STEPS", "DPGD_TRAVEL", "DPGD_MAX_CLIP",
+           "DPGD_FIXED_SCHEDULE"]
+
+#: T of ``n_iter="auto"``: enough rounds that the clip, not T, limits the travel (the error
+#: on the dev data was flat along T·C_g = const for T >= 400; 1600 was the best fixed T)
+DPGD_AUTO_STEPS = 1600
+#: the travel constant of ``clip_norm="auto"``: T·C_g = DPGD_TRAVEL·μ·n/p (dev data: 1.25-1.5)
+DPGD_TRAVEL = 1.5
+#: the largest clip ``clip_norm="auto"`` chooses (the earlier fixed default)
+DPGD_MAX_CLIP = 1.0
+#: (T, C_g) before issue 30 (Tang et al.'s baseline values; ``paper_options`` of the method)
+DPGD_FIXED_SCHEDULE = (100, 1.0)
 
 SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Abadi et al. 2016 "
           "per-example clipping)")
@@ -53,15 +82,60 @@ SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Aba
 
 def dpgd_budget(epsilon: float, delta: float, n_iter: int, accounting: str,
                 neighbouring: Neighbouring) -> tuple[int, GDP | ZCDP, GDP | ZCDP]:
-    """(number of Gaussian releases, budget of each, composed budget charged) of a clipped
-    DP-GD run at (ε, δ): T noisy gradient sums, plus a noisy count under add/remove (n is
-    private); the largest μ-GDP (or ρ-zCDP) implying (ε, δ)-DP split evenly.  A pure function
-    of public inputs (the ledger charge of per-group tables uses it too)."""
+    """(number of Gaussian releases, budget of each, budget charged) of a clipped DP-GD run at
+    (ε, δ): T noisy gradient sums, plus a noisy count under add/remove (n is private); the
+    largest μ-GDP (or ρ-zCDP) implying (ε, δ)-DP split evenly.  The charge is that whole
+    budget -- the same for every T, so a caller that does not know n (and hence the step count
+    of :func:`dpgd_schedule`) charges what the fit charges -- and the rounds compose to at most
+    it (``Budget.split`` rounds every part down).  A pure function of public inputs (the ledger
+    charge of per-group tables uses it too)."""
     n_releases = n_iter + (1 if neighbouring is Neighbouring.ADD_REMOVE else 0)
-    whole: GDP | ZCDP = (GDP.from_approx(epsilon, delta) if accounting == "gdp"
-                         else ZCDP.from_approx(epsilon, delta))
-    per_round = whole.split([1.0] * n_releases)[0] if n_releases > 1 else whole
-    return n_releases, per_round, compose([per_round] * n_releases)
+    if accounting == "gdp":
+        g = GDP.from_approx(epsilon, delta)
+        g_round = g.split([1.0] * n_releases)[0] if n_releases > 1 else g
+        assert compose([g_round] * n_releases) <= g
+        return n_releases, g_round, g
+    z = ZCDP.from_approx(epsilon, delta)
+    z_round = z.split([1.0] * n_releases)[0] if n_releases > 1 else z
+    assert compose([z_round] * n_releases) <= z
+    return n_releases, z_round, z
+
+
+def _auto_or(value: Any, name: str) -> bool:
+    """True for the string ``"auto"``; any other string is refused (numbers are checked by the
+    caller)."""
+    if isinstance(value, str):
+        if value == "auto":
+            return True
+        raise InvalidInputError(f"{name} must be 'auto' or a positive number; got {value!r}")
+    return False
+
+
+def dpgd_schedule(n: float, p: int, *, epsilon: float, delta: float,
+                  n_iter: int | str = "auto") -> tuple[int, float]:
+    """(T, C_g) of ``n_iter="auto"`` / ``clip_norm="auto"`` -- a pure function of n, p, ε, δ
+    (and a given T): T = :data:`DPGD_AUTO_STEPS` unless given, and
+    C_g = min(:data:`DPGD_MAX_CLIP`, :data:`DPGD_TRAVEL`·μ·n/(p·T)) with μ the GDP parameter of
+    (ε, δ) (``GDP.from_approx``) and p the number of design columns (intercept included).
+
+    **Privacy status:** n must be public or a DP release.  :func:`dp_gradient_descent` passes
+    the public n under replace-one neighbours and the released noisy count under add/remove;
+    p, ε, δ are public.  So (T, C_g) is public or post-processing of a release, and the rounds'
+    Gaussian mechanisms, each calibrated to the sensitivity of the chosen C_g, compose
+    adaptively as before.  Tuned for rows in the unit ball, labels in [−1, 1], η = 0.5 and the
+    tail average (the estimator's scaling and defaults); ``studies/accuracy/dpgd_rule.py``."""
+    T = DPGD_AUTO_STEPS if _auto_or(n_iter, "n_iter") else check_int(
+        n_iter, "n_iter", minimum=1, maximum=1_000_000)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    mu = GDP.from_approx(eps, dlt).mu
+    if not float(n) > 0:
+        raise InvalidInputError(f"n must be a positive number of rows; got {n!r}")
+    if int(p) < 1:
+        raise InvalidInputError(f"p must be a positive number of columns; got {p!r}")
+    clip = DPGD_MAX_CLIP if math.isinf(mu) else min(
+        DPGD_MAX_CLIP, DPGD_TRAVEL * mu * float(n) / (int(p) * T))
+    return T, float(clip)
 
 
 def dp_gradient_descent(
@@ -70,8 +144,8 @@ def dp_gradient_descent(
     *,
     epsilon: float,
     delta: float,
-    clip_norm: float = 1.0,
-    n_iter: int = 100,
+    clip_norm: float | str = "auto",
+    n_iter: int | str = "auto",
     learning_rate: float = 0.5,
     schedule: str = "constant",
     accounting: str = "gdp",
@@ -92,10 +166,12 @@ def dp_gradient_descent(
     epsilon, delta:
         Target (ε, δ), δ > 0.
     clip_norm:
-        C_g, the L2 clipping norm of per-example gradients.
+        C_g, the L2 clipping norm of per-example gradients; ``"auto"`` (default): the public
+        rule of :func:`dpgd_schedule`, min(1, 1.5·μ·n/(p·T)) (n: public under replace-one,
+        the released noisy count under add/remove).
     n_iter, learning_rate, schedule:
-        T rounds; η_t = ``learning_rate`` × {1, 1/t, 1/√t} for ``schedule`` in
-        ``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``.
+        T rounds (``"auto"``, default: 1600); η_t = ``learning_rate`` × {1, 1/t, 1/√t} for
+        ``schedule`` in ``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``.
     accounting:
         ``"gdp"`` (default; exact) or ``"zcdp"``.
     output:
@@ -108,76 +184,225 @@ def dp_gradient_descent(
     """
     Xa, ya = check_design(X, y)
     n, d = Xa.shape
+    plan = plan_dp_gradient_descent(
+        n=n, d=d, epsilon=epsilon, delta=delta, clip_norm=clip_norm, n_iter=n_iter,
+        learning_rate=learning_rate, schedule=schedule, accounting=accounting, output=output,
+        neighbouring=neighbouring)
+    labels = column_names(X, d, names)
+    gen = check_rng(rng)
+    stats = dpgd_statistics(Xa, ya, plan)
+    charge(ledger, plan.budget, "DP gradient descent", plan.relation)
+    warn_if_not_private(plan.options["epsilon"], "DP gradient descent")
+    return dp_gradient_descent_result(
+        release_dp_gradient_descent(stats, plan, gen, seeded=is_seeded(rng)), names=labels)
+
+
+def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: float,
+                             clip_norm: float | str = "auto", n_iter: int | str = "auto",
+                             learning_rate: float = 0.5, schedule: str = "constant",
+                             accounting: str = "gdp", output: str = "average",
+                             neighbouring: str | Neighbouring = "replace-one",
+                             scaling: Any = None) -> ReleasePlan:
+    """The public plan of clipped DP-GD on a d-column design: reads no data, draws nothing.
+
+    Every parameter of :func:`dp_gradient_descent` is checked here, in the order it always
+    checked them (ε, δ > 0, ``clip_norm``, ``n_iter``, ``learning_rate``, ``schedule``,
+    ``accounting``, ``output``, ``neighbouring``; C_g <= 10³⁰⁰).  The plan holds the budget
+    rule :func:`dpgd_budget` (``budget``: the composed μ-GDP or ρ-zCDP charged; ``parts``
+    ``"round"``: the budget of each of the ``n_releases`` Gaussian releases -- T noisy
+    gradient sums, plus a noisy count under add/remove), the sensitivity of the clipped
+    gradient sum (:func:`~dpreg.multivariate.l2_clipped_sum_sensitivity`: C_g, or 2·C_g under
+    replace-one; the count's is 1) and the Gaussian sd of each round (``noise``).  ``n`` is
+    kept only under replace-one (public there); under add/remove it is private and the
+    release uses a noisy count.  ``scaling`` (a public
+    :class:`~dpreg.multivariate.PublicScaling`) says how :func:`dpgd_statistics` maps raw
+    regressors to the design (the estimator's rows in the unit ball); ``None`` takes the
+    design as given.
+
+    ``n_iter="auto"`` / ``clip_norm="auto"`` (defaults, issue 30): T = :data:`DPGD_AUTO_STEPS`
+    (never reads n) and C_g by :func:`dpgd_schedule` from public inputs -- under replace-one
+    from the public n, here in the plan; under add/remove n is private, so the plan keeps
+    ``clip_norm="auto"`` with no gradient sensitivity or sd yet, and the release computes C_g
+    from the noisy count it releases first (adaptive composition: each later round is a
+    Gaussian mechanism at the sensitivity of that C_g and the round's fixed budget, so the
+    total is ``budget`` as for a given C_g)."""
+    d_ = check_int(d, "d", minimum=1)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    cg = check_positive(clip_norm, "clip_norm")
-    T = check_int(n_iter, "n_iter", minimum=1, maximum=1_000_000)
+    auto_clip = _auto_or(clip_norm, "clip_norm")
+    cg = 0.0 if auto_clip else check_positive(clip_norm, "clip_norm")
+    auto_steps = _auto_or(n_iter, "n_iter")
+    T = DPGD_AUTO_STEPS if auto_steps else check_int(n_iter, "n_iter", minimum=1,
+                                                     maximum=1_000_000)
     eta = check_positive(learning_rate, "learning_rate")
     sched = check_choice(schedule, "schedule", SCHEDULES)
     acct = check_choice(accounting, "accounting", ("gdp", "zcdp"))
     out_kind = check_choice(output, "output", ("average", "last"))
     rel = check_neighbouring(neighbouring)
-    labels = column_names(X, d, names)
     if cg > 1e300:
         raise InvalidInputError(f"clip_norm must be at most 1e300; got {clip_norm!r}")
-    sens = l2_clipped_sum_sensitivity(cg, rel)
-    gen = check_rng(rng)
-
+    public_n = None
+    if rel is Neighbouring.REPLACE_ONE:
+        if n is None:
+            raise InvalidInputError("n is required under replace-one neighbours (the number "
+                                    "of rows, public there); got None")
+        public_n = check_int(n, "n", minimum=1)
     n_releases, per_round, budget = dpgd_budget(eps, dlt, T, acct, rel)
-    charge(ledger, budget, "DP gradient descent", rel)
-    warn_if_not_private(eps, "DP gradient descent")
-
-    sd = gaussian_sigma(sens, per_round)
+    clip: float | str = cg
+    if auto_clip and public_n is not None:  # the public n: the clip is fixed here
+        clip = dpgd_schedule(public_n, d_, epsilon=eps, delta=dlt, n_iter=T)[1]
+    elif auto_clip:  # add/remove: from the noisy count, in the release
+        clip = "auto"
+    sensitivities: dict[str, float] = {}
+    noise: dict[str, float] = {}
+    if not isinstance(clip, str):
+        sensitivities["gradient_sum"] = l2_clipped_sum_sensitivity(clip, rel)
+        noise["gradient_sd"] = gaussian_sigma(sensitivities["gradient_sum"], per_round)
     if rel is Neighbouring.ADD_REMOVE:
-        n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=gen)))
+        sensitivities["count"] = 1.0
+    return ReleasePlan(
+        method="dp-gd",
+        options={"algorithm": "clipped", "epsilon": eps, "delta": dlt, "clip_norm": clip,
+                 "n_iter": T, "learning_rate": eta, "schedule": sched, "accounting": acct,
+                 "output": out_kind, "n_releases": n_releases, "scaling": scaling,
+                 "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
+                                   "clip_norm": "auto" if auto_clip else "given"}},
+        budget=budget, relation=rel, parts={"round": per_round}, n=public_n, d=d_,
+        sensitivities=sensitivities, noise=noise)
+
+
+@dataclass(frozen=True)
+class DPGDStatistics:
+    """Clipped DP-GD's statistics: the checked design ``X`` (n×d) and response ``y``.  Each
+    round's clipped gradient sum is a pass over the rows at the current noisy iterate, so
+    there are no smaller sufficient statistics; the passes run inside the release
+    (:func:`release_dp_gradient_descent`)."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+
+def dpgd_statistics(X: Any, y: Any, plan: ReleasePlan) -> DPGDStatistics:
+    """The deterministic statistics step: the raw regressors mapped to the design by the
+    plan's public scaling (rows into the unit ball, ones column first; the label scaled when
+    its bounds are public), or taken as they are; checked finite and of the plan's d columns
+    (and n rows where n is public)."""
+    Xa, ya = check_design(X, y)
+    sc = plan.options["scaling"]
+    if sc is not None:
+        Xa, ya = sc.design(Xa), sc.label(ya)
+    if Xa.shape[1] != plan.d or (plan.n is not None and Xa.shape[0] != plan.n):
+        raise InvalidInputError(f"the design must have the plan's d={plan.d} columns"
+                                + (f" and n={plan.n} rows" if plan.n is not None else "")
+                                + f"; got {Xa.shape[0]} rows and {Xa.shape[1]} columns")
+    return DPGDStatistics(Xa, ya)
+
+
+#: the reason of a diverged DP-GD run (a non-finite iterate: post-processing of the releases)
+DIVERGED = ("DP gradient descent diverged (non-finite iterate); use a smaller "
+            "learning_rate or scale the features to the unit ball")
+
+
+def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: Any, *,
+                                seeded: bool = False) -> Release:
+    """THE release of clipped DP-GD (Tang et al. 2023 §4 baseline; Abadi et al. 2016
+    per-example clipping): the only code that draws its noise -- :func:`dp_gradient_descent`,
+    the estimators and the spec call it.  Under add/remove first the noisy count
+    (:func:`dpreg.mechanisms.gaussian`, sensitivity 1, one round's budget), then per round
+    t = 1..T the sum of the per-example gradients 2(θᵀx_i − y_i)·x_i clipped to L2 norm
+    C_g (the plan's, or with ``clip_norm="auto"`` under add/remove :func:`dpgd_schedule` of
+    the released count: adaptive composition), released at the sensitivity of that C_g and
+    the round budget (the T rounds' noise drawn by one batched ``gaussian_calls`` sampler
+    call of :mod:`dpreg.mechanisms.gaussian`, the same releases as T ``gaussian`` calls),
+    and the step θ ← θ − η_t·(noisy sum)/n (n the public n, or the noisy count).
+    A non-finite iterate stops the run: ⊥ (``failed``, :data:`DIVERGED`; decided from
+    released values only).  Builds the :class:`~dpreg.privacy.PrivacyStatement`.
+
+    Guarantee: ``plan.budget`` (μ-GDP or ρ-zCDP, implying the requested (ε, δ)), under the
+    plan's relation; ``values``: ``theta`` (the tail average or the last iterate) and, under
+    add/remove, ``n_noisy``."""
+    o = plan.options
+    Xa, ya = stats.X, stats.y
+    n, d = Xa.shape
+    if d != plan.d:
+        raise InvalidInputError(f"stats must have the plan's d={plan.d} columns; got {d}")
+    rel = plan.relation
+    per_round = plan.parts["round"]
+    T = o["n_iter"]
+    if rel is Neighbouring.ADD_REMOVE:  # n is private: a noisy count, released first
+        n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=rng)))
     else:
         n_hat = float(n)
-    etas = learning_rates(sched, eta, T)
+    if o["clip_norm"] == "auto":  # add/remove: C_g from the released count (adaptive)
+        cg = dpgd_schedule(n_hat, d, epsilon=o["epsilon"], delta=o["delta"], n_iter=T)[1]
+        sens = l2_clipped_sum_sensitivity(cg, rel)
+        sd = gaussian_sigma(sens, per_round)
+    else:
+        cg, sens, sd = o["clip_norm"], plan.sensitivities["gradient_sum"], plan.noise["gradient_sd"]
+    etas = learning_rates(o["schedule"], o["learning_rate"], T)
     theta = np.zeros(d)
     tail_start = T // 2
     tail_sum = np.zeros(d)
     # ∇_i = 2·r_i·x_i has norm 2|r_i|·‖x_i‖, so the clipped sum is Xᵀ(2·r·f) with the per-example
     # factor f_i = min(1, C/(2|r_i|·‖x_i‖)): two matrix-vector products per round.
     row_norms = np.linalg.norm(Xa, axis=1)
+    # the T Gaussian releases of the gradient sums, their noise drawn in one batched sampler
+    # call at the first round (the same releases as T gaussian() calls, bit for bit seeded)
+    release = gaussian_calls(T, sensitivity=sens, budget=per_round, rng=rng)
     for t in range(T):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             resid = Xa @ theta - ya
             g_norm = 2.0 * np.abs(resid) * row_norms
-            factor = np.where(g_norm > cg, cg / np.where(g_norm > 0, g_norm, 1.0), 1.0)
+            factor = cg / np.maximum(g_norm, cg)  # min(1, C_g/‖∇_i‖)
             total = Xa.T @ (2.0 * resid * factor)
         if not np.all(np.isfinite(total)):  # the iterates diverged (learning rate too large)
             theta = np.full(d, np.nan)
             break
-        noisy = np.asarray(gaussian(total, sensitivity=sens, budget=per_round, rng=gen),
-                           dtype=float)
+        noisy = np.asarray(release(total), dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             theta = theta - etas[t] * noisy / n_hat
         if t >= tail_start:
             tail_sum += theta
-    result = tail_sum / (T - tail_start) if out_kind == "average" else theta
+    result = tail_sum / (T - tail_start) if o["output"] == "average" else theta
 
     privacy = PrivacyStatement(
-        budget=budget, neighbouring=rel, mechanism="DP gradient descent", source=SOURCE,
-        seeded=is_seeded(rng),
+        budget=plan.budget, neighbouring=rel, mechanism="DP gradient descent", source=SOURCE,
+        seeded=seeded,
         details={
-            "requested": {"epsilon": eps, "delta": dlt}, "accounting": acct,
-            "n_releases": n_releases, "per_round": per_round.as_dict(),
+            "requested": {"epsilon": o["epsilon"], "delta": o["delta"]},
+            "accounting": o["accounting"],
+            "n_releases": o["n_releases"], "per_round": per_round.as_dict(),
             "clip_norm": cg, "sensitivity": sens, "noise_sd": sd, "n_iter": T,
-            "learning_rate": eta, "schedule": sched, "output": out_kind,
-            "noisy_count": rel is Neighbouring.ADD_REMOVE,
+            "schedule_rule": dict(o["schedule_rule"]),
+            "learning_rate": o["learning_rate"], "schedule": o["schedule"],
+            "output": o["output"], "noisy_count": rel is Neighbouring.ADD_REMOVE,
         },
     )
-    extra: dict[str, Any] = {}
+    values: dict[str, Any] = {"theta": result}
     if rel is Neighbouring.ADD_REMOVE:
-        extra["n_noisy"] = n_hat
+        values["n_noisy"] = n_hat
     if not np.all(np.isfinite(result)):
+        return Release(plan, values, privacy, failed=True, reason=DIVERGED)
+    return Release(plan, values, privacy)
+
+
+def dp_gradient_descent_result(release: Release, *, names: Sequence[str] | None = None
+                               ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of a clipped DP-GD release
+    (post-processing): the released iterate (zeros with ``failed=True`` and the reason for a
+    diverged run), the noisy count under add/remove."""
+    plan = release.plan
+    d = int(plan.d)  # type: ignore[arg-type]
+    labels = [f"x{j}" for j in range(d)] if names is None else [str(s) for s in names]
+    extra: dict[str, Any] = {}
+    if "n_noisy" in release.values:
+        extra["n_noisy"] = release.values["n_noisy"]
+    if release.failed:
         return RegressionResults(
-            np.zeros(d), names=labels, privacy=privacy, method="dp-gd", failed=True,
-            reason=("DP gradient descent diverged (non-finite iterate); use a smaller "
-                    "learning_rate or scale the features to the unit ball"),
-            nobs=n if rel is Neighbouring.REPLACE_ONE else None, extra=extra)
+            np.zeros(d), names=labels, privacy=release.privacy, method="dp-gd", failed=True,
+            reason=release.reason, nobs=plan.n, extra=extra)
     return RegressionResults(
-        result, names=labels, privacy=privacy, method="dp-gd",
+        release.values["theta"], names=labels, privacy=release.privacy, method="dp-gd",
         uncertainty="none: DP gradient descent releases a point estimate only",
-        nobs=n if rel is Neighbouring.REPLACE_ONE else None, extra=extra,
+        nobs=plan.n, extra=extra,
     )

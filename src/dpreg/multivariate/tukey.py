@@ -47,6 +47,7 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.mechanisms.exponential import gumbel_max_index
 from dpreg.mechanisms.ptr import ptr_test, ptr_threshold
+from dpreg.mechanisms.subsample import random_partition, tie_jitter
 from dpreg.multivariate._common import check_design, column_names, warn_if_not_private
 from dpreg.privacy.budgets import ApproxDP, PureDP
 from dpreg.privacy.ledger import charge
@@ -108,20 +109,20 @@ def target_depth(m: int) -> int:
 
 def partition_models(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Generator
                      ) -> np.ndarray:
-    """OLS models (m×d) on m disjoint random batches of ⌊n/m⌋ rows (minimum-norm lstsq)."""
+    """OLS models (m×d) on m disjoint random batches of ⌊n/m⌋ rows (minimum-norm lstsq); the
+    batches are :func:`dpreg.mechanisms.random_partition`'s."""
     n, d = X.shape
     b = n // n_models
-    order = rng.permutation(n)[: n_models * b]
+    order = random_partition(n, n_models, rng)
     Xb = X[order].reshape(n_models, b, d)
     yb = y[order].reshape(n_models, b, 1)
     return (np.linalg.pinv(Xb) @ yb)[:, :, 0]
 
 
 def jitter_and_sort(models: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Tie-breaking jitter per model coordinate, then every coordinate sorted: a d×m array."""
-    scale = 1e-10 * np.maximum(np.abs(models), 1e-12)
-    jittered = models + scale * rng.uniform(size=models.shape)
-    return np.sort(jittered.T, axis=1)
+    """Tie-breaking jitter per model coordinate (:func:`dpreg.mechanisms.tie_jitter`), then
+    every coordinate sorted: a d×m array."""
+    return np.sort(tie_jitter(models, rng).T, axis=1)
 
 
 def log_volumes(P: np.ndarray) -> np.ndarray:

@@ -336,3 +336,15 @@ def public_entry(fit: F) -> F:
         return out
 
     return wrapper  # type: ignore[return-value]
+
+
+def warn_if_not_private(epsilon: float, what: str) -> None:
+    """The :class:`~dpreg.exceptions.PrivacyLeakWarning` of an infinite budget (``what`` is
+    computed without noise; :data:`INFINITE_BUDGET`), shared by the multivariate and
+    covariance cores."""
+    if math.isinf(epsilon):
+        from dpreg.exceptions import PrivacyLeakWarning
+
+        warnings.warn(f"{INFINITE_BUDGET}: {what} is computed without noise and is NOT "
+                      "private",
+                      PrivacyLeakWarning, stacklevel=3)

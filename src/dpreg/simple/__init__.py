@@ -24,6 +24,14 @@ Pair designs and U-statistic variances: :mod:`dpreg.simple.pairs`.  Public defau
 :func:`default_prediction_range`, :func:`default_slope_range`.
 """
 
+from dpreg.simple._common import (
+    check_pairs_arg,
+    check_simple_xy,
+    check_x_eval,
+    default_x_eval,
+    div_down,
+    max_matchings,
+)
 from dpreg.simple._gradient_descent import NO_FIT_STATISTICS as GD_NO_FIT_STATISTICS
 from dpreg.simple._gradient_descent import NO_INTERVAL as GD_NO_INTERVAL
 from dpreg.simple._gradient_descent import (
@@ -40,21 +48,46 @@ from dpreg.simple._gradient_descent import (
     variant_budget,
     variant_parameters,
 )
-from dpreg.simple._noisy_stats import (
-    dp_intercept,
-    intercept_sensitivity,
-    noisy_stats,
-    noisy_stats_sensitivities,
+from dpreg.simple._interval_rule import (
+    INFERENCE_SPLIT,
+    INTERVAL_MIN_NVAR_SIGNAL,
+    interval_offer_probability,
+    interval_offer_threshold,
+    interval_refusal,
 )
+from dpreg.simple._noisy_stats import (
+    DP_INTERCEPT_NO_FIT_STATISTICS,
+    DP_INTERCEPT_NO_INTERVAL,
+    LineStatistics,
+    dp_intercept,
+    dp_intercept_from_statistics,
+    intercept_sensitivity,
+    line_release_ok,
+    noisy_slope_step,
+    noisy_stats,
+    noisy_stats_from_statistics,
+    noisy_stats_sensitivities,
+    noisy_stats_source_statistics,
+    noisy_stats_statistics,
+    plan_noisy_stats,
+    release_dp_intercept,
+    release_line,
+    release_noisy_stats,
+)
+from dpreg.simple._noisy_stats import NO_FIT_STATISTICS as NS_NO_FIT_STATISTICS
+from dpreg.simple._noisy_stats import NO_INTERVAL as NS_NO_INTERVAL
 from dpreg.simple._result import ConfidenceInterval, SimpleRegressionResult
+from dpreg.simple._segments import clipped_centred, clipped_means
 from dpreg.simple._theil_sen import NO_FIT_STATISTICS as TS_NO_FIT_STATISTICS
 from dpreg.simple._theil_sen import NO_INTERVAL as TS_NO_INTERVAL
 from dpreg.simple._theil_sen import (
     PairStatistics,
     check_smooth_size,
+    check_theta,
     dp_median_of_doubled,
     plan_theil_sen,
     release_theil_sen,
+    target_budgets,
     theil_sen,
     theil_sen_result,
     theil_sen_statistics,
@@ -66,8 +99,20 @@ from dpreg.simple.baselines import (
     ols_prediction_se,
     ols_slope_se,
 )
-from dpreg.simple.ci import nonprivate_theil_sen_ci, theil_sen_ci
-from dpreg.simple.line_with_ci import theil_sen_with_ci
+from dpreg.simple.ci import (
+    nonprivate_theil_sen_ci,
+    plan_theil_sen_ci,
+    release_theil_sen_ci,
+    theil_sen_ci,
+    theil_sen_ci_result,
+    theil_sen_ci_statistics,
+)
+from dpreg.simple.line_with_ci import (
+    plan_theil_sen_with_ci,
+    release_theil_sen_with_ci,
+    theil_sen_with_ci,
+    theil_sen_with_ci_result,
+)
 from dpreg.simple.pairs import (
     PairDesign,
     all_pairs,
@@ -107,8 +152,45 @@ __all__ = [
     "VARIANT_PARAMETERS",
     "GD_NO_INTERVAL",
     "GD_NO_FIT_STATISTICS",
+    "target_budgets",
+    "INFERENCE_SPLIT",
+    "INTERVAL_MIN_NVAR_SIGNAL",
+    "interval_offer_probability",
+    "interval_offer_threshold",
+    "DP_INTERCEPT_NO_FIT_STATISTICS",
+    "DP_INTERCEPT_NO_INTERVAL",
+    "dp_intercept_from_statistics",
+    "line_release_ok",
+    "noisy_slope_step",
+    "noisy_stats_statistics",
+    "plan_noisy_stats",
+    "release_dp_intercept",
+    "release_line",
+    "release_noisy_stats",
+    "NS_NO_FIT_STATISTICS",
+    "NS_NO_INTERVAL",
+    "check_simple_xy",
+    "check_x_eval",
+    "check_pairs_arg",
+    "default_x_eval",
+    "max_matchings",
+    "div_down",
+    "check_theta",
+    "LineStatistics",
+    "clipped_centred",
+    "clipped_means",
+    "interval_refusal",
+    "noisy_stats_from_statistics",
+    "noisy_stats_source_statistics",
     "theil_sen_ci",
+    "plan_theil_sen_ci",
+    "theil_sen_ci_statistics",
+    "release_theil_sen_ci",
+    "theil_sen_ci_result",
     "theil_sen_with_ci",
+    "plan_theil_sen_with_ci",
+    "release_theil_sen_with_ci",
+    "theil_sen_with_ci_result",
     "theta_guidance",
     "default_prediction_range",
     "default_slope_range",

@@ -465,7 +465,7 @@ _FAIL_SLOPE = "noisy slope overflows floating point (⊥)"
 _FAIL_INTERCEPT = "noisy intercept overflows floating point (⊥)"
 
 
-def _noisy_slope(noisy_ncov: np.ndarray, noisy_nvar: np.ndarray, xb: tuple[float, float],
+def noisy_slope_step(noisy_ncov: np.ndarray, noisy_nvar: np.ndarray, xb: tuple[float, float],
                  yb: tuple[float, float], n: Any
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Post-processing of the noisy (ncov, nvar): ``(ok, slope, d3, slope_ok)``.
@@ -484,7 +484,7 @@ def _noisy_slope(noisy_ncov: np.ndarray, noisy_nvar: np.ndarray, xb: tuple[float
     return ok, slope, d3, slope_ok
 
 
-def _line_ok(slope: np.ndarray, intercept: np.ndarray, slope_ok: np.ndarray,
+def line_release_ok(slope: np.ndarray, intercept: np.ndarray, slope_ok: np.ndarray,
              xb: tuple[float, float]) -> np.ndarray:
     """True where the released line is finite over the whole public x range."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -533,7 +533,7 @@ def release_noisy_stats(stats: LineStatistics, *, x_bounds: tuple[float, float],
                               rng=rng)
     noisy_nvar = laplace_rows(stats.nvar, sensitivity=sens["nvar"], epsilon=parts[1].epsilon,
                               rng=rng)
-    ok, slope, d3, slope_ok = _noisy_slope(noisy_ncov, noisy_nvar, xb, yb, stats.n)
+    ok, slope, d3, slope_ok = noisy_slope_step(noisy_ncov, noisy_nvar, xb, yb, stats.n)
     intercept = np.full(slope.shape, np.nan)
     sel = np.flatnonzero(slope_ok)
     if sel.size:
@@ -542,7 +542,7 @@ def release_noisy_stats(stats: LineStatistics, *, x_bounds: tuple[float, float],
         sub = rng.take(sel) if isinstance(rng, RowRandomness) else rng
         intercept[sel] = laplace_rows(centre, sensitivity=d3[sel], epsilon=parts[2].epsilon,
                                       rng=sub)
-    line_ok = _line_ok(slope, intercept, slope_ok, xb)
+    line_ok = line_release_ok(slope, intercept, slope_ok, xb)
     reason = np.where(~ok, _FAIL_DENOMINATOR,
                       np.where(~slope_ok, _FAIL_SLOPE, np.where(~line_ok, _FAIL_INTERCEPT, "")))
     return {"noisy_ncov": noisy_ncov, "noisy_nvar": noisy_nvar, "slope": slope,

@@ -71,7 +71,7 @@ __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGOR
            "AUTO_FAST_MIN_N", "SMOOTH_ALL_PAIRS_MAX_N", "check_smooth_size",
            "resolve_algorithm", "dp_median_all_pairs_target",
            "release_theil_sen", "dp_median_of_sorted", "plan_theil_sen", "PairStatistics",
-           "theil_sen_statistics", "theil_sen_result"]
+           "theil_sen_statistics", "theil_sen_result", "target_budgets"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
 #: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
@@ -308,6 +308,16 @@ def theil_sen(
     return theil_sen_result(release_theil_sen(stats, plan, gen, seeded=is_seeded(rng)))
 
 
+def target_budgets(epsilon: float, estimand: str) -> list[PureDP]:
+    """The budget of each DP median of a Theil-Sen release at total ε: two targets of ε/2
+    (``estimand="predictions"``: ``PureDP(ε).split([1, 1])``, which never sums to more than
+    ε) or one of ε (``"slope"``).  A pure function of public inputs; each exp/wide median then
+    runs at ε_t/(2k) on the doubled multiset (:func:`dp_median_of_doubled`).  The plan
+    (:func:`plan_theil_sen`) and the reproduction harness take ε_t from here."""
+    budget = PureDP(float(epsilon))
+    return budget.split([1, 1]) if estimand == "predictions" else [budget]
+
+
 def plan_theil_sen(*, epsilon: Any, output_range: Any, x_bounds: Any = None,
                    median: Any = "exp", pairs: Any = "all", estimand: Any = "predictions",
                    x_eval: Any = None, theta: Any = None, dof: Any = 3, algorithm: Any = "auto",
@@ -348,7 +358,7 @@ def plan_theil_sen(*, epsilon: Any, output_range: Any, x_bounds: Any = None,
     dof_ = check_int(dof, "dof", minimum=1)
     alg = resolve_algorithm(algorithm, n=n_, pairs=pairs_arg, median=med)
     budget = PureDP(eps)
-    targets = budget.split([1, 1]) if est == "predictions" else [budget]
+    targets = target_budgets(eps, est)
     parts = dict(zip(("p1", "p2") if est == "predictions" else ("slope",), targets))
     k = n_ - 1 if pairs_arg == "all" else int(pairs_arg)
     eps_t = targets[0].epsilon

@@ -76,9 +76,11 @@ from typing import Any
 import numpy as np
 from scipy import optimize, signal, special, stats
 
+from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
     check_bounds,
     check_epsilon,
+    check_int,
     check_probability,
     check_rng,
     is_seeded,
@@ -93,10 +95,16 @@ from dpreg.simple._common import (
     check_pairs_arg,
     check_simple_xy,
     div_down,
+    max_matchings,
     warn_not_private,
 )
 from dpreg.simple._result import ConfidenceInterval
-from dpreg.simple._theil_sen import check_theta, resolve_algorithm
+from dpreg.simple._theil_sen import (
+    PairStatistics,
+    check_theta,
+    resolve_algorithm,
+    theil_sen_statistics,
+)
 from dpreg.simple.pairs import (
     doubled_multiset,
     kendall_null_variance,
@@ -108,6 +116,12 @@ from dpreg.simple.pairs import (
 
 __all__ = [
     "theil_sen_ci",
+    "plan_theil_sen_ci",
+    "theil_sen_ci_statistics",
+    "release_theil_sen_ci",
+    "theil_sen_ci_result",
+    "public_null_variance",
+    "warn_tight_search",
     "ALL_TIED_CI",
     "CI_METHODS",
     "CALIBRATED_MAX_RANK_SCALE",
@@ -242,12 +256,36 @@ def calibrated_targets(*, size: int, sigma: float, alpha: float, eps_lower: floa
 def public_design_size(n: int, pairs: str | int) -> tuple[int, int]:
     """(k, M) of the pair design from public inputs: the largest number of pairs a record
     belongs to and the doubled multiset's size 2|S| -- all pairs: (n − 1, n(n − 1)); m
-    round-robin matchings: (m, 2m⌊n/2⌋).  Equal to the drawn design's ``k`` and ``2·size``
-    (tested); needed before anything is drawn."""
+    round-robin matchings: (m, 2m⌊n/2⌋), except all n rounds of an odd n, where each record
+    sits out once (k = n − 1: the complete design).  Equal to the drawn design's ``k`` and
+    ``2·size`` for every legal m (tested); needed before anything is drawn."""
     if pairs == "all":
         return n - 1, n * (n - 1)
     m = int(pairs)
-    return m, 2 * m * (n // 2)
+    return (n - 1 if n % 2 == 1 and m == n else m), 2 * m * (n // 2)
+
+
+def public_null_variance(n: int, pairs: str | int, null_variance: str = "bound") -> float:
+    """The data-independent null variance σ² the DP interval uses, from the public n and
+    pair design choice alone (no design is drawn): ``"kendall"``
+    :func:`~dpreg.simple.pairs.kendall_null_variance`; ``"bound"``
+    :func:`~dpreg.simple.pairs.null_variance_max` of the design ``make_design(n, pairs,
+    rng)`` draws -- Kendall's value for the complete design (all pairs, or every round of the
+    round-robin), else :func:`~dpreg.simple.pairs.null_variance_bound`, which depends only on
+    the degrees (m matchings: every record in m pairs; for odd n the m records that sit a
+    round out in m − 1) and the repeated pairs (none: the rounds are distinct).  The same
+    float as ``null_variance_max`` of every drawn design, bit for bit (tested)."""
+    if null_variance == "kendall" or pairs == "all":
+        return kendall_null_variance(n)
+    m = int(pairs)
+    if m == max_matchings(n):
+        return kendall_null_variance(n)
+    size = m * (n // 2)
+    # Σ deg·(deg − 1) over the records (an integer, exact in float64 as in the bound)
+    sum_deg = (n * m * (m - 1) if n % 2 == 0
+               else m * (m - 1) * (m - 2) + (n - m) * m * (m - 1))
+    sharing_one = float(sum_deg) - 2.0 * 0
+    return 1.0 / size + 0 / size**2 + sharing_one / (3.0 * size**2)
 
 
 def calibrated_refusal(size: int, eps_lower: float, eps_upper: float) -> str:
@@ -779,79 +817,187 @@ def theil_sen_ci(
     Source: Sarathy & Vadhan 2025, Alg. 6.1, 6.2, §6.4 (corrected: see module doc).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
+    plan = plan_theil_sen_ci(epsilon=epsilon, alpha=alpha, output_range=output_range,
+                             method=method, pairs=pairs, theta=theta,
+                             return_estimate=return_estimate, r_alpha=r_alpha,
+                             null_variance=null_variance, algorithm=algorithm, n=int(xa.size))
+    gen = check_rng(rng)
+    stats = theil_sen_ci_statistics(xa, ya, plan)
+    seeded = is_seeded(rng)
+    if plan.budget.is_infinite:
+        # not private anyway: the release draws the data-independent pair design first, so
+        # that data on which the non-private interval is undefined (every pair tied) raise
+        # before the ledger is charged, identically on both paths
+        release = release_theil_sen_ci(stats, plan, gen, seeded=seeded)
+        charge(ledger, plan.budget, "dpreg.simple.theil_sen_ci", plan.relation)
+        warn_not_private("theil_sen_ci")
+        return theil_sen_ci_result(release)
+    charge(ledger, plan.budget, "dpreg.simple.theil_sen_ci", plan.relation)
+    warn_tight_search(plan)
+    return theil_sen_ci_result(release_theil_sen_ci(stats, plan, gen, seeded=seeded))
+
+
+def warn_tight_search(plan: ReleasePlan) -> None:
+    """The warning of a tight interval whose target search was skipped (a public fact of
+    the plan: the multiset is beyond :data:`TIGHT_MAX_MULTISET`)."""
+    if plan.options["tight_search"]:
+        warnings.warn(f"method='tight': the doubled pair multiset has "
+                      f"{plan.options['multiset_size']} entries (more than "
+                      f"{TIGHT_MAX_MULTISET}, beyond which float64 no longer resolves every "
+                      "rank); the (valid, possibly wider) Union targets are used",
+                      UserWarning, stacklevel=3)
+
+
+def plan_theil_sen_ci(*, epsilon: Any, alpha: Any = 0.05, output_range: Any,
+                      method: Any = "union", pairs: Any = "all", theta: Any = None,
+                      return_estimate: Any = False, r_alpha: Any = 0.5,
+                      null_variance: Any = "bound", algorithm: Any = "auto", n: Any
+                      ) -> ReleasePlan:
+    """The public plan of the DP slope interval (:func:`theil_sen_ci`): reads no data and
+    draws nothing.
+
+    Every parameter is checked here, in the order :func:`theil_sen_ci` always checked them
+    (ε, α, ``output_range``, ``method``, ``pairs`` for the public n >= 2,
+    ``return_estimate``, the interval method -- :func:`resolve_ci_method`, which refuses an
+    explicit ``"calibrated"`` outside :func:`calibrated_refusal` -- θ (default
+    :func:`default_ci_theta`, a tenth of it for the calibrated targets), ``r_alpha``,
+    ``null_variance``, ``algorithm``).  The plan holds ``budget`` = PureDP(ε), ``parts``
+    ``"lower"``, ``"upper"`` (and ``"estimate"``): ``PureDP(ε).split`` in two (three) --,
+    the ``sensitivities`` (k pairs per record: :func:`public_design_size`; 2k entries of the
+    doubled multiset; rank utility 1 per entry), ``noise`` (each DPWide call's ε_run =
+    part/(2k), rounded down) and in ``options`` the null variance
+    (:func:`public_null_variance`) and the target quantiles (``targets``:
+    :func:`union_targets`, :func:`tight_targets` or :func:`calibrated_targets`; ``None`` at
+    ε = ∞).  Guarantee of the release it plans: ε-DP, replace-one, n public."""
     eps = check_epsilon(epsilon)
     a = check_probability(alpha, "alpha")
     lo, hi = check_bounds(output_range, "output_range")
     meth = check_choice(method, "method", CI_METHODS)
-    n = int(xa.size)
-    pairs_arg = check_pairs_arg(pairs, n)
+    n_ = check_int(n, "n", minimum=2)
+    pairs_arg = check_pairs_arg(pairs, n_)
     want_est = check_flag(return_estimate, "return_estimate")
     # which targets: decided from public inputs only (n, the design's size, ε), before
     # anything is charged; an explicit "calibrated" outside its rule is refused here
-    used = resolve_ci_method(meth, n=n, pairs=pairs_arg, epsilon=eps,
+    used = resolve_ci_method(meth, n=n_, pairs=pairs_arg, epsilon=eps,
                              return_estimate=want_est)
-    th = (default_ci_theta((lo, hi), eps, n) * (CALIBRATED_THETA_FACTOR
-                                                 if used == "calibrated" else 1.0)
+    th = (default_ci_theta((lo, hi), eps, n_) * (CALIBRATED_THETA_FACTOR
+                                                  if used == "calibrated" else 1.0)
           if theta is None else check_theta(theta, "wide", (lo, hi)))
     ra = check_probability(r_alpha, "r_alpha")
     nv = check_choice(null_variance, "null_variance", ("bound", "kendall"))
     _check_kendall(nv, pairs_arg)
-    alg = resolve_algorithm(algorithm, n=n, pairs=pairs_arg, median="wide")
-    gen = check_rng(rng)
+    alg = resolve_algorithm(algorithm, n=n_, pairs=pairs_arg, median="wide")
     budget = PureDP(eps)
-    parts = budget.split([1, 1, 1] if want_est else [1, 1])
-    if budget.is_infinite:
-        # not private anyway: the data-independent pair design is drawn first so that data
-        # on which the non-private interval is undefined (every pair tied) raise before the
-        # ledger is charged, identically on both paths
-        src = _PairSource(xa, ya, pairs_arg, alg, gen)
-        src.check_defined()
-    charge(ledger, budget, "dpreg.simple.theil_sen_ci", Neighbouring.REPLACE_ONE)
-    if not budget.is_infinite:
-        src = _PairSource(xa, ya, pairs_arg, alg, gen)
-    k, size = src.k, src.multiset_size
-    var = kendall_null_variance(n) if src.design is None else _null_var(nv, xa, src.design)
+    split = budget.split([1, 1, 1] if want_est else [1, 1])
+    parts = dict(zip(("lower", "upper", "estimate"), split))
+    k, size = public_design_size(n_, pairs_arg)
+    var = public_null_variance(n_, pairs_arg, nv)
     sigma = math.sqrt(var)
+    noise: dict[str, float] = {}
+    targets: dict[str, Any] | None = None
+    union: dict[str, float] | None = None
+    tight_search = ""
+    meth_targets = used
+    if not budget.is_infinite:
+        eps_lo = div_down(parts["lower"].epsilon, 2 * k)
+        eps_hi = div_down(parts["upper"].epsilon, 2 * k)
+        noise = {"mechanism_epsilon_lower": eps_lo, "mechanism_epsilon_upper": eps_hi}
+        if want_est:
+            noise["mechanism_epsilon_estimate"] = div_down(parts["estimate"].epsilon, 2 * k)
+        half_range = (hi - lo) / 2.0
+        union = union_targets(size=size, sigma=sigma, alpha=a, r_alpha=ra, eps_lower=eps_lo,
+                              eps_upper=eps_hi, half_range=half_range, theta=th)
+        targets = dict(union)
+        if used == "tight" and size > TIGHT_MAX_MULTISET:
+            tight_search = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
+                            "Union targets used")
+            meth_targets = "union"
+        if meth_targets == "tight":
+            targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
+                                    eps_upper=eps_hi, half_range=half_range, theta=th,
+                                    union=union)
+        elif meth_targets == "calibrated":
+            targets = calibrated_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
+                                         eps_upper=eps_hi)
+    return ReleasePlan(
+        method=f"theil-sen-ci-{used}",
+        options={"alpha": a, "output_range": (lo, hi), "method": used,
+                 "method_requested": meth, "method_targets": meth_targets,
+                 "pairs": pairs_arg, "theta": th, "return_estimate": want_est,
+                 "r_alpha": ra, "null_variance": nv, "null_variance_value": var,
+                 "sigma": sigma, "algorithm": alg, "multiset_size": size,
+                 "union": union, "targets": targets, "tight_search": tight_search},
+        budget=budget, relation=Neighbouring.REPLACE_ONE, parts=parts, n=n_, d=1,
+        sensitivities={"pairs_per_record": k, "entries_per_record": 2 * k,
+                       "rank_utility": 1.0},
+        noise=noise)
+
+
+def theil_sen_ci_statistics(x: np.ndarray, y: np.ndarray, plan: ReleasePlan
+                            ) -> PairStatistics:
+    """The statistics step of the slope interval: the validated data of the plan's n rows
+    (:class:`~dpreg.simple.PairStatistics`, as for the Theil-Sen line: the doubled pair-slope
+    multiset is computed in the release, after the data-independent design is drawn)."""
+    return theil_sen_statistics(x, y, plan)
+
+
+def release_theil_sen_ci(stats: PairStatistics, plan: ReleasePlan, rng: np.random.Generator,
+                         *, seeded: bool = False) -> Release:
+    """THE release of the DP slope interval (DPWideTSCI; Sarathy & Vadhan 2025 Alg. 6.1-6.2,
+    §6.4, with dpreg's corrections): the only code that draws its randomness -- the public
+    :func:`theil_sen_ci`, :func:`~dpreg.simple.theil_sen_with_ci` (the estimator's
+    ``ci_alpha=``, ``regress`` and every per-group interval) call it.  First the
+    data-independent pair design (k matchings: drawn from ``rng``; all pairs: nothing), then
+    the DPWide quantile at the lower target (unless it is at or below 0: the range end, from
+    public quantities), at the upper target, and with ``return_estimate`` a DPWide median,
+    each a rank-utility exponential mechanism at the plan's ε_run through
+    :mod:`dpreg.mechanisms` (``exp_quantile``, or the exact-fast all-pairs sampler of
+    :mod:`dpreg.simple.fast`, whose random choices are :mod:`dpreg.mechanisms.exponential`
+    functions).  ε = ∞: the non-private interval on the same design (raises when every pair
+    is tied).  Builds the :class:`~dpreg.privacy.PrivacyStatement`.
+
+    Guarantee: ``plan.budget`` (ε-DP, pure), replace-one neighbours, n public; one record
+    changes at most 2k entries of the doubled multiset, the rank utility has sensitivity 1
+    per entry; the targets are the plan's (public).
+
+    ``values``: ``low``, ``high``, ``estimate`` (``None`` unless requested), ``method`` and
+    ``details`` (what the :class:`ConfidenceInterval` records)."""
+    o = plan.options
+    lo, hi = o["output_range"]
+    a, th, used, meth_targets = o["alpha"], o["theta"], o["method"], o["method_targets"]
+    want_est: bool = o["return_estimate"]
+    k, size = plan.sensitivities["pairs_per_record"], o["multiset_size"]
+    var, nv = o["null_variance_value"], o["null_variance"]
+    parts = plan.parts
+    src = _PairSource(stats.x, stats.y, o["pairs"], o["algorithm"], rng)
+    if plan.budget.is_infinite:
+        src.check_defined()
     details: dict[str, Any] = {
-        "pairs": src.describe, "k": k, "n_pairs": size // 2, "multiset_size": size,
+        "pairs": src.describe, "k": int(k), "n_pairs": size // 2, "multiset_size": size,
         "null_variance": var, "null_variance_kind": nv, "theta": th, "output_range": (lo, hi),
-        "method": used, "method_requested": meth, "epsilon_lower": parts[0].epsilon,
-        "epsilon_upper": parts[1].epsilon, "algorithm": alg,
+        "method": used, "method_requested": o["method_requested"],
+        "epsilon_lower": parts["lower"].epsilon, "epsilon_upper": parts["upper"].epsilon,
+        "algorithm": o["algorithm"],
     }
     if want_est:
-        details["epsilon_estimate"] = parts[2].epsilon
-    stmt = PrivacyStatement(budget, Neighbouring.REPLACE_ONE, f"DPWideTSCI ({used})", _SOURCE,
-                            is_seeded(rng), details)
-    if budget.is_infinite:
-        warn_not_private("theil_sen_ci")
-        out = src.nonprivate(sigma, a, var, nv, stmt, f"theil-sen-ci-{used}",
+        details["epsilon_estimate"] = parts["estimate"].epsilon
+    stmt = PrivacyStatement(plan.budget, plan.relation, f"DPWideTSCI ({used})", _SOURCE,
+                            seeded, details)
+    method = f"theil-sen-ci-{used}"
+    if plan.budget.is_infinite:
+        out = src.nonprivate(o["sigma"], a, var, nv, stmt, method,
                              "normal" if used == "calibrated" else "berry-esseen")
-        return out if want_est else ConfidenceInterval(
-            out.low, out.high, alpha=a, method=out.method, privacy=stmt, details=out.details)
-
-    eps_lo = div_down(parts[0].epsilon, 2 * k)
-    eps_hi = div_down(parts[1].epsilon, 2 * k)
-    half_range = (hi - lo) / 2.0
-    union = union_targets(size=size, sigma=sigma, alpha=a, r_alpha=ra, eps_lower=eps_lo,
-                          eps_upper=eps_hi, half_range=half_range, theta=th)
-    targets: dict[str, Any] = dict(union)
-    if used == "tight" and size > TIGHT_MAX_MULTISET:
-        details["tight_search"] = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
-                                   "Union targets used")
-        warnings.warn(f"method='tight': the doubled pair multiset has {size} entries (more "
-                      f"than {TIGHT_MAX_MULTISET}, beyond which float64 no longer resolves "
-                      "every rank); the (valid, possibly wider) Union targets are used",
-                      UserWarning, stacklevel=2)
-        meth_targets = "union"
-    else:
-        meth_targets = used
+        return Release(plan, {"low": out.low, "high": out.high,
+                              "estimate": out.estimate if want_est else None,
+                              "method": method, "details": out.details}, stmt)
+    targets, union = o["targets"], o["union"]
+    eps_lo = plan.noise["mechanism_epsilon_lower"]
+    eps_hi = plan.noise["mechanism_epsilon_upper"]
+    if o["tight_search"]:
+        details["tight_search"] = o["tight_search"]
     if meth_targets == "tight":
-        targets = tight_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
-                                eps_upper=eps_hi, half_range=half_range, theta=th, union=union)
         details["target_search"] = targets["search"]
     elif meth_targets == "calibrated":
-        targets = calibrated_targets(size=size, sigma=sigma, alpha=a, eps_lower=eps_lo,
-                                     eps_upper=eps_hi)
         details.update(offset_lower=targets["offset_lower"],
                        offset_upper=targets["offset_upper"])
     details.update(mechanism_epsilon_lower=eps_lo, mechanism_epsilon_upper=eps_hi,
@@ -868,7 +1014,7 @@ def theil_sen_ci(
         q_hi, eps_hi, lo, hi, th) + th, lo), hi)
     estimate = None
     if want_est:
-        eps_est = div_down(parts[2].epsilon, 2 * k)
+        eps_est = plan.noise["mechanism_epsilon_estimate"]
         details["mechanism_epsilon_estimate"] = eps_est
         estimate = src.dp_quantile(0.5, eps_est, lo, hi, th)
     if low > high:  # independent draws crossed: report the hull (only adds coverage)
@@ -877,6 +1023,13 @@ def theil_sen_ci(
     # flag it (decided from the released ends and public inputs only)
     details["clipped"] = range_clipped_ends(low, high, (lo, hi))
     details["informative"] = not details["clipped"]
-    return ConfidenceInterval(low, high, alpha=a, estimate=estimate,
-                              method=f"theil-sen-ci-{used}", privacy=stmt, details=details)
+    return Release(plan, {"low": low, "high": high, "estimate": estimate, "method": method,
+                          "details": details}, stmt)
 
+
+def theil_sen_ci_result(release: Release) -> ConfidenceInterval:
+    """The :class:`ConfidenceInterval` of a slope-interval release (post-processing)."""
+    v = release.values
+    return ConfidenceInterval(v["low"], v["high"], alpha=release.plan.options["alpha"],
+                              estimate=v["estimate"], method=v["method"],
+                              privacy=release.privacy, details=v["details"])

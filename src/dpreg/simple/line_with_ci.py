@@ -18,16 +18,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg._validation import check_bounds, check_int, check_rng
+from dpreg._spec import Release, ReleasePlan
+from dpreg._validation import check_bounds, check_int, check_rng, is_seeded
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
-from dpreg.simple._common import check_pairs_arg, check_simple_xy
-from dpreg.simple._theil_sen import check_smooth_size, check_theta, theil_sen
-from dpreg.simple.ci import CI_METHODS, resolve_ci_method, theil_sen_ci
+from dpreg.simple._common import check_pairs_arg, check_simple_xy, warn_not_private
+from dpreg.simple._theil_sen import (
+    PairStatistics,
+    check_smooth_size,
+    check_theta,
+    plan_theil_sen,
+    release_theil_sen,
+    theil_sen_result,
+    theil_sen_statistics,
+)
+from dpreg.simple.ci import (
+    CI_METHODS,
+    plan_theil_sen_ci,
+    release_theil_sen_ci,
+    resolve_ci_method,
+    theil_sen_ci_result,
+    warn_tight_search,
+)
 from dpreg.simple.ranges import default_prediction_range, default_slope_range
 
-__all__ = ["theil_sen_with_ci", "line_ci_split"]
+__all__ = ["theil_sen_with_ci", "line_ci_split", "plan_theil_sen_with_ci",
+           "release_theil_sen_with_ci", "theil_sen_with_ci_result"]
 
 MEDIANS = ("exp", "wide", "smooth")
 
@@ -67,19 +84,63 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     :class:`~dpreg.inference.RegressionResults` (method ``theil-sen-{median}``) whose
     ``conf_int(alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned as
     the failed line's result.
+
+    The pipeline: :func:`plan_theil_sen_with_ci` (public: the line's
+    :func:`~dpreg.simple.plan_theil_sen` and the interval's
+    :func:`~dpreg.simple.plan_theil_sen_ci` at the halves of :func:`line_ci_split`) -> the
+    statistics (:func:`~dpreg.simple.theil_sen_statistics`) -> the ledger charge (once) ->
+    :func:`release_theil_sen_with_ci` (the line's release, then the interval's, from one
+    generator) -> :func:`theil_sen_with_ci_result` (post-processing).
     """
+    gen = check_rng(rng)
+    xa, ya = check_simple_xy(x, y)
+    plan = plan_theil_sen_with_ci(epsilon=epsilon, alpha=alpha, x_bounds=x_bounds,
+                                  y_bounds=y_bounds, median=median, pairs=pairs, theta=theta,
+                                  dof=dof, output_range=output_range, slope_range=slope_range,
+                                  ci_method=ci_method, n=int(xa.size))
+    stats = theil_sen_statistics(xa, ya, plan.options["line"])
+    what = f"{plan.method} + DP slope CI"
+    finite = not plan.budget.is_infinite
+    if finite:
+        charge(ledger, plan.budget, what, plan.relation)
+        warn_tight_search(plan.options["ci"])
+    else:
+        warn_not_private("theil_sen")
+    release = release_theil_sen_with_ci(stats, plan, gen, seeded=is_seeded(gen))
+    if not finite:
+        # ε = ∞ is not private: charged after both (deterministic) releases, so that data on
+        # which the non-private interval is undefined (every pair tied) raise before the
+        # ledger is touched, on every path
+        warn_not_private("theil_sen_ci")
+        charge(ledger, plan.budget, what, plan.relation)
+    return theil_sen_with_ci_result(release, x_name=x_name, y_name=y_name)
+
+
+def plan_theil_sen_with_ci(*, epsilon: Any, alpha: Any, x_bounds: Any, y_bounds: Any,
+                           median: Any = "exp", pairs: Any = "all", theta: Any = None,
+                           dof: Any = 3, output_range: Any = None, slope_range: Any = None,
+                           ci_method: Any = "auto", n: Any) -> ReleasePlan:
+    """The public plan of :func:`theil_sen_with_ci`: reads no data, draws nothing.
+
+    Checks every parameter in the order :func:`theil_sen_with_ci` always did (``median``,
+    the ranges, the smooth median's size limit for the public n, ``slope_range``,
+    ``output_range``, ``ci_method`` and its public rule -- :func:`~dpreg.simple.ci.resolve_ci_method`
+    at the interval's ε/2 --, θ, ``dof``), then holds the two plans it composes:
+    ``options["line"]`` = :func:`~dpreg.simple.plan_theil_sen` at ε/2 (the predictions at 25 %
+    and 75 % of ``x_bounds``) and ``options["ci"]`` = :func:`~dpreg.simple.plan_theil_sen_ci`
+    at ε/2 on ``slope_range``; ``budget`` PureDP(ε) (charged once), ``parts`` ``"line"`` and
+    ``"ci"`` (:func:`line_ci_split`).  Guarantee: ε-DP (sequential composition of the two
+    ε/2-DP releases), replace-one, n public."""
     if median not in MEDIANS:
         raise InvalidInputError(f"median must be 'exp', 'wide' or 'smooth'; got {median!r}")
-    method = f"theil-sen-{median}"
     eps = float(epsilon)
     half = line_ci_split(eps)
     slopes = tuple(default_slope_range(x_bounds, y_bounds) if slope_range is None
                    else slope_range)
     out_range = output_range or default_prediction_range(y_bounds)
-    gen = check_rng(rng)
-    # validate everything both releases need before anything is charged
-    x, y = check_simple_xy(x, y)
-    check_smooth_size(int(x.size), pairs=check_pairs_arg(pairs, x.size), median=median)
+    n_ = check_int(n, "n", minimum=2)
+    pairs_arg = check_pairs_arg(pairs, n_)
+    check_smooth_size(n_, pairs=pairs_arg, median=median)
     check_bounds(slopes, "slope_range")
     check_bounds(out_range, "output_range")
     if ci_method not in CI_METHODS:
@@ -87,34 +148,63 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
                                 f"{ci_method!r}")
     # public: which interval targets (an explicit "calibrated" outside its rule raises
     # NoUncertaintyError here, before anything is charged)
-    resolve_ci_method(ci_method, n=int(x.size), pairs=check_pairs_arg(pairs, x.size),
-                      epsilon=half[1].epsilon)
+    resolve_ci_method(ci_method, n=n_, pairs=pairs_arg, epsilon=half[1].epsilon)
     check_theta(theta, median, check_bounds(out_range, "output_range"))
     check_int(dof, "dof", minimum=1)
-    finite = math.isfinite(eps)
-    if finite:
-        charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
-    line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
-                     median=median, pairs=pairs, theta=theta, dof=dof, rng=gen)
-    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
-                      method=ci_method, pairs=pairs, rng=gen)
-    if not finite:
-        # ε = ∞ is not private: charged after both (deterministic) releases, so that data on
-        # which the non-private interval is undefined (every pair tied) raise before the
-        # ledger is touched, on every path
-        charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
-    base = line.to_regression_results(x_name=x_name, y_name=y_name)
-    if base.failed:
-        return base
-    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
-                      index=["intercept", x_name])
+    line = plan_theil_sen(epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
+                          median=median, pairs=pairs, theta=theta, dof=dof, n=n_)
+    ci = plan_theil_sen_ci(epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
+                           method=ci_method, pairs=pairs, n=n_)
+    return ReleasePlan(
+        method=f"theil-sen-{median}",
+        options={"median": median, "line": line, "ci": ci, "ci_method": ci_method,
+                 "alpha": ci.options["alpha"], "slope_range": slopes,
+                 "output_range": line.options["output_range"]},
+        budget=PureDP(eps), relation=Neighbouring.REPLACE_ONE,
+        parts={"line": half[0], "ci": half[1]}, n=n_, d=2,
+        sensitivities=dict(line.sensitivities),
+        noise={**{f"line_{k}": v for k, v in line.noise.items()},
+               **{f"ci_{k}": v for k, v in ci.noise.items()}})
+
+
+def release_theil_sen_with_ci(stats: PairStatistics, plan: ReleasePlan,
+                              rng: np.random.Generator, *, seeded: bool = False) -> Release:
+    """THE release of the line plus its slope interval: :func:`~dpreg.simple.release_theil_sen`
+    of ``plan.options["line"]`` (ε/2), then :func:`~dpreg.simple.release_theil_sen_ci` of
+    ``plan.options["ci"]`` (ε/2), both from ``rng`` in that order -- every draw goes through
+    those two releases (and so through :mod:`dpreg.mechanisms`).  Builds the combined
+    :class:`~dpreg.privacy.PrivacyStatement` (PureDP(ε), replace-one, n public: sequential
+    composition); ``values``: ``line`` and ``ci``, the two sub-releases."""
+    line = release_theil_sen(stats, plan.options["line"], rng, seeded=seeded)
+    ci = release_theil_sen_ci(stats, plan.options["ci"], rng, seeded=seeded)
+    lp = line.privacy
     privacy = PrivacyStatement(
-        PureDP(eps), base.privacy.neighbouring, f"{base.privacy.mechanism} + DPTSCI",
-        base.privacy.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2",
-        seeded=base.privacy.seeded,
-        details={"line": base.privacy.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
+        plan.budget, lp.neighbouring, f"{lp.mechanism} + DPTSCI",
+        lp.source + "; Sarathy & Vadhan 2025 Alg. 6.1-6.2", seeded=lp.seeded,
+        details={"line": lp.as_dict(), "ci": ci.privacy.as_dict() if ci.privacy else {},
                  "split": "ε/2 line, ε/2 slope CI"},
     )
+    return Release(plan, {"line": line, "ci": ci}, privacy)
+
+
+def theil_sen_with_ci_result(release: Release, *, x_name: str = "x", y_name: str = "y"
+                             ) -> RegressionResults:
+    """The :class:`~dpreg.inference.RegressionResults` of a line-plus-interval release
+    (post-processing): the line (:func:`~dpreg.simple.theil_sen_result`), its
+    ``conf_int(alpha)`` the slope interval (:func:`~dpreg.simple.theil_sen_ci_result`), the
+    labels of the interval method actually used, and the flags of a range-wide end and of a
+    slope outside the interval.  A ⊥ line is returned as the failed line's result."""
+    o = release.plan.options
+    alpha, ci_method, slopes = o["alpha"], o["ci_method"], o["slope_range"]
+    method = release.plan.method
+    base = theil_sen_result(release.values["line"]).to_regression_results(x_name=x_name,
+                                                                          y_name=y_name)
+    if base.failed:
+        return base
+    ci = theil_sen_ci_result(release.values["ci"])
+    iv = pd.DataFrame({"lower": [np.nan, ci.low], "upper": [np.nan, ci.high]},
+                      index=["intercept", x_name])
+    privacy = release.privacy
     # the method actually used: above a public multiset size the tight search falls back to
     # the Union targets (ci.details["tight_search"]), and the labels must say so
     used = ("union (tight search skipped: too many pairs)" if "tight_search" in ci.details

@@ -160,7 +160,7 @@ def _fit_authors_adassp(m: dict[str, Any], *, eps: float, delta: float, X: np.nd
     A = np.column_stack([np.ones(len(X)), X])
     xb = float(np.max(np.linalg.norm(A, axis=1)))
     yb = float(np.max(np.abs(y)))
-    params: dict[str, Any] = {"inference": False, **m.get("params", {})}
+    params: dict[str, Any] = {"inference": False, "lambda_rule": "wang", **m.get("params", {})}
     res = adassp(A, y, x_norm_bound=xb, y_bound=yb if yb > 0 else 1.0, epsilon=eps,
                  delta=float(m.get("delta", delta)), rng=simulation_generator(seed), **params)
     return res.params.to_numpy(float)

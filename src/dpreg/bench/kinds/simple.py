@@ -39,7 +39,7 @@ from dpreg.bench import generators as G
 from dpreg.bench.kinds._base import Kind, register, require
 from dpreg.bench.metrics import c_hat, summarise_ratio
 from dpreg.exceptions import InvalidInputError
-from dpreg.simple._common import max_matchings
+from dpreg.simple import max_matchings
 
 __all__ = ["SimpleSynthetic", "SimpleReal", "METHOD_KINDS", "simple_releases"]
 

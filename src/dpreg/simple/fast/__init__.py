@@ -55,12 +55,13 @@ import numpy as np
 from dpreg._validation import check_bounds, check_epsilon, check_positive, check_rng
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple._common import check_choice, check_simple_xy
-from dpreg.simple.fast._kernels import HAVE_NUMBA, resolve_backend
+from dpreg.simple.fast._kernels import HAVE_NUMBA, jit_on_first_use, resolve_backend
 from dpreg.simple.fast._oracle import PairCounter
 from dpreg.simple.fast._sampler import AllPairsEM, order_statistic
 
 __all__ = [
     "HAVE_NUMBA",
+    "jit_on_first_use",
     "PairCounter",
     "AllPairsEM",
     "pair_counter",
