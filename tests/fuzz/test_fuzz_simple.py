@@ -78,7 +78,7 @@ def test_theil_sen_ci(data, eps, alpha, out_range, method, pairs, est, rng):
         return [ci.low, ci.high, ci.estimate]
 
     check_release("theil_sen_ci", lambda led: theil_sen_ci(
-        x, y, epsilon=eps, alpha=alpha, output_range=out_range, method=method, pairs=pairs,
+        x, y, epsilon=eps, ci_alpha=alpha, output_range=out_range, ci_method=method, pairs=pairs,
         return_estimate=est, ledger=led, rng=rng), released)
 
 

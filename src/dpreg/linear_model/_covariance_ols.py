@@ -107,12 +107,12 @@ class CovarianceOLS(_MultivariateBase):
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         release: SSCPRelease = release_sscp(
             data, columns=cols, bounds=list(bx) + [by], epsilon=self._required_epsilon(),
-            delta=self._required_delta(), rng=self.random_state, neighbouring=self.neighbouring,
+            delta=self._required_delta(), random_state=self.random_state, neighbouring=self.neighbouring,
             calibration=self.calibration, ledger=self.ledger)
         self.release_ = release
         rhs = " + ".join(cols[:-1]) + ("" if fit_intercept else " - 1")
         res = release.regress(f"{cols[-1]} ~ {rhs}", se=self.se, n_sim=self.n_boot,
-                              rng=bootstrap_rng(self.random_state))
+                              random_state=bootstrap_rng(self.random_state))
         out_names = (["intercept"] if fit_intercept else []) + names
         if res.failed:
             final = RegressionResults(np.zeros(len(out_names)), names=out_names,

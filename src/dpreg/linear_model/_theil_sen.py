@@ -107,7 +107,7 @@ class DPTheilSen(_SimpleRegressor):
                         else check_bounds(self.output_range, "output_range"))
         slope_range = (None if self.slope_range is None
                        else check_bounds(self.slope_range, "slope_range"))
-        res = theil_sen_with_ci(x1, ya, epsilon=eps, alpha=alpha, x_bounds=bx, y_bounds=by,
+        res = theil_sen_with_ci(x1, ya, epsilon=eps, ci_alpha=alpha, x_bounds=bx, y_bounds=by,
                                 median=self.median, pairs=self.pairs, theta=self.theta,
                                 dof=self.dof, output_range=output_range, slope_range=slope_range,
                                 ci_method=self.ci_method, x_name=feature_names(X, 1)[0],

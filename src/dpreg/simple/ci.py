@@ -77,11 +77,13 @@ import numpy as np
 from scipy import optimize, signal, special, stats
 
 from dpreg._validation import (
+    DEPRECATED,
     check_bounds,
     check_epsilon,
     check_probability,
     check_rng,
     is_seeded,
+    renamed_parameters,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import NoUncertaintyError
@@ -564,9 +566,11 @@ def range_clipped_ends(low: float, high: float, output_range: tuple[float, float
     return [name for name, at in (("lower", low <= lo), ("upper", high >= hi)) if at]
 
 
+@renamed_parameters(alpha="ci_alpha")
 def nonprivate_theil_sen_ci(
-    x: Any, y: Any, *, alpha: float = 0.05, pairs: str | int = "all",
+    x: Any, y: Any, *, ci_alpha: float = 0.05, pairs: str | int = "all",
     null_variance: str = "exact", rng: Any = None, approximation: str = "berry-esseen",
+    alpha: Any = DEPRECATED,
 ) -> ConfidenceInterval:
     """Non-private Theil-Sen interval [F_s⁻¹(½ − b), F_s⁻¹(½ + b)], b = ½Φ⁻¹(1 − α/8)σ
     (Sarathy & Vadhan Def. 6.1.1; ``approximation="normal"``: b = ½Φ⁻¹(1 − α/2)σ, Sen's
@@ -574,10 +578,11 @@ def nonprivate_theil_sen_ci(
 
     ``null_variance``: ``"exact"`` (corrected Cor. B.1.3 on the actual x), ``"bound"`` (the
     data-independent bound) or ``"kendall"`` (complete design without ties).  The estimate is
-    the Theil-Sen slope.  ``rng`` drives the matchings design.
+    the Theil-Sen slope.  ``rng`` drives the matchings design.  ``ci_alpha``: 1 − coverage
+    (``alpha=`` is its deprecated spelling, kept for one release).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
-    a = check_probability(alpha, "alpha")
+    a = check_probability(ci_alpha, "ci_alpha")
     n = int(xa.size)
     pairs_arg = check_pairs_arg(pairs, n)
     nv = check_choice(null_variance, "null_variance", ("exact", "bound", "kendall"))
@@ -710,14 +715,15 @@ class _PairSource:
         return pair_order_statistic(k=math.ceil((rank - tied) / 2), counter=pc)
 
 
+@renamed_parameters(alpha="ci_alpha", method="ci_method")
 def theil_sen_ci(
     x: Any,
     y: Any,
     *,
     epsilon: float,
-    alpha: float = 0.05,
+    ci_alpha: float = 0.05,
     output_range: tuple[float, float],
-    method: str = "union",
+    ci_method: str = "union",
     pairs: str | int = "all",
     theta: float | None = None,
     return_estimate: bool = False,
@@ -726,6 +732,8 @@ def theil_sen_ci(
     ledger: Ledger | None = None,
     rng: Any = None,
     algorithm: str = "auto",
+    alpha: Any = DEPRECATED,
+    method: Any = DEPRECATED,
 ) -> ConfidenceInterval:
     """ε-DP (1 − α) confidence interval for the slope (DPWideTSCI; Sarathy & Vadhan §6).
 
@@ -738,12 +746,12 @@ def theil_sen_ci(
         ends and estimate get ε/3 each); every DPWide call runs at (its share)/(2k) on the
         doubled multiset.  ``inf`` returns :func:`nonprivate_theil_sen_ci` with the same
         design and null variance (not private; warns).
-    alpha:
-        1 − coverage, in (0, 1).
+    ci_alpha:
+        1 − coverage, in (0, 1).  ``alpha=`` is its deprecated spelling (one release).
     output_range:
         Public slope range (lo, hi); the true slope is assumed to lie in [lo + θ, hi − θ].
-    method:
-        ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
+    ci_method:
+        ``method=`` is its deprecated spelling (one release).  ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
         >= 1 − α by a worst-case bound, conservative -- ``"calibrated"`` (coverage close to
         1 − α; refused with ``NoUncertaintyError`` where :func:`calibrated_refusal` says so)
         or ``"auto"`` (calibrated where offered, else tight).
@@ -780,9 +788,9 @@ def theil_sen_ci(
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
     eps = check_epsilon(epsilon)
-    a = check_probability(alpha, "alpha")
+    a = check_probability(ci_alpha, "ci_alpha")
     lo, hi = check_bounds(output_range, "output_range")
-    meth = check_choice(method, "method", CI_METHODS)
+    meth = check_choice(ci_method, "ci_method", CI_METHODS)
     n = int(xa.size)
     pairs_arg = check_pairs_arg(pairs, n)
     want_est = check_flag(return_estimate, "return_estimate")
@@ -838,7 +846,7 @@ def theil_sen_ci(
     if used == "tight" and size > TIGHT_MAX_MULTISET:
         details["tight_search"] = (f"skipped: multiset size {size} > {TIGHT_MAX_MULTISET}; "
                                    "Union targets used")
-        warnings.warn(f"method='tight': the doubled pair multiset has {size} entries (more "
+        warnings.warn(f"ci_method='tight': the doubled pair multiset has {size} entries (more "
                       f"than {TIGHT_MAX_MULTISET}, beyond which float64 no longer resolves "
                       "every rank); the (valid, possibly wider) Union targets are used",
                       UserWarning, stacklevel=2)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg._validation import check_bounds, check_int, check_rng
+from dpreg._validation import DEPRECATED, check_bounds, check_int, check_rng, renamed_parameters
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
@@ -52,25 +52,29 @@ def line_ci_split(epsilon: float) -> tuple[PureDP, PureDP]:
     return line, ci
 
 
-def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
+@renamed_parameters(alpha="ci_alpha")
+def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, ci_alpha: float,
                       x_bounds: tuple[float, float], y_bounds: tuple[float, float],
                       median: str = "exp", pairs: str | int = "all", theta: float | None = None,
                       dof: int = 3, output_range: Any = None, slope_range: Any = None,
                       ci_method: str = "auto", x_name: str = "x", y_name: str = "y",
-                      ledger: Any = None, rng: Any = None) -> RegressionResults:
+                      ledger: Any = None, rng: Any = None,
+                      alpha: Any = DEPRECATED) -> RegressionResults:
     """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP (1 − α) interval for the slope (ε/2).
 
-    ``epsilon`` and ``alpha`` must already be valid (the callers check them); ``output_range``
+    ``epsilon`` and ``ci_alpha`` must already be valid (the callers check them; ``alpha=`` is
+    the deprecated spelling of ``ci_alpha``, kept for one release); ``output_range``
     defaults to :func:`~dpreg.simple.ranges.default_prediction_range` of ``y_bounds`` and
     ``slope_range`` to :func:`~dpreg.simple.ranges.default_slope_range`.  Everything both
     releases need is validated before ``PureDP(ε)`` is charged to ``ledger``.  Returns a
     :class:`~dpreg.inference.RegressionResults` (method ``theil-sen-{median}``) whose
-    ``conf_int(alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned as
+    ``conf_int(ci_alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned as
     the failed line's result.
     """
     if median not in MEDIANS:
         raise InvalidInputError(f"median must be 'exp', 'wide' or 'smooth'; got {median!r}")
     method = f"theil-sen-{median}"
+    alpha = ci_alpha
     eps = float(epsilon)
     half = line_ci_split(eps)
     slopes = tuple(default_slope_range(x_bounds, y_bounds) if slope_range is None
@@ -96,8 +100,8 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
         charge(ledger, PureDP(eps), f"{method} + DP slope CI", Neighbouring.REPLACE_ONE)
     line = theil_sen(x, y, epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
                      median=median, pairs=pairs, theta=theta, dof=dof, rng=gen)
-    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
-                      method=ci_method, pairs=pairs, rng=gen)
+    ci = theil_sen_ci(x, y, epsilon=half[1].epsilon, ci_alpha=alpha, output_range=slopes,
+                      ci_method=ci_method, pairs=pairs, rng=gen)
     if not finite:
         # ε = ∞ is not private: charged after both (deterministic) releases, so that data on
         # which the non-private interval is undefined (every pair tied) raise before the
