@@ -5,8 +5,9 @@ validates everything (data, bounds, budget) *before* charging the optional ledge
 the functional core, then stores ``coef_``, ``intercept_``, ``results_`` (a
 :class:`~dpreg.inference.RegressionResults`) and ``privacy_`` (a
 :class:`~dpreg.privacy.PrivacyStatement`).  A ⊥ release raises
-:class:`~dpreg.exceptions.MechanismFailure` from ``fit``; the budget stays charged because the
-failure is itself a private output.
+:class:`~dpreg.exceptions.MechanismFailure` from ``fit`` (``raise_on_failure=True``, the
+default) or is kept as ``results_`` with ``failed`` True (``raise_on_failure=False``; ``predict``
+then raises); the budget stays charged because the failure is itself a private output.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         charge inside, and an outermost fit with ``ledger=None`` charges the session's default
         ledger.  Fits nested inside it (``DPGradientDescent`` → its inner estimator) do not warn
         or charge the default again.  The estimator's own work is :meth:`_fit`."""
+        rof = getattr(self, "raise_on_failure", True)
+        if not isinstance(rof, (bool, np.bool_)):
+            raise InvalidParameterError(f"raise_on_failure must be True or False; got {rof!r}")
         self._fit(X, y)
         return self
 
@@ -207,8 +211,13 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             getattr(self, "epsilon", None), getattr(self, "delta", None)))
         self.results_ = results
         self.privacy_ = results.privacy
-        if results.failed:
-            raise MechanismFailure(results.reason)
+        if results.failed:  # ⊥: no line to keep (a previous fit's coefficients are dropped)
+            for attr in ("coef_", "intercept_"):
+                if hasattr(self, attr):
+                    delattr(self, attr)
+            if getattr(self, "raise_on_failure", True) is not False:
+                raise MechanismFailure(results.reason)
+            return self
         p = results.params
         self.intercept_ = float(p["intercept"]) if "intercept" in p.index else 0.0
         self.coef_ = p.drop("intercept").to_numpy() if "intercept" in p.index else p.to_numpy()
@@ -227,7 +236,14 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         return out or None
 
     def predict(self, X: Any) -> np.ndarray:
-        """Linear predictions ``X @ coef_ + intercept_`` (post-processing of the release)."""
+        """Linear predictions ``X @ coef_ + intercept_`` (post-processing of the release).
+        After a ⊥ fit (``raise_on_failure=False``) there is no line: raises
+        :class:`~dpreg.exceptions.MechanismFailure` with the release's reason."""
+        res = getattr(self, "results_", None)
+        if res is not None and res.failed:
+            raise MechanismFailure(f"the fitted release is ⊥ (the mechanism failed: "
+                                   f"{res.reason}); it has no coefficients to predict with -- "
+                                   "refit (the failure already spent its budget)")
         check_is_fitted(self, "coef_")
         try:
             Xv = validate_data(self, X, reset=False, dtype=np.float64)

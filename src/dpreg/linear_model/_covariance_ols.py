@@ -62,6 +62,12 @@ class CovarianceOLS(_MultivariateBase):
         the same ``random_state`` gives the same intervals whenever they are computed.
     random_state, ledger:
         As for :class:`AdaSSP`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
 
@@ -69,7 +75,8 @@ class CovarianceOLS(_MultivariateBase):
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", calibration: str = "analytic",
                  se: str = "dp", n_boot: int = 2000,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -81,6 +88,7 @@ class CovarianceOLS(_MultivariateBase):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> CovarianceOLS:
         Xa, ya, scaling, names = self._prepare(X, y)

@@ -33,10 +33,10 @@ from dpreg.methods.dp_gd import SIMPLE_OPTIONS
 __all__ = ["DPGradientDescent"]
 
 _SIMPLE_PARAMS = ("epsilon", "rho", "delta", "variant", "bounds_X", "bounds_y", "tau", "steps",
-                  "fit_intercept", "random_state", "ledger")
+                  "fit_intercept", "random_state", "ledger", "raise_on_failure")
 _CLIPPED_PARAMS = ("epsilon", "delta", "bounds_X", "bounds_y", "fit_intercept", "n_iter",
                    "clip_norm", "learning_rate", "schedule", "accounting", "output",
-                   "neighbouring", "random_state", "ledger")
+                   "neighbouring", "random_state", "ledger", "raise_on_failure")
 
 
 class DPGradientDescent(DPRegressorBase):
@@ -60,6 +60,12 @@ class DPGradientDescent(DPRegressorBase):
         neighbouring relation.
     fit_intercept, random_state, ledger:
         As for the other estimators.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
@@ -69,7 +75,8 @@ class DPGradientDescent(DPRegressorBase):
                  learning_rate: float = 0.5, schedule: str = "constant",
                  accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho
@@ -89,6 +96,7 @@ class DPGradientDescent(DPRegressorBase):
         self.neighbouring = neighbouring
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _inner(self, n_features: int) -> DPRegressorBase:
         """The estimator of the selected algorithm, after refusing every parameter it would
@@ -129,6 +137,10 @@ class DPGradientDescent(DPRegressorBase):
         inner.fit(X, y)
         self.algorithm_ = type(inner).__name__
         for attr in ("coef_", "intercept_", "results_", "privacy_"):
-            setattr(self, attr, getattr(inner, attr))
-        self.coef_ = np.asarray(self.coef_, dtype=float)
+            if hasattr(inner, attr):
+                setattr(self, attr, getattr(inner, attr))
+            elif hasattr(self, attr):  # ⊥ with raise_on_failure=False: no line
+                delattr(self, attr)
+        if hasattr(self, "coef_"):
+            self.coef_ = np.asarray(self.coef_, dtype=float)
         return self

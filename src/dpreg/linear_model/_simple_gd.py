@@ -30,13 +30,20 @@ class SimpleDPGradientDescent(_SimpleRegressor):
         Number of rounds (default 80).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     def __init__(self, *, epsilon: float | None = None, rho: float | None = None,
                  delta: float | None = None, variant: str = "pure", bounds_X: Any = None,
                  bounds_y: Any = None, tau: float = 1.0, steps: int = 80,
                  fit_intercept: bool = True, random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.rho = rho
         self.delta = delta
@@ -48,6 +55,7 @@ class SimpleDPGradientDescent(_SimpleRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
         x1, ya, bx, by = self._prepare(X, y)
