@@ -384,6 +384,12 @@ class MethodSpec:
     #: what the release estimates, in words (the estimand): shown in every summary
     #: (``Estimates`` row) and JSON (``extra["target"]``) of a fit through the dispatcher
     target: ClassVar[str] = ""
+    #: the option defaults of a per-group table (``fit_by_group``, ``dpreg fit-groups``) where
+    #: they differ from ``options``' (the default of every other entry point: ``regress``,
+    #: ``fit_arrays``, the CLI's ``fit``, ``plan``, the estimator), with the reason in
+    #: ``group_defaults_reason``; a table given the option explicitly honours it
+    group_defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    group_defaults_reason: ClassVar[str] = ""
 
     # -- derived facts ---------------------------------------------------------------------
     @property
