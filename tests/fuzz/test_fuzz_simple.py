@@ -63,7 +63,7 @@ def test_gradient_descent(data, variant, eps, dlt, rho, xb, yb, tau, steps, rng)
     kw = {"pure": {"epsilon": eps}, "zcdp": {"rho": rho},
           "approx": {"epsilon": eps, "delta": dlt}}[variant]
     check_release("gradient_descent", lambda led: gradient_descent(
-        x, y, variant=variant, x_bounds=xb, y_bounds=yb, tau=tau, steps=steps, ledger=led,
+        x, y, variant=variant, x_bounds=xb, y_bounds=yb, tau=tau, n_iter=steps, ledger=led,
         rng=rng, **kw), simple_release)
 
 

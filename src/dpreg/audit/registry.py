@@ -275,7 +275,7 @@ def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rh
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
     plan = plan_gradient_descent(variant="zcdp", rho=rho, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS,
-                                 tau=1.0, steps=80, x_eval=xe, n=int(x.size))
+                                 tau=1.0, n_iter=80, x_eval=xe, n=int(x.size))
     release = release_gradient_descent(gradient_descent_statistics(x, y, plan, rows=n), plan,
                                        rng)
     slope, intercept = release.values["slope"], release.values["intercept"]
@@ -588,7 +588,7 @@ def _build() -> dict[str, AuditTarget]:
     # ---- estimators
     est_simple = {"epsilon": EPS_SIMPLE}
     for cls, params in (("NoisyStats", est_simple), ("DPTheilSen", est_simple),
-                        ("DPGradientDescent", {**est_simple, "steps": 20})):
+                        ("DPGradientDescent", {**est_simple, "n_iter": 20})):
         t.append(AuditTarget(
             cls, "estimator", f"{cls}.fit (one x), ε = {EPS_SIMPLE:g}, n = 20",
             Claim.from_budget(PureDP(EPS_SIMPLE)),

@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 
 from dpreg import methods
+from dpreg._validation import DEPRECATED, resolve_renamed
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
 from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
-from dpreg.methods.dp_gd import SIMPLE_OPTIONS
+from dpreg.methods.dp_gd import SIMPLE_OPTIONS, rounds
 
 __all__ = ["DPGradientDescent"]
 
-_SIMPLE_PARAMS = ("epsilon", "rho", "delta", "variant", "bounds_X", "bounds_y", "tau", "steps",
+_SIMPLE_PARAMS = ("epsilon", "rho", "delta", "variant", "bounds_X", "bounds_y", "tau",
                   "fit_intercept", "random_state", "ledger", "raise_on_failure")
 _CLIPPED_PARAMS = ("epsilon", "delta", "bounds_X", "bounds_y", "fit_intercept", "n_iter",
                    "clip_norm", "learning_rate", "schedule", "accounting", "output",
@@ -52,10 +53,14 @@ class DPGradientDescent(DPRegressorBase):
     algorithm:
         ``"auto"`` (one feature → ``"simple"``, several → ``"clipped"``), ``"simple"`` or
         ``"clipped"``.
-    variant, tau, steps:
-        One-feature algorithm: budget variant, per-coordinate clip τ (1) and rounds T (80).
-    n_iter, clip_norm, learning_rate, schedule, accounting, output, neighbouring:
-        Several-feature algorithm: rounds (100), gradient clip (1), step size (0.5) and its
+    n_iter:
+        Rounds T of either algorithm; ``None`` (default): 80 with one feature (Alabi et al.),
+        100 with several.  ``steps=`` is its deprecated spelling (one release, with a
+        ``DeprecationWarning``; both at once are an error).
+    variant, tau:
+        One-feature algorithm: budget variant and per-coordinate clip τ (1).
+    clip_norm, learning_rate, schedule, accounting, output, neighbouring:
+        Several-feature algorithm: gradient clip (1), step size (0.5) and its
         schedule, ``"gdp"``/``"zcdp"`` accounting, ``"average"``/``"last"`` output,
         neighbouring relation.
     fit_intercept, random_state, ledger:
@@ -68,15 +73,18 @@ class DPGradientDescent(DPRegressorBase):
         private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
+    #: deprecated parameter spellings (old -> new), resolved at fit time
+    _deprecated_params = {"steps": "n_iter"}
+
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  rho: float | None = None, bounds_X: Any = None, bounds_y: Any = None,
                  fit_intercept: bool = True, algorithm: str = "auto", variant: str = "pure",
-                 tau: float = 1.0, steps: int = 80, n_iter: int = 100, clip_norm: float = 1.0,
+                 tau: float = 1.0, n_iter: int | None = None, clip_norm: float = 1.0,
                  learning_rate: float = 0.5, schedule: str = "constant",
                  accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
                  ledger: Any = None,
-                 raise_on_failure: bool = True) -> None:
+                 raise_on_failure: bool = True, steps: Any = DEPRECATED) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho
@@ -86,7 +94,6 @@ class DPGradientDescent(DPRegressorBase):
         self.algorithm = algorithm
         self.variant = variant
         self.tau = tau
-        self.steps = steps
         self.n_iter = n_iter
         self.clip_norm = clip_norm
         self.learning_rate = learning_rate
@@ -97,6 +104,7 @@ class DPGradientDescent(DPRegressorBase):
         self.random_state = random_state
         self.ledger = ledger
         self.raise_on_failure = raise_on_failure
+        self.steps = steps
 
     def _inner(self, n_features: int) -> DPRegressorBase:
         """The estimator of the selected algorithm, after refusing every parameter it would
@@ -107,8 +115,13 @@ class DPGradientDescent(DPRegressorBase):
                 f"algorithm must be 'auto', 'simple' or 'clipped'; got {algo!r}"
             )
         spec = methods.get("dp-gd")
-        given = {k: getattr(self, k) for k, opt in spec.options.items()
-                 if getattr(self, k) is not opt.default and getattr(self, k) != opt.default}
+        n_iter = resolve_renamed(self.steps, self.n_iter, old="steps", new="n_iter",
+                                 where="DPGradientDescent", new_given=self.n_iter is not None,
+                                 stacklevel=6)
+        params = {k: getattr(self, k) for k in spec.options}
+        params["n_iter"] = n_iter
+        given = {k: v for k, v in params.items()
+                 if v is not spec.options[k].default and v != spec.options[k].default}
         runs = algo if algo != "auto" else ("simple" if n_features == 1 else "clipped")
         for k, value in given.items():
             if not spec.uses(k, given, {"n_features": n_features}):
@@ -120,16 +133,19 @@ class DPGradientDescent(DPRegressorBase):
                     f"{owner}: remove it (or leave it at its default "
                     f"{spec.options[k].default!r})")
         algo = runs
+        inner = {k: getattr(self, k) for k in _SIMPLE_PARAMS + _CLIPPED_PARAMS}
+        inner["n_iter"] = rounds(given, algo)
         if algo == "simple":
             # the budget parameters go to the core as given: its variant rule
             # (dpreg.simple.variant_budget) refuses any the variant does not use
-            return SimpleDPGradientDescent(**{k: getattr(self, k) for k in _SIMPLE_PARAMS})
+            return SimpleDPGradientDescent(n_iter=inner["n_iter"],
+                                           **{k: inner[k] for k in _SIMPLE_PARAMS})
         if self.rho is not None:
             raise InvalidParameterError(
                 f"rho={self.rho!r} is not used by DPGradientDescent's several-x algorithm "
                 "('clipped': it takes epsilon and delta; rho belongs to the one-x algorithm's "
                 "variant='zcdp'); remove it")
-        return ClippedDPGradientDescent(**{k: getattr(self, k) for k in _CLIPPED_PARAMS})
+        return ClippedDPGradientDescent(**{k: inner[k] for k in _CLIPPED_PARAMS})
 
     def _fit(self, X: Any, y: Any) -> DPGradientDescent:
         Xv, _ = self._validate(X, y)  # sets n_features_in_/feature_names_in_

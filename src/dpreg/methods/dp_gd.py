@@ -21,6 +21,7 @@ from dpreg._spec import (
     Integer,
     IntervalSupport,
     MethodSpec,
+    NoneOr,
     Option,
     Real,
     Release,
@@ -30,9 +31,10 @@ from dpreg.exceptions import InvalidInputError
 
 __all__ = ["DPGradientDescentSpec", "SPECS", "algorithm_for"]
 
-#: options of the one-x algorithm and of the several-x one
-SIMPLE_OPTIONS = ("variant", "tau", "steps")
-CLIPPED_OPTIONS = ("n_iter", "clip_norm", "learning_rate", "schedule", "accounting", "output",
+#: options of the one-x algorithm and of the several-x one (``n_iter``, the number of rounds,
+#: is both algorithms'; ``steps`` is its deprecated spelling: ``renamed_options``)
+SIMPLE_OPTIONS = ("variant", "tau")
+CLIPPED_OPTIONS = ("clip_norm", "learning_rate", "schedule", "accounting", "output",
                    "neighbouring")
 
 
@@ -45,6 +47,22 @@ def algorithm_for(options: Mapping[str, Any], n_features: int | None) -> str | N
     if n_features is None:
         return None
     return "simple" if n_features == 1 else "clipped"
+
+
+#: the default number of rounds of each algorithm (``n_iter=None``): Alabi et al.'s T = 80
+#: for one x, 100 for clipped DP-GD
+DEFAULT_ROUNDS = MappingProxyType({"simple": 80, "clipped": 100})
+
+
+def rounds(options: Mapping[str, Any], algorithm: str) -> int:
+    """The number of rounds of a fit: ``n_iter`` as given, else the deprecated ``steps``
+    (its warning was given where the options were checked), else the algorithm's default
+    (:data:`DEFAULT_ROUNDS`)."""
+    for key in ("n_iter", "steps"):
+        value = options.get(key)
+        if value is not None:
+            return int(value)
+    return DEFAULT_ROUNDS[algorithm]
 
 
 def _used_by(which: str) -> Any:
@@ -74,7 +92,8 @@ class DPGradientDescentSpec(MethodSpec):
     harness = ("simple", "multivariate")
     needs_rows = ("each of its gradient steps is a pass over the rows at the current noisy "
                   "estimate, so it needs the rows, not one set of sums")
-    local_options = ("variant", "tau", "steps")
+    local_options = ("variant", "tau", "n_iter", "steps")
+    renamed_options = MappingProxyType({"steps": "n_iter"})
     local_kind = "vector"
     _one = "with several regressors (it belongs to the one-x algorithm)"
     _several = "with one regressor (it belongs to the several-x algorithm)"
@@ -86,10 +105,8 @@ class DPGradientDescentSpec(MethodSpec):
                           used_if=_used_by("simple"), when=_one),
         "tau": Option(Real(0.0, None, closed="neither"), 1.0, "one x: per-coordinate clip",
                       used_if=_used_by("simple"), when=_one),
-        "steps": Option(Integer(1, 100_000), 80, "one x: rounds",
-                        used_if=_used_by("simple"), when=_one),
-        "n_iter": Option(Integer(1, 1_000_000), 100, "several x: rounds",
-                         used_if=_used_by("clipped"), when=_several),
+        "n_iter": Option(NoneOr(Integer(1, 1_000_000)), None,
+                         "rounds T (default: 80 with one x, Alabi et al.; 100 with several)"),
         "clip_norm": Option(Real(0.0, 1e300, closed="right"), 1.0,
                             "several x: per-example gradient clip",
                             used_if=_used_by("clipped"), when=_several),
@@ -149,7 +166,7 @@ class DPGradientDescentSpec(MethodSpec):
             raise InvalidInputError("delta is required for method 'dp-gd' with several "
                                     "regressors (a value in (0, 1), e.g. 1e-6)")
         return dpgd_budget(eps, check_delta(delta, allow_zero=False),
-                           int(options.get("n_iter", 100)),
+                           rounds(options, "clipped"),
                            str(options.get("accounting", "gdp")),
                            check_neighbouring(options.get("neighbouring", "replace-one")))[2]
 
@@ -168,7 +185,7 @@ class DPGradientDescentSpec(MethodSpec):
         return gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, epsilon, delta),
             x_bounds=x_bounds[0], y_bounds=y_bounds, tau=options.get("tau", 1.0),
-            steps=options.get("steps", 80), n=n)
+            n_iter=rounds(options, "simple"), n=n)
 
     def statistics(self, X: np.ndarray, y: np.ndarray, plan: ReleasePlan) -> Any:
         """:func:`~dpreg.simple.gradient_descent_statistics` of the one column of ``X``."""
@@ -211,7 +228,7 @@ class DPGradientDescentSpec(MethodSpec):
         return lambda x, y, g: gd.gradient_descent(
             x, y, epsilon=params["epsilon"], rho=params["rho"], delta=params["delta"],
             variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
-            tau=options.get("tau", 1.0), steps=options.get("steps", 80), rng=g)
+            tau=options.get("tau", 1.0), n_iter=rounds(options, "simple"), rng=g)
 
     def release_groups(self, batch: GroupBatch) -> GroupLines:
         """DPGD for all groups: one public plan for the table
@@ -225,7 +242,7 @@ class DPGradientDescentSpec(MethodSpec):
         plan = gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, batch.epsilon, batch.delta),
             x_bounds=batch.x_bounds, y_bounds=batch.y_bounds, tau=opts.get("tau", 1.0),
-            steps=opts.get("steps", 80))
+            n_iter=rounds(opts, "simple"))
         xs, ys, starts = batch.active_rows()
         g = batch.active.size
         with gd.group_gradient_statistics(xs, ys, starts, plan,
@@ -246,7 +263,7 @@ def _replicate_plan(epsilon: float, x_bounds: tuple[float, float],
     """The plan of the replicates (evaluation: the pure-ε variant)."""
     return gd.plan_gradient_descent(variant="pure", epsilon=epsilon, x_bounds=x_bounds,
                                     y_bounds=y_bounds, tau=options.get("tau", 1.0),
-                                    steps=options.get("steps", 80), x_eval=x_eval, n=n)
+                                    n_iter=rounds(options, "simple"), x_eval=x_eval, n=n)
 
 
 def _predictions(release: Release) -> np.ndarray:
