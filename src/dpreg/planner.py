@@ -509,10 +509,13 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")
-    from dpreg._dispatch import check_option_keys
+    from dpreg._dispatch import check_option_keys, prepare_options
 
     check_option_keys(options)
-    opts = {k: v for k, v in options.items()}
+    # the fit's own option rule (unknown names, values, an option these settings would not
+    # use): refused here as regress refuses it, never silently dropped from the plan
+    checked, ci_alpha = prepare_options(entry, dict(options), n_features=len(xs))
+    opts = {**checked, **({} if ci_alpha is None else {"ci_alpha": ci_alpha})}
     des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
     def at(eps: float, detail: bool = True) -> Plan:

@@ -12,6 +12,7 @@ then raises); the budget stays charged because the failure is itself a private o
 
 from __future__ import annotations
 
+import inspect
 from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Self
@@ -111,6 +112,16 @@ def resolve_inference(value: Any, *, supported: bool) -> bool:
     return bool(value)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether a parameter is at its default (``is``, or equal for plain values)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # e.g. an array: not a default
+        return False
+
+
 def feature_names(X: Any, n_features: int) -> list[str]:
     cols = getattr(X, "columns", None)
     if cols is not None and len(cols) == n_features:
@@ -137,8 +148,50 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         rof = getattr(self, "raise_on_failure", True)
         if not isinstance(rof, (bool, np.bool_)):
             raise InvalidParameterError(f"raise_on_failure must be True or False; got {rof!r}")
+        self._refuse_unused(X)
         self._fit(X, y)
         return self
+
+    #: True where the estimator applies its method's option rule itself (DPGradientDescent)
+    _own_unused_check: bool = False
+
+    def _refuse_unused(self, X: Any) -> None:
+        """A hyperparameter set away from its default that this fit would not use is an error
+        naming it -- never silently dropped -- by the rule of the method's spec
+        (:meth:`dpreg._spec.MethodSpec.check_options`' ``used_if``, the rule ``regress``
+        applies), raised before anything is read, charged or drawn."""
+        if self._own_unused_check:
+            return
+        from dpreg import methods
+
+        params = self.get_params(deep=False)
+        mine = [m for m in methods.specs(selector=False) if m.estimator is not None
+                and m.estimator_class() is type(self)]
+        spec = next((m for m in mine if all(params.get(k) == v for k, v in
+                                            m.estimator_options.items())), None)
+        if spec is None:
+            return
+        defaults = {k: p.default for k, p in inspect.signature(type(self)).parameters.items()}
+        options = set().union(*(set(m.options) for m in mine))
+        given = {k: params[k] for k in options if k in params
+                 and not _same(params[k], defaults.get(k))}
+        fixed = ", ".join(f"{k}={v!r}" for k, v in spec.estimator_options.items())
+        for key, value in given.items():
+            if key not in spec.options:
+                raise InvalidParameterError(
+                    f"{key}={value!r} is not used by {type(self).__name__} with {fixed} "
+                    f"(method {spec.name!r}); remove it (or leave it at its default "
+                    f"{defaults.get(key)!r})")
+        shape = getattr(X, "shape", None)
+        context = {"n_features": shape[1] if shape is not None and len(shape) == 2 else None,
+                   "ci_alpha": params.get("ci_alpha")}
+        full = {k: params[k] for k in spec.options if k in params}
+        for key, value in given.items():
+            if not spec.uses(key, full, context):
+                raise InvalidParameterError(
+                    f"{key}={value!r} is not used by {type(self).__name__} "
+                    f"{spec.options[key].when or 'with these settings'}; remove it (or leave "
+                    f"it at its default {defaults.get(key)!r})")
 
     @abstractmethod
     def _fit(self, X: Any, y: Any) -> object:

@@ -75,6 +75,7 @@ class DPGradientDescent(DPRegressorBase):
 
     #: deprecated parameter spellings (old -> new), resolved at fit time
     _deprecated_params = {"steps": "n_iter"}
+    _own_unused_check = True  # the spec's rule, per algorithm, in _inner
 
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  rho: float | None = None, bounds_X: Any = None, bounds_y: Any = None,
