@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _cli import run_cli as run
-
 import dpreg
+from _cli import run_cli as run
 from dpreg import methods
 from dpreg.api import fit_arrays
 

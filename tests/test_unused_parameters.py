@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _cli import run_cli as run
-
 import dpreg
+from _cli import run_cli as run
 from dpreg.exceptions import InvalidInputError
 
 B = {"x": (0.0, 1.0), "y": (0.0, 1.0), "z": (0.0, 1.0)}

@@ -25,7 +25,7 @@ import pytest
 import api_snapshot as snap
 import dpreg
 from dpreg._validation import DEPRECATED as SENTINEL
-from dpreg._validation import deprecated_aliases
+from dpreg._validation import ESTIMATOR_DEPRECATED, deprecated_aliases
 from dpreg.exceptions import InvalidParameterError
 
 #: the families of names the vocabulary fixes (any parameter with one of these names is checked)
@@ -175,7 +175,9 @@ def violations(items: Any = None) -> list[str]:
             if (path, pname) in EXEMPT:
                 continue
             if pname in aliases:
-                if aliases[pname] not in params or param.default is not SENTINEL:
+                old_default = ESTIMATOR_DEPRECATED if layer == "estimator" else SENTINEL
+                if aliases[pname] not in params or not (param.default is old_default or (
+                        layer == "estimator" and param.default == old_default)):
                     out.append(f"{path}: deprecated {pname} must default to DEPRECATED next "
                                f"to its replacement {aliases[pname]}")
                 continue
@@ -305,7 +307,8 @@ def test_deprecated_parameters_show_in_the_snapshot_with_their_replacement():
             if f"def {path}(" in lines or f"class {path}(" in lines:
                 line = next(ln for ln in lines.splitlines()
                             if ln.startswith((f"def {path}(", f"class {path}(")))
-                assert f"{old}=<deprecated>" in line and new in line, line
+                assert (f"{old}=<deprecated>" in line or f"{old}='deprecated'" in line) \
+                    and new in line, line
 
 
 # ---------------------------------------------------------------- DP-GD: one name for the rounds

@@ -48,6 +48,7 @@ __all__ = [
     "describe_data",
     "exact_float_key",
     "DEPRECATED",
+    "ESTIMATOR_DEPRECATED",
     "renamed_parameters",
     "deprecated_aliases",
     "resolve_renamed",
@@ -432,16 +433,24 @@ class _Deprecated:
 
 #: the default of every deprecated parameter spelling (an old name kept for one release)
 DEPRECATED: Any = _Deprecated()
+#: the same for an estimator's parameter: scikit-learn's convention (its checks allow plain
+#: values only as defaults of ``__init__``)
+ESTIMATOR_DEPRECATED = "deprecated"
+
+
+def _not_given(value: Any) -> bool:
+    return value is DEPRECATED or (isinstance(value, str) and value == ESTIMATOR_DEPRECATED)
 
 
 def resolve_renamed(old_value: Any, new_value: Any, *, old: str, new: str, where: str,
                     new_given: bool, stacklevel: int = 3) -> Any:
     """The value of parameter ``new`` when the caller may have used its deprecated spelling
-    ``old``: ``new_value`` when ``old`` was not given (its value is :data:`DEPRECATED`);
+    ``old``: ``new_value`` when ``old`` was not given (its value is :data:`DEPRECATED`, or
+    :data:`ESTIMATOR_DEPRECATED` for an estimator's parameter);
     ``old_value`` with a :class:`DeprecationWarning` naming ``new`` when only ``old`` was
     given; an :class:`~dpreg.exceptions.InvalidParameterError` naming both when both were
     (``new_given``).  Raised before anything is read, charged or drawn."""
-    if old_value is DEPRECATED:
+    if _not_given(old_value):
         return new_value
     if new_given:
         raise InvalidParameterError(

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpreg import methods
-from dpreg._validation import DEPRECATED, resolve_renamed
+from dpreg._validation import ESTIMATOR_DEPRECATED, resolve_renamed
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
@@ -85,7 +85,7 @@ class DPGradientDescent(DPRegressorBase):
                  accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
                  ledger: Any = None,
-                 raise_on_failure: bool = True, steps: Any = DEPRECATED) -> None:
+                 raise_on_failure: bool = True, steps: Any = ESTIMATOR_DEPRECATED) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpreg._validation import DEPRECATED, resolve_renamed
+from dpreg._validation import ESTIMATOR_DEPRECATED, resolve_renamed
 from dpreg.linear_model._base import _SimpleRegressor
 from dpreg.simple import gradient_descent
 
@@ -48,7 +48,7 @@ class SimpleDPGradientDescent(_SimpleRegressor):
                  bounds_y: Any = None, tau: float = 1.0, n_iter: int = 80,
                  fit_intercept: bool = True, random_state: Any = None,
                  ledger: Any = None,
-                 raise_on_failure: bool = True, steps: Any = DEPRECATED) -> None:
+                 raise_on_failure: bool = True, steps: Any = ESTIMATOR_DEPRECATED) -> None:
         self.epsilon = epsilon
         self.rho = rho
         self.delta = delta

@@ -751,10 +751,11 @@ def theil_sen_ci(
     output_range:
         Public slope range (lo, hi); the true slope is assumed to lie in [lo + θ, hi − θ].
     ci_method:
-        ``method=`` is its deprecated spelling (one release).  ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
+        ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
         >= 1 − α by a worst-case bound, conservative -- ``"calibrated"`` (coverage close to
         1 − α; refused with ``NoUncertaintyError`` where :func:`calibrated_refusal` says so)
-        or ``"auto"`` (calibrated where offered, else tight).
+        or ``"auto"`` (calibrated where offered, else tight).  ``method=`` is its deprecated
+        spelling (one release).
     pairs:
         ``"all"`` or an integer number of round-robin matchings.
     theta:

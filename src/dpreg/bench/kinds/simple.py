@@ -147,7 +147,7 @@ def simple_releases(m: dict[str, Any], x: np.ndarray, y: np.ndarray, *, epsilon:
         delta = (float(require_key(m, "delta")) if "delta" in VARIANT_PARAMETERS.get(variant, ())
                  else None)
         preds, _ = E.gd_replicates(x, y, variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
-                                   tau=float(m.get("tau", 1.0)), n_iter=int(m.get("steps", 80)),
+                                   tau=float(m.get("tau", 1.0)), steps=int(m.get("steps", 80)),
                                    x_eval=xe2, trials=trials, rng=rng,
                                    **variant_parameters(variant, epsilon, delta))
         return from_pair(preds)
