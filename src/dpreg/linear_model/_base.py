@@ -12,6 +12,7 @@ then raises); the budget stays charged because the failure is itself a private o
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
@@ -112,6 +113,18 @@ def resolve_inference(value: Any, *, supported: bool) -> bool:
     return bool(value)
 
 
+@functools.cache
+def _specs_of(cls: type) -> tuple[tuple[Any, ...], dict[str, Any], frozenset[str]]:
+    """The method specs fitted with estimator ``cls``, its ``__init__`` defaults and the
+    union of those specs' option names (public facts of the class, cached once)."""
+    from dpreg import methods
+
+    mine = tuple(m for m in methods.specs(selector=False) if m.estimator is not None
+                 and m.estimator_class() is cls)
+    defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+    return mine, defaults, frozenset().union(*(set(m.options) for m in mine))
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether a parameter is at its default (``is``, or equal for plain values)."""
     if a is b:
@@ -162,17 +175,14 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         applies), raised before anything is read, charged or drawn."""
         if self._own_unused_check:
             return
-        from dpreg import methods
-
+        mine, defaults, options = _specs_of(type(self))
+        if not mine:
+            return
         params = self.get_params(deep=False)
-        mine = [m for m in methods.specs(selector=False) if m.estimator is not None
-                and m.estimator_class() is type(self)]
         spec = next((m for m in mine if all(params.get(k) == v for k, v in
                                             m.estimator_options.items())), None)
         if spec is None:
             return
-        defaults = {k: p.default for k, p in inspect.signature(type(self)).parameters.items()}
-        options = set().union(*(set(m.options) for m in mine))
         given = {k: params[k] for k in options if k in params
                  and not _same(params[k], defaults.get(k))}
         fixed = ", ".join(f"{k}={v!r}" for k, v in spec.estimator_options.items())
