@@ -188,7 +188,7 @@ def test_nonprivate_theil_sen_ci_kendall_equals_exact_without_ties():
 
 
 @pytest.mark.parametrize("kw,match", [
-    ({"alpha": 0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"method": "exact"}, "method"),
+    ({"ci_alpha": 0}, "ci_alpha"), ({"ci_alpha": 1.5}, "ci_alpha"), ({"ci_method": "exact"}, "ci_method"),
     ({"theta": 0}, "theta"), ({"theta": 10}, "theta"), ({"r_alpha": 1}, "r_alpha"),
     ({"null_variance": "kendall", "pairs": 3}, "kendall"), ({"null_variance": "exact"},
                                                            "null_variance"),
