@@ -106,7 +106,7 @@ def main() -> None:
     formula = "y ~ " + " + ".join(cols[:-1])
 
     def sscp() -> object:
-        rel = release_sscp(data, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6, rng=0)
+        rel = release_sscp(data, columns=cols, bounds=bounds, epsilon=1.0, delta=1e-6, random_state=0)
         return rel.regress(formula)
 
     report("SSCP release + regress on 1e5 x 10", paired(sscp, base, args.repeats))

@@ -70,7 +70,7 @@ def bench_n(n: int, g: np.random.Generator, rows: list[tuple]) -> None:
         for method in ("union", "tight"):
             add(f"theil_sen_ci {method} pairs={pairs}",
                 lambda m=method, p=pairs: theil_sen_ci(x, y, epsilon=1, output_range=(-2, 2),
-                                                       method=m, pairs=p, rng=g), base, name)
+                                                       ci_method=m, pairs=p, rng=g), base, name)
 
 
 def main() -> None:

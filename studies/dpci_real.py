@@ -268,7 +268,7 @@ def real_coverage_study(method: str, dataset: str, kind: str, *, epsilon: float,
                 ci = res.conf_int(a).iloc[1]  # the slope (the estimator names it x0)
                 # oracle: Sen's classical interval (the ε = ∞ limit of the default
                 # calibrated interval; narrower than Sarathy & Vadhan's α/8 version)
-                npci = nonprivate_theil_sen_ci(X[:, 0], y, alpha=a, approximation="normal")
+                npci = nonprivate_theil_sen_ci(X[:, 0], y, ci_alpha=a, approximation="normal")
                 lo, hi = float(ci["lower"]), float(ci["upper"])
                 rows.append({**base, "failed": False, "refused": False,
                              "estimate": float(res.params.iloc[1]), "lower": lo, "upper": hi,

@@ -54,9 +54,9 @@ def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] =
                 g = np.random.default_rng(s_data)
                 x = g.uniform(0.0, 1.0, n)
                 y = SLOPE * x + g.normal(0.0, SIGMA, n)
-                ref = nonprivate_theil_sen_ci(x, y, alpha=alpha)
+                ref = nonprivate_theil_sen_ci(x, y, ci_alpha=alpha)
                 rec["w_np"].append(ref.width)
-                rec["w_sen"].append(nonprivate_theil_sen_ci(x, y, alpha=alpha,
+                rec["w_sen"].append(nonprivate_theil_sen_ci(x, y, ci_alpha=alpha,
                                                             approximation="normal").width)
                 rec["cov_np"].append(float(ref.low <= SLOPE <= ref.high))
                 for tag, e, s in (("full", eps, s_full), ("half", eps / 2.0, s_half)):
@@ -67,15 +67,15 @@ def width_study(ns: Sequence[int] = (100, 200, 400), epsilons: Sequence[float] =
                         n=n, p=alpha)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        ci = theil_sen_ci(x, y, epsilon=e, alpha=alpha, output_range=RANGE,
-                                          method="auto" if method == "calibrated" else method,
+                        ci = theil_sen_ci(x, y, epsilon=e, ci_alpha=alpha, output_range=RANGE,
+                                          ci_method="auto" if method == "calibrated" else method,
                                           theta=th, rng=np.random.default_rng(s))
                     rec[f"w_{tag}"].append(ci.width)
                     rec[f"inf_{tag}"].append(float(ci.informative))
                     rec[f"cov_{tag}"].append(float(ci.low <= SLOPE <= ci.high))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res = theil_sen_with_ci(x, y, epsilon=eps, alpha=alpha, x_bounds=(0.0, 1.0),
+                    res = theil_sen_with_ci(x, y, epsilon=eps, ci_alpha=alpha, x_bounds=(0.0, 1.0),
                                             y_bounds=(0.0, 1.0), slope_range=RANGE,
                                             ci_method=method, rng=np.random.default_rng(s_est))
                 iv = res.conf_int(alpha).iloc[1]

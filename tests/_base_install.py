@@ -83,7 +83,7 @@ def base_paths() -> None:
                              key_file=os.path.join(tmp, "budget.key"))
         assert again.spent() == led.spent()
         rel = dpreg.release_sscp(paths["parquet"], columns=["x1", "x2", "y"], bounds=bounds,
-                                 epsilon=2.0, delta=1e-6, rng=seed)
+                                 epsilon=2.0, delta=1e-6, random_state=seed)
         rel.save(os.path.join(tmp, "release.json"))
         loaded = dpreg.SSCPRelease.load(os.path.join(tmp, "release.json"))
         assert np.isfinite(loaded.regress("y ~ x1 + x2").params.to_numpy()).all()

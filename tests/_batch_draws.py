@@ -139,13 +139,13 @@ def gradient_descent_draws(x: Any, y: Any, seeds: Sequence[int], *, epsilon: flo
 
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     plan = plan_gradient_descent(epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
-                                 tau=tau, steps=steps, n=xa.size)
+                                 tau=tau, n_iter=steps, n=xa.size)
     release = release_gradient_descent(
         gradient_descent_statistics(xa, ya, plan, rows=len(seeds)), plan, _rows(seeds))
     slope, intercept = release.values["slope"], release.values["intercept"]
     for i in range(min(check, len(seeds))):
         r = gradient_descent(xa, ya, epsilon=epsilon, x_bounds=x_bounds, y_bounds=y_bounds,
-                             steps=steps, tau=tau, rng=int(seeds[i]))
+                             n_iter=steps, tau=tau, rng=int(seeds[i]))
         assert (slope[i], intercept[i]) == (r.slope, r.intercept), (i, slope[i], r.slope)
     return np.asarray(slope), np.asarray(intercept)
 

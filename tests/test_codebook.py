@@ -257,7 +257,7 @@ def test_release_sscp_takes_bounds_from_the_codebook(fair):
         "age": {"bounds": [17.5, 42]}, "affairs": {"bounds": [0, 60]}}})
     with pytest.warns(UserWarning, match="neither checked nor used"):  # n private here
         rel = dpreg.release_sscp(fair, columns=["age", "affairs"], epsilon=1.0, delta=1e-6,
-                                 codebook=cb, rng=2**100 + 1, neighbouring="add-remove")
+                                 codebook=cb, random_state=2**100 + 1, neighbouring="add-remove")
     assert rel.bounds == [(17.5, 42.0), (0.0, 60.0)]
     with pytest.raises(InvalidInputError, match="does not match"):
         dpreg.release_sscp(fair, columns=["age", "affairs"], epsilon=1.0, delta=1e-6,

@@ -141,7 +141,7 @@ def csv(tmp_path_factory):
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     rel = release_sscp(_frame(), columns=["x", "z", *WIDE, "y"], bounds=BOUNDS, epsilon=1.0,
-                       delta=1e-6, rng=0)
+                       delta=1e-6, random_state=0)
     path = tmp_path_factory.mktemp("formula") / "release.json"
     rel.save(path)
     return rel, path
@@ -296,7 +296,7 @@ def test_a_column_named_like_a_payload_is_a_column(tmp_path, sentinel):
                       bounds={name: (0, 1), "y": (0, 1)}, random_state=0)
     assert list(r.params.index) == ["intercept", name]
     rel = release_sscp(df, columns=[name, "y"], bounds={name: (0, 1), "y": (0, 1)},
-                       epsilon=1.0, delta=1e-6, rng=0)
+                       epsilon=1.0, delta=1e-6, random_state=0)
     assert list(rel.regress(f"y ~ `{name}`", se="plugin").params.index) == ["intercept", name]
 
 

@@ -83,7 +83,7 @@ def test_release_sscp_refuses_a_headerless_csv(headerless):
     from dpreg.covariance import release_sscp
 
     with pytest.raises(InvalidInputError) as err:
-        release_sscp(headerless, columns=["x", "y"], bounds=BOUNDS, epsilon=1, delta=1e-6, rng=0)
+        release_sscp(headerless, columns=["x", "y"], bounds=BOUNDS, epsilon=1, delta=1e-6, random_state=0)
     _check_error(err.value)
 
 

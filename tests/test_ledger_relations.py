@@ -270,13 +270,13 @@ class TestCallersPassTheirRelation:
         data = g.uniform(0, 1, (50, 2))
         led = Ledger(ApproxDP(10.0, 1e-4))
         rel = dpreg.release_sscp(data, columns=["a", "b"], bounds=[(0, 1), (0, 1)], epsilon=1.0,
-                                 delta=1e-6, rng=0, ledger=led)
+                                 delta=1e-6, random_state=0, ledger=led)
         assert rel.privacy.neighbouring is AR
         ev = led.events()[0]
         assert ev.stated == ApproxDP(1.0, 1e-6) and ev.budget.epsilon == 2.0
         led_ar = Ledger(ApproxDP(10.0, 1e-4), neighbouring="add-remove")
         dpreg.release_sscp(data, columns=["a", "b"], bounds=[(0, 1), (0, 1)], epsilon=1.0,
-                           delta=1e-6, rng=0, ledger=led_ar)
+                           delta=1e-6, random_state=0, ledger=led_ar)
         assert led_ar.events()[0].budget == ApproxDP(1.0, 1e-6)
 
     def test_replace_one_release_refused_on_add_remove_ledger(self):

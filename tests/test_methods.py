@@ -13,6 +13,7 @@ import pytest
 import dpreg
 from dpreg import methods
 from dpreg._spec import SET_BY_CALLER, MethodSpec, load
+from dpreg._validation import deprecated_aliases
 from dpreg.exceptions import InvalidInputError, InvalidParameterError, UnknownNameError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +50,7 @@ def test_spec_options_are_the_estimators_hyperparameters(name):
     m = methods.get(name)
     target = m.estimator_class() if m.estimator is not None else load(m.core_function)
     params = set(inspect.signature(target).parameters) - SET_BY_CALLER
+    params -= set(deprecated_aliases(target))  # old spellings (tests/test_vocabulary.py)
     params -= set(m.estimator_options) | {"rho", "ci_alpha", "neighbouring"}
     siblings = [s for s in methods.specs(selector=False)
                 if (s.estimator, s.core_function) == (m.estimator, m.core_function)]
@@ -114,7 +116,7 @@ def test_options_are_validated_by_their_declared_constraints():
 
 @pytest.mark.parametrize("name,opts,context,word", [
     ("dp-gd", {"variant": "zcdp"}, {"n_features": 3}, "variant"),
-    ("dp-gd", {"n_iter": 5}, {"n_features": 1}, "n_iter"),
+    ("dp-gd", {"clip_norm": 5.0}, {"n_features": 1}, "clip_norm"),
     ("theil-sen-exp", {"ci_method": "tight"}, {"ci_alpha": None}, "ci_method"),
     ("noisy-stats", {"n_boot": 100, "inference": False}, {}, "n_boot"),
 ])
@@ -134,7 +136,7 @@ def test_unused_options_are_refused_through_regress_before_any_charge():
     led = Ledger(PureDP(10))
     with pytest.raises(InvalidParameterError, match="not used"):
         dpreg.api.fit_arrays(x.reshape(-1, 1), x, method="dp-gd", epsilon=1.0,
-                             x_bounds=[(0, 1)], y_bounds=(0, 1), n_iter=7, ledger=led)
+                             x_bounds=[(0, 1)], y_bounds=(0, 1), clip_norm=7.0, ledger=led)
     with pytest.raises(UnknownNameError):  # theta belongs to theil-sen-wide only
         dpreg.api.fit_arrays(x.reshape(-1, 1), x, method="theil-sen-exp", epsilon=1.0,
                              x_bounds=[(0, 1)], y_bounds=(0, 1), theta=0.1, ledger=led)

@@ -121,7 +121,7 @@ def test_release_file_and_its_summary(df, tmp_path):
     loaded = dpreg.SSCPRelease.load(path).regress("y ~ x")
     assert "NOT PRIVATE" in loaded.summary().as_text() and loaded.to_dict()["private"] is False
     rel = dpreg.release_sscp(df, columns=["x", "y"], bounds=BOUNDS, epsilon=1.0, delta=1e-6,
-                             rng=STRONG)
+                             random_state=STRONG)
     stored = json.loads(rel.save(tmp_path / "seeded.json").read_text())["privacy"]
     assert "128 bits of entropy" in stored["notice"]
     summary = dpreg.SSCPRelease.load(tmp_path / "seeded.json").regress("y ~ x").summary()
@@ -148,7 +148,7 @@ def test_weak_seed_warns_once_per_public_call(df):
         "DPGradientDescent.fit": lambda s: dpreg.DPGradientDescent(
             epsilon=1, delta=1e-6, random_state=s, **kw).fit(X, y),  # fits an inner estimator
         "release_sscp": lambda s: dpreg.release_sscp(df, columns=["x", "y"], bounds=BOUNDS,
-                                                     epsilon=1, delta=1e-6, rng=s),
+                                                     epsilon=1, delta=1e-6, random_state=s),
         "fit_by_group(reference)": lambda s: dpreg.fit_by_group(
             df, "g", "x", "y", method="adassp", epsilon=1, delta=1e-6, bounds=BOUNDS,
             groups=[0, 1, 2, 3], random_state=s, backend="reference"),

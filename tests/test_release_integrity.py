@@ -44,7 +44,7 @@ def _frame(n=400):
 @pytest.fixture(scope="module")
 def rel():
     return release_sscp(_frame(), columns=["x", "z", "y"], bounds=BOUNDS, epsilon=2.0,
-                        delta=1e-6, rng=5, neighbouring="replace-one")
+                        delta=1e-6, random_state=5, neighbouring="replace-one")
 
 
 @pytest.fixture(scope="module")

@@ -276,7 +276,8 @@ class IntervalSupport:
 #: arguments callers set themselves (a user option with one of these names is rejected)
 SET_BY_CALLER = frozenset({
     "x", "y", "X", "epsilon", "delta", "bounds_X", "bounds_y", "x_bounds", "y_bounds",
-    "fit_intercept", "random_state", "rng", "ledger", "x_names", "y_name", "self"})
+    "fit_intercept", "random_state", "rng", "ledger", "x_names", "y_name", "self",
+    "raise_on_failure"})
 
 
 # ---------------------------------------------------------------------------- plan/release
@@ -420,6 +421,15 @@ class MethodSpec:
     #: what the release estimates, in words (the estimand): shown in every summary
     #: (``Estimates`` row) and JSON (``extra["target"]``) of a fit through the dispatcher
     target: ClassVar[str] = ""
+    #: the option defaults of a per-group table (``fit_by_group``, ``dpreg fit-groups``) where
+    #: they differ from ``options``' (the default of every other entry point: ``regress``,
+    #: ``fit_arrays``, the CLI's ``fit``, ``plan``, the estimator), with the reason in
+    #: ``group_defaults_reason``; a table given the option explicitly honours it
+    group_defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    group_defaults_reason: ClassVar[str] = ""
+    #: deprecated option spellings kept for one release (old -> new): an option given by its
+    #: old name warns (``DeprecationWarning`` naming the new one); both at once are an error
+    renamed_options: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     # -- derived facts ---------------------------------------------------------------------
     @property
@@ -453,7 +463,9 @@ class MethodSpec:
         ``context``: ``n_features``, the number of regressors, and ``ci_alpha``, the interval
         asked for, where known) do not use it is an error too -- never silently dropped.
         Returns the given options converted (with ``fill``, the defaults of the others
-        added)."""
+        added).  A deprecated spelling (``renamed_options``) warns, naming the new one, and is
+        returned under the new name; both spellings at once are an error naming both."""
+        options = self._renamed(options)
         allowed = sorted(self.options)
         unknown = sorted(set(options) - set(self.options), key=str)
         if unknown:
@@ -479,6 +491,21 @@ class MethodSpec:
                     f"option {key!r} is not used by method {self.name!r} "
                     f"{self.options[key].when or 'with these settings'}; remove it")
         return full if fill else out
+
+    def _renamed(self, options: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``options`` with each deprecated spelling resolved to its new name
+        (:func:`dpreg._validation.resolve_renamed`: warns, or refuses both spellings)."""
+        if not any(old in options for old in self.renamed_options):
+            return options
+        from dpreg._validation import resolve_renamed
+
+        out = dict(options)
+        for old, new in self.renamed_options.items():
+            if old in out:
+                out[new] = resolve_renamed(out.pop(old), out.get(new), old=old, new=new,
+                                           where=f"method {self.name!r}",
+                                           new_given=out.get(new) is not None, stacklevel=4)
+        return out
 
     def uses(self, option: str, options: Mapping[str, Any],
              context: Mapping[str, Any] | None = None) -> bool:

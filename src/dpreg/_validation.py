@@ -8,12 +8,15 @@ ledger, so rejected input costs no privacy budget.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -44,6 +47,11 @@ __all__ = [
     "fmt",
     "describe_data",
     "exact_float_key",
+    "DEPRECATED",
+    "ESTIMATOR_DEPRECATED",
+    "renamed_parameters",
+    "deprecated_aliases",
+    "resolve_renamed",
 ]
 
 RNGLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
@@ -410,3 +418,101 @@ def check_choice(value: Any, name: str, options: Sequence[str]) -> str:
                                     + did_you_mean(str(value), options))
     return value
 
+# --------------------------------------------------------------------------------------------
+# deprecated parameter spellings (docs/architecture.md, "Vocabulary"): one mechanism for all
+# --------------------------------------------------------------------------------------------
+class _Deprecated:
+    """The default of a deprecated parameter spelling (shown as ``<deprecated>`` in a
+    signature): "not given"."""
+
+    _instance: _Deprecated | None = None
+
+    def __new__(cls) -> _Deprecated:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<deprecated>"
+
+    def __reduce__(self) -> str:
+        return "DEPRECATED"
+
+
+#: the default of every deprecated parameter spelling (an old name kept for one release)
+DEPRECATED: Any = _Deprecated()
+#: the same for an estimator's parameter: scikit-learn's convention (its checks allow plain
+#: values only as defaults of ``__init__``)
+ESTIMATOR_DEPRECATED = "deprecated"
+
+
+def _not_given(value: Any) -> bool:
+    return value is DEPRECATED or (isinstance(value, str) and value == ESTIMATOR_DEPRECATED)
+
+
+def resolve_renamed(old_value: Any, new_value: Any, *, old: str, new: str, where: str,
+                    new_given: bool, stacklevel: int = 3) -> Any:
+    """The value of parameter ``new`` when the caller may have used its deprecated spelling
+    ``old``: ``new_value`` when ``old`` was not given (its value is :data:`DEPRECATED`, or
+    :data:`ESTIMATOR_DEPRECATED` for an estimator's parameter);
+    ``old_value`` with a :class:`DeprecationWarning` naming ``new`` when only ``old`` was
+    given; an :class:`~dpreg.exceptions.InvalidParameterError` naming both when both were
+    (``new_given``).  Raised before anything is read, charged or drawn."""
+    if _not_given(old_value):
+        return new_value
+    if new_given:
+        raise InvalidParameterError(
+            f"{where}: {old}= is the deprecated spelling of {new}=; give only {new}= (got "
+            f"both {old}={fmt(old_value)} and {new}={fmt(new_value)})")
+    warnings.warn(f"{where}: the parameter {old}= is deprecated and will be removed in the "
+                  f"next release; use {new}= instead (same meaning)", DeprecationWarning,
+                  stacklevel=stacklevel)
+    return old_value
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def renamed_parameters(**renames: str) -> Callable[[F], F]:
+    """Decorator keeping old keyword spellings of a function's parameters for one release:
+    ``@renamed_parameters(rng="random_state")``.  The function declares both (the old one
+    keyword-only with the default :data:`DEPRECATED`, so that signatures and the API snapshot
+    show both); a call with the old keyword warns (:class:`DeprecationWarning` naming the new
+    one) and passes its value as the new one; a call with both is an
+    :class:`~dpreg.exceptions.InvalidParameterError` naming both.  The aliases are listed on
+    the wrapper as ``__deprecated_aliases__`` (old -> new), read by
+    :func:`deprecated_aliases`."""
+
+    def deco(fn: F) -> F:
+        params = inspect.signature(fn).parameters
+        for old, new in renames.items():
+            if old not in params or new not in params or params[old].default is not DEPRECATED \
+                    or params[old].kind is not inspect.Parameter.KEYWORD_ONLY:
+                raise TypeError(f"{fn.__qualname__}: declare {new} and the keyword-only "
+                                f"{old}=DEPRECATED to rename {old} to {new}")
+        where = fn.__qualname__
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    kwargs[new] = resolve_renamed(kwargs.pop(old), kwargs.get(new), old=old,
+                                                  new=new, where=where,
+                                                  new_given=new in kwargs, stacklevel=3)
+            return fn(*args, **kwargs)
+
+        wrapper.__deprecated_aliases__ = {**deprecated_aliases(fn), **renames}  # type: ignore[attr-defined]
+        return cast(F, wrapper)
+
+    return deco
+
+
+def deprecated_aliases(obj: Any) -> dict[str, str]:
+    """The deprecated parameter spellings of a callable (old -> new): those of
+    :func:`renamed_parameters`, or a class's ``_deprecated_params`` (estimators, which keep
+    scikit-learn's contract of storing parameters verbatim and resolve them at fit time with
+    :func:`resolve_renamed`)."""
+    found = getattr(obj, "__deprecated_aliases__", None)
+    if found is None and inspect.isclass(obj):
+        found = getattr(obj, "_deprecated_params", None)
+    return dict(found or {})

@@ -56,6 +56,7 @@ import pandas as pd
 
 from dpreg import methods
 from dpreg._validation import (
+    DEPRECATED,
     EPSILON_MAX,
     check_bounds,
     check_delta,
@@ -63,6 +64,7 @@ from dpreg._validation import (
     check_int,
     check_positive,
     did_you_mean,
+    renamed_parameters,
 )
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
 from dpreg.methods import ExpectedError, PlanDesign, robust_sd, tail_note
@@ -441,11 +443,12 @@ def _resolve_design(design: Any, cb: Any, n: int, xs: list[str], yname: str,
                             f"{type(design).__name__}")
 
 
+@renamed_parameters(seed="random_state")
 def plan(method: str, epsilon: float | None = None, delta: float | None = None, *, n: int,
          formula: str, bounds: Mapping[str, Any] | None = None, codebook: Any = None,
          design: Any = None, ledger: Any = None, target_sd: float | None = None,
-         target: str | None = None, seed: int = 0, n_sim: int = 200,
-         **options: Any) -> Plan:
+         target: str | None = None, random_state: int = 0, n_sim: int = 200,
+         seed: Any = DEPRECATED, **options: Any) -> Plan:
     """The expected error of ``method`` at ``epsilon`` (and ``delta``) for ``n`` rows of a
     public design -- or, with ``target_sd``, the smallest ε that meets it.
 
@@ -472,9 +475,11 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     target_sd, target:
         Solve for ε instead: the smallest ε whose noise sd of ``target`` (a coefficient name or
         ``"prediction"``; default the largest sd among the slopes) is <= ``target_sd``.
-    seed, n_sim:
-        The seed of the design's rows and of the plan's simulations, and the number of
-        simulated releases (simulated methods only; see the module doc).
+    random_state, n_sim:
+        The seed (an integer >= 0) of the design's rows and of the plan's simulations, and
+        the number of simulated releases (simulated methods only; see the module doc).
+        ``seed=`` is the deprecated spelling of ``random_state`` (one release, with a
+        ``DeprecationWarning``).
     options:
         Method options, as for :func:`dpreg.regress`.
 
@@ -487,7 +492,7 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         raise InvalidInputError("method must be a concrete method (plan the one 'auto' would "
                                 "choose); got 'auto'")
     n = check_int(n, "n", minimum=2, maximum=10**9)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_int(random_state, "random_state", minimum=0)
     n_sim = check_int(n_sim, "n_sim", minimum=10, maximum=100_000)
     cb = resolve_codebook(codebook)
     bounds = merge_bounds(cb, bounds) if cb is not None else bounds
@@ -504,10 +509,13 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")
-    from dpreg._dispatch import check_option_keys
+    from dpreg._dispatch import check_option_keys, prepare_options
 
     check_option_keys(options)
-    opts = {k: v for k, v in options.items()}
+    # the fit's own option rule (unknown names, values, an option these settings would not
+    # use): refused here as regress refuses it, never silently dropped from the plan
+    checked, ci_alpha = prepare_options(entry, dict(options), n_features=len(xs))
+    opts = {**checked, **({} if ci_alpha is None else {"ci_alpha": ci_alpha})}
     des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
     def at(eps: float, detail: bool = True) -> Plan:

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from dpreg import methods
-from dpreg._validation import check_bounds, check_epsilon, check_int, check_rng
+from dpreg._validation import (
+    DEPRECATED,
+    check_bounds,
+    check_epsilon,
+    check_int,
+    check_rng,
+    renamed_parameters,
+)
 from dpreg.exceptions import InvalidInputError
 from dpreg.simple import check_simple_xy, check_x_eval
 
@@ -29,12 +36,13 @@ REPLICABLE = methods.names(harness="simple")
 BATCHED = tuple(m for m in REPLICABLE if methods.get(m).batched_replicates)
 
 
+@renamed_parameters(steps="n_iter")
 def replicate_predictions(
     method: str, x: Any, y: Any, *, epsilon: float, x_bounds: tuple[float, float],
     y_bounds: tuple[float, float], trials: int, x_eval: Any = None,
     output_range: tuple[float, float] | None = None, pairs: str | int = "all",
-    theta: float | None = None, dof: int = 3, tau: float = 1.0, steps: int = 80,
-    rng: Any = None, algorithm: str = "auto",
+    theta: float | None = None, dof: int = 3, tau: float = 1.0, n_iter: int = 80,
+    rng: Any = None, algorithm: str = "auto", steps: Any = DEPRECATED,
 ) -> np.ndarray:
     """Predictions at the two ``x_eval`` points from ``trials`` independent releases.
 
@@ -43,8 +51,8 @@ def replicate_predictions(
     needs ``output_range`` (the public range of the predictions); ``algorithm`` is as in
     :func:`dpreg.simple.theil_sen` (``"exact-fast"`` draws the replicates from the O(n log n)
     all-pairs sampler, reusing its envelope).  The other keyword arguments are the options of
-    the methods that have them (``pairs``, ``theta``, ``dof``: Theil-Sen; ``tau``, ``steps``:
-    DP-GD).
+    the methods that have them (``pairs``, ``theta``, ``dof``: Theil-Sen; ``tau``, ``n_iter``:
+    DP-GD; ``steps=`` is the deprecated spelling of ``n_iter``).
     """
     if method not in REPLICABLE:
         raise InvalidInputError(f"method must be one of {list(REPLICABLE)}; got {method!r}")
@@ -59,15 +67,16 @@ def replicate_predictions(
         xa, ya, epsilon=eps, x_bounds=xb, y_bounds=yb, trials=t, x_eval=(xe[0], xe[1]),
         rng=gen,
         options={"output_range": output_range, "pairs": pairs, "theta": theta, "dof": dof,
-                 "tau": tau, "steps": steps, "algorithm": algorithm})
+                 "tau": tau, "n_iter": n_iter, "algorithm": algorithm})
 
 
+@renamed_parameters(steps="n_iter")
 def replicate_predictions_many(
     method: str, xs: Sequence[Any], ys: Sequence[Any], *, epsilon: float,
     x_bounds: tuple[float, float], y_bounds: tuple[float, float], trials: int,
     rngs: Sequence[Any], x_eval: Any = None, output_range: tuple[float, float] | None = None,
     pairs: str | int = "all", theta: float | None = None, dof: int = 3, tau: float = 1.0,
-    steps: int = 80, algorithm: str = "auto",
+    n_iter: int = 80, algorithm: str = "auto", steps: Any = DEPRECATED,
 ) -> list[np.ndarray]:
     """:func:`replicate_predictions` on many data sets: ``[replicate_predictions(method,
     xs[i], ys[i], ..., rng=rngs[i]) for i in range(len(xs))]``, the same arrays bit for bit
@@ -99,4 +108,4 @@ def replicate_predictions_many(
         data, epsilon=eps, x_bounds=xb, y_bounds=yb, trials=t, x_eval=(xe[0], xe[1]),
         rngs=gens,
         options={"output_range": output_range, "pairs": pairs, "theta": theta, "dof": dof,
-                 "tau": tau, "steps": steps, "algorithm": algorithm})
+                 "tau": tau, "n_iter": n_iter, "algorithm": algorithm})

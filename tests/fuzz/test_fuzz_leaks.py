@@ -326,7 +326,7 @@ def _cores() -> dict[str, tuple[Callable[[Any, Any], Any], bool]]:
         "release_sscp": (lambda X, y: dpreg.release_sscp(
             pd.DataFrame({"a": np.asarray(X, dtype=object)[: len(y), 0], "y": y}),
             columns=["a", "y"], bounds={"a": (0, 1), "y": (0, 1)}, epsilon=1.0, delta=1e-6,
-            rng=0), False),
+            random_state=0), False),
         "noisy_count": (lambda X, y: noisy_count(X, epsilon=1.0, rng=0), False),
         "noisy_nvar": (lambda x, y: noisy_nvar(x, epsilon=1.0, x_bounds=(0, 1), rng=0), True),
         "propose_bounds": (lambda x, y: propose_bounds(x, epsilon=1.0, rng=0), True),

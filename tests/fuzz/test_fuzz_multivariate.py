@@ -87,10 +87,10 @@ def test_release_sscp(data, eps, dlt, b, rng):
         return [rel.to_dict() if hasattr(rel, "to_dict") else None]
 
     check_release("release_sscp", lambda led: release_sscp(
-        frame, columns=cols, bounds={c: b for c in cols}, epsilon=eps, delta=dlt, rng=rng,
+        frame, columns=cols, bounds={c: b for c in cols}, epsilon=eps, delta=dlt, random_state=rng,
         ledger=led), lambda rel: None)
     check_release("release_sscp.regress", lambda led: release_sscp(
-        frame, columns=cols, bounds={c: b for c in cols}, epsilon=eps, delta=dlt, rng=rng,
+        frame, columns=cols, bounds={c: b for c in cols}, epsilon=eps, delta=dlt, random_state=rng,
         ledger=led).regress("y ~ " + " + ".join(cols[:-1]) if len(cols) > 1 else "y ~ 1"),
         results_release)
 

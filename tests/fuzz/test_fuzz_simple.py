@@ -63,7 +63,7 @@ def test_gradient_descent(data, variant, eps, dlt, rho, xb, yb, tau, steps, rng)
     kw = {"pure": {"epsilon": eps}, "zcdp": {"rho": rho},
           "approx": {"epsilon": eps, "delta": dlt}}[variant]
     check_release("gradient_descent", lambda led: gradient_descent(
-        x, y, variant=variant, x_bounds=xb, y_bounds=yb, tau=tau, steps=steps, ledger=led,
+        x, y, variant=variant, x_bounds=xb, y_bounds=yb, tau=tau, n_iter=steps, ledger=led,
         rng=rng, **kw), simple_release)
 
 
@@ -78,7 +78,7 @@ def test_theil_sen_ci(data, eps, alpha, out_range, method, pairs, est, rng):
         return [ci.low, ci.high, ci.estimate]
 
     check_release("theil_sen_ci", lambda led: theil_sen_ci(
-        x, y, epsilon=eps, alpha=alpha, output_range=out_range, method=method, pairs=pairs,
+        x, y, epsilon=eps, ci_alpha=alpha, output_range=out_range, ci_method=method, pairs=pairs,
         return_estimate=est, ledger=led, rng=rng), released)
 
 

@@ -182,7 +182,7 @@ def _table(groups, seed, sizes):
 def test_batched_seeded_table_equals_the_per_group_loop(method):
     df = _table(150, 4, (0, 1, 2, 5, 9, 60, 129, 300))
     kw = dict(method=method, epsilon=1.0, bounds=BOUNDS, groups=list(range(150)),
-              random_state=2**100 + 17, steps=15) if method == "dp-gd" else dict(
+              random_state=2**100 + 17, n_iter=15) if method == "dp-gd" else dict(
         method=method, epsilon=1.0, bounds=BOUNDS, groups=list(range(150)),
         random_state=2**100 + 17)
     loc = fit_by_group(df, "k", "x", "y", **kw)
@@ -254,7 +254,7 @@ def test_secure_tables_never_use_the_array_generators(monkeypatch):
     df = _table(20, 1, (5, 9))
     for method in ("noisy-stats", "dp-intercept", "dp-gd"):  # the vectorised methods
         out = fit_by_group(df, "k", "x", "y", method=method, epsilon=1.0, bounds=BOUNDS,
-                           groups=list(range(20)), steps=5) if method == "dp-gd" else \
+                           groups=list(range(20)), n_iter=5) if method == "dp-gd" else \
             fit_by_group(df, "k", "x", "y", method=method, epsilon=1.0, bounds=BOUNDS,
                          groups=list(range(20)))
         assert out.attrs["backend"] == "local" and len(out) == 20

@@ -68,7 +68,7 @@ def test_dp_gd_table_does_not_depend_on_the_threads(monkeypatch):
     monkeypatch.setattr(_segments, "GD_THREAD_MIN_ROWS", 0)
     df = _table(60, 6, (0, 1, 2, 9, 140, 300))
     kw = dict(method="dp-gd", epsilon=1.0, bounds=BOUNDS, groups=list(range(60)),
-              random_state=3, steps=12)
+              random_state=3, n_iter=12)
     one = fit_by_group(df, "k", "x", "y", workers=1, **kw)
     two = fit_by_group(df, "k", "x", "y", workers=2, **kw)
     ref = fit_by_group(df, "k", "x", "y", backend="reference", **kw)

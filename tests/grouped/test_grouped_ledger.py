@@ -109,7 +109,7 @@ SINGLE_FIT_CASES = [
     ("theil-sen-exp", {"ci_alpha": 0.1}, None),
     ("dp-gd", {}, None),
     ("dp-gd", {"variant": "zcdp"}, None),  # rho = eps^2/2 (rho is not a method option)
-    ("dp-gd", {"variant": "approx", "steps": 20}, 1e-6),
+    ("dp-gd", {"variant": "approx", "n_iter": 20}, 1e-6),
     ("dp-gd", {"algorithm": "clipped", "n_iter": 30}, 1e-6),
     ("dp-gd", {"algorithm": "clipped", "accounting": "zcdp", "neighbouring": "add-remove"}, 1e-6),
     ("adassp", {}, 1e-6),

@@ -30,7 +30,7 @@ CASES = [
     ("noisy-stats", {}),
     ("dp-intercept", {}),
     ("dp-gd", {}),
-    ("dp-gd", {"variant": "approx", "steps": 20}),
+    ("dp-gd", {"variant": "approx", "n_iter": 20}),
     ("theil-sen-exp", {}),
     ("theil-sen-exp", {"pairs": 1}),
     ("theil-sen-wide", {"theta": 0.05}),

@@ -146,7 +146,7 @@ CASES = [
     ("noisy-stats", {"inference": True}, None),
     ("dp-intercept", {}, None),
     ("dp-gd", {}, None),
-    ("dp-gd", {"variant": "approx", "steps": 30}, 1e-6),
+    ("dp-gd", {"variant": "approx", "n_iter": 30}, 1e-6),
     ("dp-gd", {"algorithm": "clipped", "n_iter": 10}, 1e-6),
     ("theil-sen-exp", {}, None),
     ("theil-sen-wide", {"theta": 0.05}, None),

@@ -125,7 +125,7 @@ def test_noise_is_calibrated_on_the_upper_triangle(neighbouring, factor, calibra
     noise = []
     for seed in range(250):
         rel = release_sscp(frame, columns=cols, bounds=bnds, epsilon=eps, delta=delta,
-                           neighbouring=neighbouring, calibration=calibration, rng=seed)
+                           neighbouring=neighbouring, calibration=calibration, random_state=seed)
         E = rel.noisy_scaled - exact
         np.testing.assert_array_equal(E, E.T)
         noise.append(E[iu])
@@ -149,7 +149,7 @@ def test_noise_in_original_units_matches_noise_sd_matrix(draws):
     eps, delta = 2.0, 1e-6
     sd = noise_sd_matrix(eps, delta, bounds=bounds).to_numpy()
     draws = np.array([release_sscp(frame, columns=["a", "b"], bounds=bounds, epsilon=eps,
-                                   delta=delta, rng=s).raw.to_numpy() - exact
+                                   delta=delta, random_state=s).raw.to_numpy() - exact
                       for s in range(draws)])
     for i, j in [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2)]:
         z = draws[:, i, j] / sd[i, j]
@@ -200,7 +200,7 @@ def test_release_accuracy_method_matches_planning_function():
     frame = pd.DataFrame({"a": rng.uniform(0, 5, 500), "b": rng.uniform(0, 5, 500)})
     bounds = {"a": (0, 5), "b": (0, 5)}
     rel = release_sscp(frame, columns=["a", "b"], bounds=bounds, epsilon=1.0, delta=1e-6,
-                       rng=0)
+                       random_state=0)
     pd.testing.assert_frame_equal(rel.accuracy(0.05), accuracy(1.0, 1e-6, 0.05, bounds=bounds))
 
 
@@ -233,7 +233,7 @@ def test_repair_recorded_on_noisy_small_release():
     frame = pd.DataFrame(rng.uniform(0, 1, size=(5, 4)), columns=list("abcd"))
     bounds = {c: (0, 1) for c in "abcd"}
     repaired = [release_sscp(frame, columns=list("abcd"), bounds=bounds, epsilon=0.5,
-                             delta=1e-6, rng=s).metadata["psd_repaired"] for s in range(20)]
+                             delta=1e-6, random_state=s).metadata["psd_repaired"] for s in range(20)]
     assert any(repaired)
 
 
@@ -256,7 +256,7 @@ def _meta():
 # ------------------------------------------------------------------------ persistence
 def test_save_load_roundtrip(tmp_path):
     rel = release_sscp(STATECRIME, columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6,
-                       rng=7)
+                       random_state=7)
     path = rel.save(tmp_path / "release.json")
     data = json.loads(path.read_text())
     meta = data["metadata"]
@@ -312,14 +312,14 @@ def test_undefined_standard_errors_are_flagged():
     SE exists (NaN + flag).  The seed picks such a release (seed 3 of the float-safe seeded
     noise; seed 8 did with the old float noise)."""
     rel = release_sscp(STATECRIME, columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6,
-                       rng=3)
+                       random_state=3)
     res = rel.regress("murder ~ poverty + single", se="plugin")
     assert res.extra["se_defined"] is False
     assert res.uncertainty.startswith("undefined")
     assert res.bse.isna().all()
     # the DP-aware default refuses: 51 rows at ε = 1 leave the matrix dominated by the noise
     # (κ > 0.5, issue 18), so there is no interval and no standard error, and it says why
-    dp = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
+    dp = rel.regress("murder ~ poverty + single", n_sim=100, random_state=0)
     assert dp.extra["se_defined"] is False and dp.bse.isna().all()
     assert dp.extra["dp_ci_refused"] is True and dp.uncertainty.startswith("none: refused")
 
@@ -327,13 +327,13 @@ def test_undefined_standard_errors_are_flagged():
 def test_summary_and_uncertainty_labels():
     cols = ["murder", "poverty", "single"]  # bounds keys must be columns of the data
     rel = release_sscp(simulated(), columns=cols, bounds={c: BOUNDS[c] for c in cols},
-                       epsilon=8.0, delta=1e-6, rng=8)  # κ ≈ 0.1: the DP-aware interval exists
+                       epsilon=8.0, delta=1e-6, random_state=8)  # κ ≈ 0.1: the DP-aware interval exists
     res = rel.regress("murder ~ poverty + single", se="plugin")
     assert "plug-in" in res.uncertainty
     text = str(res.summary())
     assert "Signif. codes" in text and "poverty" in text
     assert res.nobs is None  # add/remove: n is private
-    noisy = rel.regress("murder ~ poverty + single", se="noise-aware", n_sim=50, rng=0)
+    noisy = rel.regress("murder ~ poverty + single", se="noise-aware", n_sim=50, random_state=0)
     assert "noise-aware" in noisy.uncertainty
     assert np.all(noisy.bse.to_numpy() >= res.bse.to_numpy())
     np.testing.assert_allclose(noisy.params, res.params)
@@ -341,7 +341,7 @@ def test_summary_and_uncertainty_labels():
 
 def test_replace_one_records_public_n():
     rel = release_sscp(STATECRIME, columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6,
-                       neighbouring="replace-one", rng=9)
+                       neighbouring="replace-one", random_state=9)
     res = rel.regress("murder ~ poverty")
     assert res.nobs == 51 and res.df_resid == 49
     assert rel.metadata["sensitivity"] == pytest.approx(math.sqrt(2) * 7)
@@ -358,7 +358,7 @@ def test_accuracy_improves_with_n_on_simulated_data():
         e = []
         for s in range(10):
             rel = release_sscp(frame, columns=["y", "x"], bounds={"x": (0, 10), "y": (-10, 40)},
-                               epsilon=0.5, delta=1e-6, rng=s)
+                               epsilon=0.5, delta=1e-6, random_state=s)
             e.append(abs(rel.regress("y ~ x").params["x"] - 2.0))
         errs.append(np.median(e))
     assert errs[1] < errs[0] / 10
@@ -397,9 +397,9 @@ def test_bad_input_costs_nothing(kw, match):
 def test_array_and_mapping_inputs():
     arr = STATECRIME[["murder", "poverty"]].to_numpy()
     a = release_sscp(arr, columns=["m", "p"], bounds=[(0, 50), (0, 100)], epsilon=1.0,
-                     delta=1e-6, rng=3)
+                     delta=1e-6, random_state=3)
     b = release_sscp({"m": arr[:, 0], "p": arr[:, 1]}, columns=["m", "p"],
-                     bounds={"m": (0, 50), "p": (0, 100)}, epsilon=1.0, delta=1e-6, rng=3)
+                     bounds={"m": (0, 50), "p": (0, 100)}, epsilon=1.0, delta=1e-6, random_state=3)
     np.testing.assert_array_equal(a.noisy_scaled, b.noisy_scaled)
     ledger = Ledger(ApproxDP(1.0, 1e-6), neighbouring="add-remove")  # the release's relation
     release_sscp(arr, columns=["m", "p"], bounds=[(0, 50), (0, 100)], epsilon=1.0,
@@ -456,7 +456,7 @@ def test_near_collinear_large_means_are_not_marked_failed():
     bounds = [b[c] for c in cols]
     gen = simulation_generator(np.random.SeedSequence(100))
     for _ in range(10):
-        rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=1.0, delta=2**-16, rng=gen)
+        rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=1.0, delta=2**-16, random_state=gen)
         assert not rel.failed
         res = rel.regress("y ~ x1 + x2 + x3 + x4", se="plugin")
         assert not res.failed, res.reason

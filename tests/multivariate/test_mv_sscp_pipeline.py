@@ -92,7 +92,7 @@ def test_release_sscp_is_its_pipeline_bit_for_bit(relation):
     df = _frame()
     ledger = Ledger(ApproxDP(10.0, 1e-3), neighbouring=relation)
     out = release_sscp(df, columns=["a", "b", "y"], bounds=BOUNDS, epsilon=EPS, delta=DELTA,
-                       rng=21, neighbouring=relation, ledger=ledger)
+                       random_state=21, neighbouring=relation, ledger=ledger)
     plan = plan_sscp(columns=["a", "b", "y"], bounds=BOUNDS, epsilon=EPS, delta=DELTA,
                      neighbouring=relation, n=len(df) if relation == "replace-one" else None)
     S = sscp_statistics(ArraySource(df[["a", "b", "y"]].to_numpy(), ["a", "b", "y"]),
@@ -108,7 +108,7 @@ def test_release_sscp_is_its_pipeline_bit_for_bit(relation):
         d.pop("integrity", None)  # its hash covers the time
         d["privacy"].pop("ledger_charges", None)  # the charge record of the public function
     assert a == b
-    pa, pb = mine.regress("y ~ a + b", rng=5), out.regress("y ~ a + b", rng=5)
+    pa, pb = mine.regress("y ~ a + b", random_state=5), out.regress("y ~ a + b", random_state=5)
     np.testing.assert_array_equal(pa.params.to_numpy(), pb.params.to_numpy())
     np.testing.assert_array_equal(pa.conf_int().to_numpy(), pb.conf_int().to_numpy())
     # the ledger was charged exactly once, the plan's budget

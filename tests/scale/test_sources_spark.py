@@ -35,12 +35,12 @@ def frame(n=5000, seed=0):
 def test_covariance_release_and_adassp_on_spark_equal_local(spark, tmp_path):
     df = frame()
     sdf = spark.createDataFrame(df)  # 2 partitions: two partials summed on the driver
-    kw = dict(columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6, rng=11)
+    kw = dict(columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6, random_state=11)
     mem = release_sscp(df, **kw)
     got = release_sscp(sdf, **kw)
     np.testing.assert_allclose(got.noisy_scaled, mem.noisy_scaled, rtol=RTOL)
     # a wrong release (another seed) is outside the tolerance
-    assert not np.allclose(release_sscp(df, **{**kw, "rng": 12}).noisy_scaled,
+    assert not np.allclose(release_sscp(df, **{**kw, "random_state": 12}).noisy_scaled,
                            got.noisy_scaled, rtol=RTOL)
     rk = dict(method="adassp", epsilon=1.0, delta=1e-6, bounds=BOUNDS, random_state=2)
     np.testing.assert_allclose(dpreg.regress(sdf, "y ~ x1 + x2", **rk).params.to_numpy(),

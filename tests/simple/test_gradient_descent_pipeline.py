@@ -76,9 +76,9 @@ def test_variant_parameters_from_a_callers_epsilon_and_delta():
 def test_the_plan_reads_no_data_and_holds_every_public_field(variant):
     params = set(inspect.signature(plan_gradient_descent).parameters)
     assert params == {"variant", "epsilon", "rho", "delta", "x_bounds", "y_bounds", "tau",
-                      "steps", "x_eval", "n"}  # no data argument
+                      "n_iter", "x_eval", "n", "steps"}  # no data argument (steps: deprecated)
     plan = plan_gradient_descent(variant=variant, **BUDGET[variant], x_bounds=(-1, 3),
-                                 y_bounds=(0, 2), tau=0.5, steps=40, n=120)
+                                 y_bounds=(0, 2), tau=0.5, n_iter=40, n=120)
     assert plan.method == "dp-gd" and plan.n == 120 and plan.d == 2
     assert plan.relation.value == "replace-one"
     assert dict(plan.options) == {"variant": variant, "tau": 0.5, "steps": 40,
@@ -119,10 +119,10 @@ def test_the_spec_pipeline_is_the_public_function_bit_for_bit(variant):
     params = variant_parameters(variant, eps, delta)
     for seed in range(4):
         want = gradient_descent(x, y, variant=variant, **params, x_bounds=(0, 1),
-                                y_bounds=(0, 1), tau=0.6, steps=30, rng=seed)
+                                y_bounds=(0, 1), tau=0.6, n_iter=30, rng=seed)
         plan = spec.plan(epsilon=eps, delta=delta, n=x.size, x_bounds=[(0, 1)],
                          y_bounds=(0, 1), fit_intercept=True,
-                         options={"variant": variant, "tau": 0.6, "steps": 30})
+                         options={"variant": variant, "tau": 0.6, "n_iter": 30})
         release = spec.release(spec.statistics(x[:, None], y, plan), plan,
                                np.random.default_rng(seed), seeded=True)
         got = gradient_descent_result(release)
@@ -158,7 +158,7 @@ def test_grouped_rows_are_single_fits(variant):
     x = g.uniform(-0.1, 1.1, keys.size)
     df = pd.DataFrame({"k": keys, "x": x, "y": 0.2 + 0.5 * x + g.normal(0, 0.2, keys.size)})
     kw = dict(method="dp-gd", epsilon=1.2, delta=1e-6, bounds={"x": (0, 1), "y": (0, 1)},
-              groups=list(range(26)), random_state=4, variant=variant, steps=25)
+              groups=list(range(26)), random_state=4, variant=variant, n_iter=25)
     loc = fit_by_group(df, "k", "x", "y", **kw)
     ref = fit_by_group(df, "k", "x", "y", backend="reference", **kw)
     assert loc.attrs["backend"] == "local"

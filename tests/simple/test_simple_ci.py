@@ -107,7 +107,7 @@ def test_infinite_epsilon_is_the_nonprivate_interval(pairs, nv):
     x, y = make_data(60, g)
     for method in ("union", "tight"):
         with pytest.warns(PrivacyLeakWarning):
-            ci = theil_sen_ci(x, y, epsilon=math.inf, output_range=(-2, 2), method=method,
+            ci = theil_sen_ci(x, y, epsilon=math.inf, output_range=(-2, 2), ci_method=method,
                               pairs=pairs, null_variance=nv, return_estimate=True, rng=3)
         ref = nonprivate_theil_sen_ci(x, y, pairs=pairs, null_variance=nv, rng=3)
         assert (ci.low, ci.high, ci.estimate) == (ref.low, ref.high, ref.estimate)
@@ -159,11 +159,11 @@ def test_interval_is_informative_at_large_eps_n():
     g = np.random.default_rng(5)
     x, y = make_data(1500, g)
     for method in ("union", "tight"):
-        ci = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), method=method, pairs=10,
+        ci = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), ci_method=method, pairs=10,
                           rng=1)
         assert ci.low < 0.5 < ci.high and ci.width < 0.6
-    u = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), method="union", pairs=10, rng=1)
-    t = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), method="tight", pairs=10, rng=1)
+    u = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), ci_method="union", pairs=10, rng=1)
+    t = theil_sen_ci(x, y, epsilon=2, output_range=(-2, 2), ci_method="tight", pairs=10, rng=1)
     assert t.details["q_upper"] - t.details["q_lower"] < u.details["q_upper"] - u.details[
         "q_lower"]
     lo, hi = t
@@ -173,7 +173,7 @@ def test_interval_is_informative_at_large_eps_n():
 def test_ols_ci_matches_statsmodels():
     g = np.random.default_rng(6)
     x, y = make_data(40, g)
-    ours = ols_ci(x, y, alpha=0.1)
+    ours = ols_ci(x, y, ci_alpha=0.1)
     ref = sm.OLS(y, sm.add_constant(x)).fit().conf_int(alpha=0.1)[1]
     assert (ours.low, ours.high) == pytest.approx(tuple(ref), rel=1e-10)
 
@@ -188,7 +188,7 @@ def test_nonprivate_theil_sen_ci_kendall_equals_exact_without_ties():
 
 
 @pytest.mark.parametrize("kw,match", [
-    ({"alpha": 0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"method": "exact"}, "method"),
+    ({"ci_alpha": 0}, "ci_alpha"), ({"ci_alpha": 1.5}, "ci_alpha"), ({"ci_method": "exact"}, "ci_method"),
     ({"theta": 0}, "theta"), ({"theta": 10}, "theta"), ({"r_alpha": 1}, "r_alpha"),
     ({"null_variance": "kendall", "pairs": 3}, "kendall"), ({"null_variance": "exact"},
                                                            "null_variance"),
@@ -226,12 +226,12 @@ def coverage_table(n, eps, pairs, reps, seed, designs=DESIGNS, methods=("union",
             x, y = make_data(n, g, design)
             for m, a in keys:
                 if m == "nonprivate-TS":
-                    ci = nonprivate_theil_sen_ci(x, y, alpha=a, pairs=pairs, rng=g)
+                    ci = nonprivate_theil_sen_ci(x, y, ci_alpha=a, pairs=pairs, rng=g)
                 elif m == "OLS-t":
-                    ci = ols_ci(x, y, alpha=a)
+                    ci = ols_ci(x, y, ci_alpha=a)
                 else:
-                    ci = theil_sen_ci(x, y, epsilon=eps, alpha=a, output_range=(-2, 2),
-                                      method=m, pairs=pairs, null_variance=null_variance,
+                    ci = theil_sen_ci(x, y, epsilon=eps, ci_alpha=a, output_range=(-2, 2),
+                                      ci_method=m, pairs=pairs, null_variance=null_variance,
                                       rng=g)
                 hits[(m, a)].append(ci.low <= 0.5 <= ci.high)
                 widths[(m, a)].append(ci.width)

@@ -1,4 +1,4 @@
-"""The calibrated Theil-Sen slope interval (``theil_sen_ci(method="calibrated")``, the
+"""The calibrated Theil-Sen slope interval (``theil_sen_ci(ci_method="calibrated")``, the
 ``"auto"`` default of the estimator): its target arithmetic, its public refusal rule, its
 ε = ∞ limit, and the model of the mechanism's rank error it rests on."""
 
@@ -103,17 +103,17 @@ def test_explicit_calibrated_below_the_rule_is_refused_before_anything_is_charge
     x[7] = 0.8123456789  # a value no message may contain
     led = Ledger(PureDP(10.0))
     with pytest.raises(NoUncertaintyError, match="ci_method='tight'") as info:
-        theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-5.0, 5.0),
-                     method="calibrated", ledger=led, rng=0)
+        theil_sen_ci(x, y, epsilon=1.0, ci_alpha=0.1, output_range=(-5.0, 5.0),
+                     ci_method="calibrated", ledger=led, rng=0)
     assert "0.8123" not in str(info.value)
     assert len(led.events()) == 0
     led2 = Ledger(PureDP(10.0))
     with pytest.raises(NoUncertaintyError):
-        theil_sen_with_ci(x, y, epsilon=1.0, alpha=0.1, x_bounds=(0.0, 1.0),
+        theil_sen_with_ci(x, y, epsilon=1.0, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                           y_bounds=(-1.0, 2.0), ci_method="calibrated", ledger=led2, rng=0)
     assert len(led2.events()) == 0
     # auto falls back to the (conservative) tight interval and says so
-    r = theil_sen_with_ci(x, y, epsilon=1.0, alpha=0.1, x_bounds=(0.0, 1.0),
+    r = theil_sen_with_ci(x, y, epsilon=1.0, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                           y_bounds=(-1.0, 2.0), rng=0)
     assert r.extra["ci_calibrated"] == {"x": False}
     assert "tight" in r.uncertainty and "not offered" in r.uncertainty
@@ -138,13 +138,13 @@ def test_estimator_default_is_calibrated_where_offered():
 def test_infinite_epsilon_is_sens_classical_interval(algorithm):
     x, y = _line(120, 4)
     with pytest.warns(PrivacyLeakWarning):
-        ci = theil_sen_ci(x, y, epsilon=math.inf, alpha=0.1, output_range=(-5.0, 5.0),
-                          method="calibrated", null_variance="kendall", algorithm=algorithm,
+        ci = theil_sen_ci(x, y, epsilon=math.inf, ci_alpha=0.1, output_range=(-5.0, 5.0),
+                          ci_method="calibrated", null_variance="kendall", algorithm=algorithm,
                           rng=0)
-    ref = nonprivate_theil_sen_ci(x, y, alpha=0.1, null_variance="kendall",
+    ref = nonprivate_theil_sen_ci(x, y, ci_alpha=0.1, null_variance="kendall",
                                   approximation="normal")
     assert (ci.low, ci.high) == (ref.low, ref.high)
-    sv = nonprivate_theil_sen_ci(x, y, alpha=0.1, null_variance="kendall")
+    sv = nonprivate_theil_sen_ci(x, y, ci_alpha=0.1, null_variance="kendall")
     assert sv.low < ref.low and ref.high < sv.high  # the α/8 version is wider
 
 
@@ -152,10 +152,10 @@ def test_large_epsilon_approaches_the_classical_interval():
     """ε → ∞ (finite): the calibrated targets tend to Sen's ranks and θ to 0, so the
     released interval tends to the classical non-private one."""
     x, y = _line(300, 5)
-    ref = nonprivate_theil_sen_ci(x, y, alpha=0.1, null_variance="kendall",
+    ref = nonprivate_theil_sen_ci(x, y, ci_alpha=0.1, null_variance="kendall",
                                   approximation="normal")
-    ci = theil_sen_ci(x, y, epsilon=EPSILON_MAX, alpha=0.1, output_range=(-5.0, 5.0),
-                      method="calibrated", null_variance="kendall", rng=1)
+    ci = theil_sen_ci(x, y, epsilon=EPSILON_MAX, ci_alpha=0.1, output_range=(-5.0, 5.0),
+                      ci_method="calibrated", null_variance="kendall", rng=1)
     w = ref.high - ref.low
     assert abs(ci.low - ref.low) < 0.02 * w and abs(ci.high - ref.high) < 0.02 * w
 
@@ -190,7 +190,7 @@ def test_a_line_outside_its_slope_interval_is_flagged_in_the_result():
     x, y = _line(120, 8)
     flagged = 0
     for seed in range(40):
-        r = theil_sen_with_ci(x, y, epsilon=2.0, alpha=0.2, x_bounds=(0.0, 1.0),
+        r = theil_sen_with_ci(x, y, epsilon=2.0, ci_alpha=0.2, x_bounds=(0.0, 1.0),
                               y_bounds=(-1.0, 2.0), median="smooth", rng=seed)
         lo, hi = r.conf_int(0.2).iloc[1]
         outside = not lo <= float(r.params.iloc[1]) <= hi

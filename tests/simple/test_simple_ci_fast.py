@@ -119,7 +119,7 @@ def test_quantile_validation():
 def _ends(algorithm, seeds, **kw):
     out = []
     for s in seeds:
-        ci = theil_sen_ci(*data(60, seed=4), epsilon=2.0, alpha=0.1, output_range=(-2.0, 3.0),
+        ci = theil_sen_ci(*data(60, seed=4), epsilon=2.0, ci_alpha=0.1, output_range=(-2.0, 3.0),
                           return_estimate=True, algorithm=algorithm, rng=s, **kw)
         assert ci.details["algorithm"] == algorithm
         out.append((ci.low, ci.high, ci.estimate))
@@ -128,15 +128,15 @@ def _ends(algorithm, seeds, **kw):
 
 @pytest.mark.parametrize("method", ["union", "tight"])
 def test_interval_fast_and_materialised_have_the_same_law(method):
-    a = _ends("exact-fast", range(300), method=method)
-    b = _ends("materialise", range(1000, 1300), method=method)
+    a = _ends("exact-fast", range(300), ci_method=method)
+    b = _ends("materialise", range(1000, 1300), ci_method=method)
     for j in range(3):
         assert stats.ks_2samp(a[:, j], b[:, j]).pvalue > ALPHA
 
 
 def test_interval_routing_and_details():
     x, y = data(400, seed=1)
-    kw = dict(epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0), rng=0)
+    kw = dict(epsilon=1.0, ci_alpha=0.1, output_range=(-2.0, 3.0), rng=0)
     assert theil_sen_ci(x, y, **kw).details["algorithm"] == "exact-fast"  # auto, n >= 400
     assert theil_sen_ci(x[:399], y[:399], **kw).details["algorithm"] == "materialise"
     ci = theil_sen_ci(x, y, pairs=3, **kw)
@@ -152,7 +152,7 @@ def test_interval_routing_and_details():
 
 def test_interval_at_infinite_epsilon_matches_the_materialised_one():
     x, y = data(500, seed=3)
-    kw = dict(epsilon=np.inf, alpha=0.1, output_range=(-2.0, 3.0), return_estimate=True)
+    kw = dict(epsilon=np.inf, ci_alpha=0.1, output_range=(-2.0, 3.0), return_estimate=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = theil_sen_ci(x, y, algorithm="exact-fast", **kw)
@@ -169,9 +169,9 @@ def test_tight_targets_fall_back_to_union_only_above_the_hard_limit(monkeypatch)
     x, y = data(n, seed=6)
     monkeypatch.setattr(ci_module, "TIGHT_MAX_MULTISET", n * (n - 1) - 1)
     with pytest.warns(UserWarning, match="Union targets"):
-        t = theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0),
-                         method="tight", rng=0)
-    u = theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0), method="union",
+        t = theil_sen_ci(x, y, epsilon=1.0, ci_alpha=0.1, output_range=(-2.0, 3.0),
+                         ci_method="tight", rng=0)
+    u = theil_sen_ci(x, y, epsilon=1.0, ci_alpha=0.1, output_range=(-2.0, 3.0), ci_method="union",
                      rng=0)
     assert "tight_search" in t.details and "target_search" not in t.details
     assert (t.low, t.high) == (u.low, u.high)
@@ -183,11 +183,11 @@ def test_tight_method_is_used_above_the_old_multiset_limit():
     n = 3200
     assert n * (n - 1) > 10 ** 7
     x, y = data(n, seed=6)
-    kw = dict(epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0), rng=0)
+    kw = dict(epsilon=1.0, ci_alpha=0.1, output_range=(-2.0, 3.0), rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        t = theil_sen_ci(x, y, method="tight", **kw)
-    u = theil_sen_ci(x, y, method="union", **kw)
+        t = theil_sen_ci(x, y, ci_method="tight", **kw)
+    u = theil_sen_ci(x, y, ci_method="union", **kw)
     assert "tight_search" not in t.details and t.details["target_search"] == "bisect"
     # strictly inside the Union targets here (the tight method is what was asked for)
     assert u.details["q_lower"] < t.details["q_lower"] < 0.5 < t.details["q_upper"] < \
@@ -313,8 +313,8 @@ def test_interval_is_the_same_with_bisected_or_scanned_targets(monkeypatch, seed
     out = []
     for scan_max in (10 ** 12, 0):
         monkeypatch.setattr(ci_module, "TIGHT_SCAN_MAX_MULTISET", scan_max)
-        ci = theil_sen_ci(x, y, epsilon=3.0, alpha=0.1, output_range=(-2.0, 3.0),
-                          method="tight", pairs=pairs, return_estimate=True, rng=seed)
+        ci = theil_sen_ci(x, y, epsilon=3.0, ci_alpha=0.1, output_range=(-2.0, 3.0),
+                          ci_method="tight", pairs=pairs, return_estimate=True, rng=seed)
         out.append((ci.details["target_search"], ci.details["t_lower"],
                     ci.details["t_upper"], ci.low, ci.high, ci.estimate))
     assert (out[0][0], out[1][0]) == ("scan", "bisect")
@@ -348,8 +348,8 @@ def test_interval_on_20000_rows_runs_in_bounded_memory():
         for meth in ("union", "tight"):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                ci = theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-2, 2),
-                                  method=meth, return_estimate=True, rng=0)
+                ci = theil_sen_ci(x, y, epsilon=1.0, ci_alpha=0.1, output_range=(-2, 2),
+                                  ci_method=meth, return_estimate=True, rng=0)
             assert ci.low < 0.5 < ci.high and ci.high - ci.low < 0.2, (ci.low, ci.high)
             assert "tight_search" not in ci.details
             if meth == "tight":
@@ -372,11 +372,11 @@ def test_estimator_labels_the_union_fallback_not_tight(monkeypatch):
     x, y = data(n, seed=6)
     monkeypatch.setattr(ci_module, "TIGHT_MAX_MULTISET", n * (n - 1) - 1)
     with pytest.warns(UserWarning, match="Union targets"):
-        r = theil_sen_with_ci(x, y, epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
+        r = theil_sen_with_ci(x, y, epsilon=2.0, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                               y_bounds=(-2.0, 3.0), ci_method="tight", rng=0)
     assert "(tight)" not in r.ci_method and "tight search skipped" in r.ci_method
     assert "union (tight search skipped" in r.uncertainty
-    r_small = theil_sen_with_ci(x[:300], y[:300], epsilon=2.0, alpha=0.1, x_bounds=(0.0, 1.0),
+    r_small = theil_sen_with_ci(x[:300], y[:300], epsilon=2.0, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                                 y_bounds=(-2.0, 3.0), ci_method="tight", rng=0)
     assert "(tight)" in r_small.ci_method
 
@@ -402,8 +402,8 @@ def test_every_pair_tied_at_infinite_epsilon_raises_the_same_error_on_both_paths
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(InvalidInputError, match="every pair has tied x") as err:
-            theil_sen_ci(x, y, epsilon=math.inf, alpha=0.1, output_range=(-2.0, 3.0),
-                         method=method, pairs=pairs, algorithm=algorithm,
+            theil_sen_ci(x, y, epsilon=math.inf, ci_alpha=0.1, output_range=(-2.0, 3.0),
+                         ci_method=method, pairs=pairs, algorithm=algorithm,
                          return_estimate=return_estimate, ledger=led, rng=0)
     assert len(led.events()) == 0
     assert not any(ch.isdigit() for ch in str(err.value))  # no data value (no number at all)
@@ -415,7 +415,7 @@ def test_every_pair_tied_at_finite_epsilon_is_the_flagged_range_on_both_paths(al
     search range, flagged not informative (unchanged; both paths)."""
     x = np.full(450, _TIED_X)
     y = np.random.default_rng(3).normal(size=450)
-    ci = theil_sen_ci(x, y, epsilon=1.0, alpha=0.1, output_range=(-2.0, 3.0), method="tight",
+    ci = theil_sen_ci(x, y, epsilon=1.0, ci_alpha=0.1, output_range=(-2.0, 3.0), ci_method="tight",
                       algorithm=algorithm, rng=0)
     assert (ci.low, ci.high) == (-2.0, 3.0) and not ci.informative
 
@@ -430,13 +430,13 @@ def test_line_with_interval_every_pair_tied_at_infinite_epsilon_raises_before_ch
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(InvalidInputError, match="every pair has tied x"):
-            theil_sen_with_ci(x, y, epsilon=math.inf, alpha=0.1, x_bounds=(0.0, 1.0),
+            theil_sen_with_ci(x, y, epsilon=math.inf, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                               y_bounds=(-3.0, 3.0), ledger=led, rng=0)
     assert len(led.events()) == 0
     # an ordinary ε = ∞ fit still charges (after its releases)
     x2, y2 = data(450, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theil_sen_with_ci(x2, y2, epsilon=math.inf, alpha=0.1, x_bounds=(0.0, 1.0),
+        theil_sen_with_ci(x2, y2, epsilon=math.inf, ci_alpha=0.1, x_bounds=(0.0, 1.0),
                           y_bounds=(-3.0, 3.0), ledger=led, rng=0)
     assert len(led.events()) == 1

@@ -109,10 +109,10 @@ def test_line_ci_split_infinite():
 # --------------------------------------------------------------------------------------------
 def _estimator_ratio(n, eps, seed):
     x, y = _line_data(n, seed)
-    res = theil_sen_with_ci(x, y, epsilon=eps, alpha=0.05, x_bounds=(0, 1), y_bounds=(0, 1),
+    res = theil_sen_with_ci(x, y, epsilon=eps, ci_alpha=0.05, x_bounds=(0, 1), y_bounds=(0, 1),
                             slope_range=(-4.5, 5.5), rng=seed + 100)
     ci = res.conf_int(0.05).iloc[1]
-    ref = nonprivate_theil_sen_ci(x, y, alpha=0.05)
+    ref = nonprivate_theil_sen_ci(x, y, ci_alpha=0.05)
     return (float(ci["upper"]) - float(ci["lower"])) / ref.width
 
 
@@ -127,19 +127,19 @@ def test_estimator_interval_within_twice_the_nonprivate_width_at_n400_eps10():
 def test_estimator_infinite_epsilon_is_the_nonprivate_interval():
     x, y = _line_data(80, 3)
     with pytest.warns(PrivacyLeakWarning):
-        res = theil_sen_with_ci(x, y, epsilon=math.inf, alpha=0.1, x_bounds=(0, 1),
+        res = theil_sen_with_ci(x, y, epsilon=math.inf, ci_alpha=0.1, x_bounds=(0, 1),
                                 y_bounds=(0, 1), slope_range=(-4.5, 5.5), rng=0)
     ci = res.conf_int(0.1).iloc[1]
     # the default (auto → calibrated) tends to Sen's classical interval; exact variance: x
     # has no ties
-    ref = nonprivate_theil_sen_ci(x, y, alpha=0.1, approximation="normal")
+    ref = nonprivate_theil_sen_ci(x, y, ci_alpha=0.1, approximation="normal")
     assert (float(ci["lower"]), float(ci["upper"])) == (ref.low, ref.high)
     with pytest.warns(PrivacyLeakWarning):
-        res_t = theil_sen_with_ci(x, y, epsilon=math.inf, alpha=0.1, x_bounds=(0, 1),
+        res_t = theil_sen_with_ci(x, y, epsilon=math.inf, ci_alpha=0.1, x_bounds=(0, 1),
                                   y_bounds=(0, 1), slope_range=(-4.5, 5.5), ci_method="tight",
                                   rng=0)
     ci_t = res_t.conf_int(0.1).iloc[1]
-    ref_t = nonprivate_theil_sen_ci(x, y, alpha=0.1)  # Sarathy & Vadhan's α/8 version
+    ref_t = nonprivate_theil_sen_ci(x, y, ci_alpha=0.1)  # Sarathy & Vadhan's α/8 version
     assert (float(ci_t["lower"]), float(ci_t["upper"])) == (ref_t.low, ref_t.high)
 
 
@@ -157,12 +157,12 @@ def test_estimator_coverage_keeps_validity(n, eps, reps):
         hits, ratios = [], []
         for r in range(reps):
             x, y = _line_data(n, 10_000 + r)
-            res = theil_sen_with_ci(x, y, epsilon=eps, alpha=alpha, x_bounds=(0, 1),
+            res = theil_sen_with_ci(x, y, epsilon=eps, ci_alpha=alpha, x_bounds=(0, 1),
                                     y_bounds=(0, 1), slope_range=(-4.5, 5.5), rng=r)
             ci = res.conf_int(alpha).iloc[1]
             hits.append(float(ci["lower"]) <= 0.5 <= float(ci["upper"]))
             ratios.append((float(ci["upper"]) - float(ci["lower"]))
-                          / nonprivate_theil_sen_ci(x, y, alpha=alpha).width)
+                          / nonprivate_theil_sen_ci(x, y, ci_alpha=alpha).width)
         cov = float(np.mean(hits))
         print(f"n={n} eps={eps} alpha={alpha}: coverage {cov:.3f}, median width ratio "
               f"{np.median(ratios):.2f}")

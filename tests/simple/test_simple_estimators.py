@@ -89,7 +89,7 @@ def test_gradient_descent_variants():
     X, y = data()
     led = Ledger(ZCDP(10.0))
     est = SimpleDPGradientDescent(rho=0.5, variant="zcdp", bounds_X=(0, 1), bounds_y=(0, 1),
-                            steps=20, tau=0.5, ledger=led, random_state=0).fit(X, y)
+                            n_iter=20, tau=0.5, ledger=led, random_state=0).fit(X, y)
     assert est.privacy_.budget == ZCDP(0.5) and led.spent() == ZCDP(0.5)
     assert est.privacy_.details["steps"] == 20
     with pytest.raises(InvalidInputError, match="rho"):
@@ -146,14 +146,14 @@ def test_only_one_feature(make):
 #: (set away from its default) and what the estimator is given besides
 UNUSED = [
     *[(1, {"epsilon": 1.0}, name, value) for name, value in (
-        ("n_iter", 5), ("clip_norm", 2.0), ("learning_rate", 0.1), ("schedule", "1/t"),
+        ("clip_norm", 2.0), ("learning_rate", 0.1), ("schedule", "1/t"),
         ("accounting", "zcdp"), ("output", "last"), ("neighbouring", "add-remove"),
         ("delta", 1e-6), ("rho", 0.3))],
     (1, {"variant": "zcdp", "rho": 0.5}, "epsilon", 1.0),
     (1, {"variant": "zcdp", "rho": 0.5}, "delta", 1e-6),
     (1, {"variant": "approx", "epsilon": 1.0, "delta": 1e-6}, "rho", 0.2),
     *[(3, {"epsilon": 1.0, "delta": 1e-6}, name, value) for name, value in (
-        ("variant", "zcdp"), ("tau", 0.5), ("steps", 10), ("rho", 0.3))],
+        ("variant", "zcdp"), ("tau", 0.5), ("rho", 0.3))],
     (1, {"algorithm": "clipped", "epsilon": 1.0, "delta": 1e-6}, "tau", 0.5),
 ]
 

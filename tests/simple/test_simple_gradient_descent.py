@@ -49,7 +49,7 @@ def test_infinite_epsilon_is_the_noiseless_iteration(tau, steps):
     xb, yb = (-1.0, 2.0), (-0.5, 1.5)
     with pytest.warns(PrivacyLeakWarning):
         r = gradient_descent(x, y, epsilon=math.inf, x_bounds=xb, y_bounds=yb, tau=tau,
-                             steps=steps)
+                             n_iter=steps)
     u = (x - xb[0]) / 3.0
     v = (y - yb[0]) / 2.0
     p25, p75 = reference_noiseless_gd(u, v, tau, steps)
@@ -149,7 +149,7 @@ def test_noise_calibration(monkeypatch, variant):
           "approx": {"epsilon": 1.0, "delta": 1e-5}}[variant]
     for s in range(60):
         gradient_descent(x, y, variant=variant, x_bounds=(0, 1), y_bounds=(0, 1), tau=tau,
-                         steps=steps, rng=s, **kw)
+                         n_iter=steps, rng=s, **kw)
     assert len(rec.calls) == 60 * steps
     noise = np.concatenate([np.ravel(z) for z in rec.noise])  # (1, 2) per call: one row
     if variant == "pure":
@@ -201,8 +201,8 @@ def test_variants_budgets_and_ledger():
     ({"variant": "approx", "epsilon": 1.0, "delta": 1e-6, "rho": 1}, "rho"),
     ({"variant": "sgd", "epsilon": 1.0}, "variant"),
     ({"epsilon": 1.0, "tau": 0}, "tau"),
-    ({"epsilon": 1.0, "steps": 0}, "steps"),
-    ({"epsilon": 1.0, "steps": 2.5}, "steps"),
+    ({"epsilon": 1.0, "n_iter": 0}, "n_iter"),
+    ({"epsilon": 1.0, "n_iter": 2.5}, "n_iter"),
 ])
 def test_bad_arguments(kw, match):
     led = Ledger(PureDP(1))

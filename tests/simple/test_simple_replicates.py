@@ -33,7 +33,7 @@ def single(method, x, y, eps, seed):
     elif method == "dp-intercept":
         r = dp_intercept(x, y, y_bounds=YB, x_bounds=XB, **kw)
     elif method == "dp-gd":
-        r = gradient_descent(x, y, x_bounds=XB, y_bounds=YB, steps=20, **kw)
+        r = gradient_descent(x, y, x_bounds=XB, y_bounds=YB, n_iter=20, **kw)
     else:
         r = theil_sen(x, y, output_range=OUT, x_bounds=XB, median=method.rsplit("-", 1)[1], **kw)
     return np.nan if r.failed else r.predictions[0.25]
@@ -63,14 +63,14 @@ def test_same_distribution_as_single_calls(method):
     x, y = data()
     eps, n_draws = 2.0, 1500
     reps = replicate_predictions(method, x, y, epsilon=eps, x_bounds=XB, y_bounds=YB,
-                                 trials=n_draws, output_range=OUT, steps=20, rng=1)[:, 0]
+                                 trials=n_draws, output_range=OUT, n_iter=20, rng=1)[:, 0]
     singles = single_draws(method, x, y, eps, range(1000, 1000 + n_draws))
     assert np.isnan(reps).mean() == pytest.approx(np.isnan(singles).mean(), abs=0.05)
     a, b = reps[~np.isnan(reps)], singles[~np.isnan(singles)]
     assert stats.ks_2samp(a, b).pvalue > ALPHA
     # power: replicates at 4x the budget are distinguishable from the single calls
     wrong = replicate_predictions(method, x, y, epsilon=4 * eps, x_bounds=XB, y_bounds=YB,
-                                  trials=n_draws, output_range=OUT, steps=20, rng=2)[:, 0]
+                                  trials=n_draws, output_range=OUT, n_iter=20, rng=2)[:, 0]
     assert stats.ks_2samp(wrong[~np.isnan(wrong)], b).pvalue < ALPHA
 
 
@@ -120,7 +120,7 @@ def test_many_equals_each_data_set_with_its_own_generator(method, eps, trials, m
     sorted sizes), so the batching and the re-ordering by n are exercised."""
     monkeypatch.setattr(dp_gd_spec, "_GD_BATCH", 3)
     xs, ys = many_data()
-    kw = dict(epsilon=eps, x_bounds=XB, y_bounds=YB, trials=trials, output_range=OUT, steps=20)
+    kw = dict(epsilon=eps, x_bounds=XB, y_bounds=YB, trials=trials, output_range=OUT, n_iter=20)
     got = replicate_predictions_many(method, xs, ys, rngs=seeds(len(xs)), **kw)
     want = one_at_a_time(method, xs, ys, seeds(len(xs)), **kw)
     for i, (a, b) in enumerate(zip(got, want)):
@@ -142,7 +142,7 @@ def test_many_takes_each_generators_keys_in_call_order():
     xs, ys = many_data()
     for method in BATCHED:
         a, b = seeds(len(xs)), seeds(len(xs))
-        kw = dict(epsilon=1.0, x_bounds=XB, y_bounds=YB, trials=5, steps=10)
+        kw = dict(epsilon=1.0, x_bounds=XB, y_bounds=YB, trials=5, n_iter=10)
         replicate_predictions_many(method, xs, ys, rngs=a, **kw)
         one_at_a_time(method, xs, ys, b, **kw)
         assert [g.integers(2**62) for g in a] == [g.integers(2**62) for g in b], method
@@ -152,7 +152,7 @@ def test_many_falls_back_for_simulation_secure_and_infinite_epsilon():
     """Simulation generators (floating-point noise) and ε = ∞ run one data set at a time (the
     same arrays); secure generators give replicates of the right shape; mixed lists too."""
     xs, ys = many_data(SIZES[:4])
-    kw = dict(x_bounds=XB, y_bounds=YB, trials=4, steps=10)
+    kw = dict(x_bounds=XB, y_bounds=YB, trials=4, n_iter=10)
     for method in BATCHED:
         mixed = [simulation_generator(1), np.random.default_rng(2), simulation_generator(3),
                  np.random.default_rng(4)]
@@ -171,7 +171,7 @@ def test_many_falls_back_for_simulation_secure_and_infinite_epsilon():
 @pytest.mark.parametrize("bad,match", [
     (dict(xs_last=np.array([0.5, np.nan])), "finite"),
     (dict(trials=0), "trials"),
-    (dict(steps=0), "steps"),
+    (dict(n_iter=0), "n_iter"),
     (dict(rngs_short=True), "one entry per data set"),
     (dict(method="ols"), "method"),
 ])
@@ -184,7 +184,7 @@ def test_many_checks_everything_before_any_draw(bad, match):
     with pytest.raises(InvalidInputError, match=match):
         replicate_predictions_many(bad.get("method", "dp-gd"), xs, ys, epsilon=1.0, x_bounds=XB,
                                    y_bounds=YB, trials=bad.get("trials", 3),
-                                   steps=bad.get("steps", 10), rngs=rngs)
+                                   n_iter=bad.get("n_iter", 10), rngs=rngs)
     assert [g.integers(2**62) for g in gens] == [g.integers(2**62) for g in seeds(3)]
 
 

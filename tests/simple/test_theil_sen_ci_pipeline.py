@@ -56,7 +56,7 @@ def _data(n, seed=0):
 
 
 def test_plan_reads_no_data_and_holds_every_public_fact():
-    plan = plan_theil_sen_ci(epsilon=2.0, alpha=0.1, output_range=(-2, 3), method="tight",
+    plan = plan_theil_sen_ci(epsilon=2.0, ci_alpha=0.1, output_range=(-2, 3), ci_method="tight",
                              pairs=3, return_estimate=True, n=101)
     assert isinstance(plan, ReleasePlan)
     assert plan.budget == PureDP(2.0) and plan.n == 101 and plan.d == 1
@@ -73,14 +73,14 @@ def test_plan_reads_no_data_and_holds_every_public_fact():
     assert 0 < plan.options["targets"]["q_lower"] < 0.5 < plan.options["targets"]["q_upper"]
     assert plan.options["theta"] == 5 / max(2.0 * 101, 200.0)  # default_ci_theta
     # the calibrated/tight rule is the public one: "auto" at a small ε·n is tight
-    assert plan_theil_sen_ci(epsilon=0.5, output_range=(-2, 3), method="auto",
+    assert plan_theil_sen_ci(epsilon=0.5, output_range=(-2, 3), ci_method="auto",
                              n=40).options["method"] == "tight"
-    assert plan_theil_sen_ci(epsilon=10.0, output_range=(-2, 3), method="auto",
+    assert plan_theil_sen_ci(epsilon=10.0, output_range=(-2, 3), ci_method="auto",
                              n=400).options["method"] == "calibrated"
     with pytest.raises(NoUncertaintyError):
-        plan_theil_sen_ci(epsilon=0.5, output_range=(-2, 3), method="calibrated", n=40)
+        plan_theil_sen_ci(epsilon=0.5, output_range=(-2, 3), ci_method="calibrated", n=40)
     with pytest.raises(InvalidInputError, match="alpha"):
-        plan_theil_sen_ci(epsilon=1.0, alpha=1.5, output_range=(-2, 3), n=40)
+        plan_theil_sen_ci(epsilon=1.0, ci_alpha=1.5, output_range=(-2, 3), n=40)
     inf = plan_theil_sen_ci(epsilon=math.inf, output_range=(-2, 3), n=40)
     assert inf.options["targets"] is None and not inf.noise
 
@@ -91,7 +91,7 @@ def test_plan_reads_no_data_and_holds_every_public_fact():
 def test_pipeline_is_the_public_function_bit_for_bit(method, n, pairs, est):
     x, y = _data(n)
     eps = 8.0 if method == "calibrated" else 2.0
-    kw = dict(epsilon=eps, alpha=0.1, output_range=(-2, 3), method=method, pairs=pairs,
+    kw = dict(epsilon=eps, ci_alpha=0.1, output_range=(-2, 3), ci_method=method, pairs=pairs,
               return_estimate=est)
     try:
         public = theil_sen_ci(x, y, rng=5, **kw)
@@ -115,9 +115,9 @@ def test_ledger_charged_once_before_draws_and_not_on_bad_input():
     theil_sen_ci(x, y, epsilon=1.0, output_range=(-2, 3), rng=1, ledger=led)
     assert led.spent() == PureDP(1.0)
     with pytest.raises(InvalidInputError):
-        theil_sen_ci(x, y, epsilon=1.0, output_range=(-2, 3), rng=1, ledger=led, alpha=2.0)
+        theil_sen_ci(x, y, epsilon=1.0, output_range=(-2, 3), rng=1, ledger=led, ci_alpha=2.0)
     with pytest.raises(InvalidInputError):
-        theil_sen_with_ci(x, y, epsilon=1.0, alpha=2.0, x_bounds=(0, 1), y_bounds=(-1, 2),
+        theil_sen_with_ci(x, y, epsilon=1.0, ci_alpha=2.0, x_bounds=(0, 1), y_bounds=(-1, 2),
                           rng=1, ledger=led)
     assert led.spent() == PureDP(1.0)
 
@@ -126,7 +126,7 @@ def test_ledger_charged_once_before_draws_and_not_on_bad_input():
 @pytest.mark.parametrize("ci_method", ["auto", "union", "tight"])
 def test_line_with_ci_pipeline_bit_for_bit(median, ci_method):
     x, y = _data(120, 3)
-    kw = dict(epsilon=4.0, alpha=0.05, x_bounds=(0, 1), y_bounds=(-1, 2), median=median,
+    kw = dict(epsilon=4.0, ci_alpha=0.05, x_bounds=(0, 1), y_bounds=(-1, 2), median=median,
               ci_method=ci_method)
     public = theil_sen_with_ci(x, y, rng=9, **kw)
     plan = plan_theil_sen_with_ci(n=x.size, **kw)
@@ -146,12 +146,12 @@ def test_line_with_ci_infinite_epsilon_warns_and_equals_nonprivate():
     x, y = _data(40)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        res = theil_sen_with_ci(x, y, epsilon=math.inf, alpha=0.05, x_bounds=(0, 1),
+        res = theil_sen_with_ci(x, y, epsilon=math.inf, ci_alpha=0.05, x_bounds=(0, 1),
                                 y_bounds=(-1, 2), rng=1)
     assert sum("infinite privacy budget" in str(m.message) for m in w) == 2
     from dpreg.simple import nonprivate_theil_sen_ci
 
-    ref = nonprivate_theil_sen_ci(x, y, alpha=0.05, null_variance="bound",
+    ref = nonprivate_theil_sen_ci(x, y, ci_alpha=0.05, null_variance="bound",
                                   approximation="normal")
     lo, hi = res.conf_int(0.05).loc["x"]
     assert (lo, hi) == (ref.low, ref.high)

@@ -40,7 +40,7 @@ def test_smooth_all_pairs_above_the_limit_is_refused_before_the_ledger(small_lim
     assert "theil-sen-exp" in text and "theil-sen-wide" in text and "pairs=K" in text
     assert ledger.spent().epsilon == 0
     with pytest.raises(InvalidInputError, match="limited to n"):
-        theil_sen_with_ci(x, y, epsilon=1.0, alpha=0.1, x_bounds=(0, 1), y_bounds=(0, 1),
+        theil_sen_with_ci(x, y, epsilon=1.0, ci_alpha=0.1, x_bounds=(0, 1), y_bounds=(0, 1),
                           median="smooth", ledger=ledger, rng=0)
     assert ledger.spent().epsilon == 0
 

@@ -30,8 +30,8 @@ def frame(n=20_000, seed=0):
 def test_default_is_dp_aware_and_plugin_is_labelled():
     # ε = 2: at ε = 1 this release's κ is just above 0.5 and the interval is refused
     rel = release_sscp(frame(), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=2.0,
-                       delta=1e-6, rng=1)
-    dp = rel.regress("y ~ a + b", n_sim=300, rng=0)
+                       delta=1e-6, random_state=1)
+    dp = rel.regress("y ~ a + b", n_sim=300, random_state=0)
     plug = rel.regress("y ~ a + b", se="plugin")
     assert "DP-aware" in dp.uncertainty and "parametric bootstrap" in dp.ci_method
     assert "IGNORES the privacy noise" in plug.ci_method and "plug-in" in plug.uncertainty
@@ -57,7 +57,7 @@ def test_infinite_epsilon_interval_is_the_t_interval():
         warnings.simplefilter("ignore")
         rel = release_sscp(df, columns=["a", "b", "y"], bounds=BOUNDS, epsilon=math.inf,
                            delta=1e-6)
-    res = rel.regress("y ~ a + b", n_sim=20_000, rng=3)
+    res = rel.regress("y ~ a + b", n_sim=20_000, random_state=3)
     ref = sm.OLS.from_formula("y ~ a + b", df).fit()
     np.testing.assert_allclose(res.bse.to_numpy(), ref.bse.to_numpy(), rtol=1e-7)
     np.testing.assert_allclose(res.conf_int(0.05).to_numpy(), ref.conf_int(0.05).to_numpy(),
@@ -108,7 +108,7 @@ def test_bootstrap_world_matches_real_releases_on_world_data(draws, wrong_factor
     X, S, lo, hi = world()
     eps, delta = 0.5, 1e-6
     probe = release_sscp(pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": 0.0 * X[:, 0]}),
-                         columns=["a", "b", "y"], bounds=BOUNDS, epsilon=eps, delta=delta, rng=0)
+                         columns=["a", "b", "y"], bounds=BOUNDS, epsilon=eps, delta=delta, random_state=0)
     sigma = probe.sigma
     model = model_for(S, sigma)
     rng = np.random.default_rng(5)
@@ -117,7 +117,7 @@ def test_bootstrap_world_matches_real_releases_on_world_data(draws, wrong_factor
         y = model.beta_hat[0] + X @ model.beta_hat[1:] + rng.normal(0, math.sqrt(model.s2),
                                                                      X.shape[0])
         rel = release_sscp(np.column_stack([X, y]), columns=["a", "b", "y"], bounds=BOUNDS,
-                           epsilon=eps, delta=delta, rng=s + 1)
+                           epsilon=eps, delta=delta, random_state=s + 1)
         if rel.failed:
             continue
         real.append(sweep_regression(rel.matrix.to_numpy(), [0, 1, 2], 3, rel.n)["beta"])
@@ -145,14 +145,14 @@ def test_estimator_interval_uses_its_own_names_and_flags_unreliable_releases():
 
     crime = sm.datasets.statecrime.load_pandas().data
     bnd = {"murder": (0, 50), "poverty": (0, 100), "single": (0, 100)}
-    rel = release_sscp(crime, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, rng=8)
-    bad = rel.regress("murder ~ poverty + single", n_sim=100, rng=0)
+    rel = release_sscp(crime, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, random_state=8)
+    bad = rel.regress("murder ~ poverty + single", n_sim=100, random_state=0)
     assert bad.extra["dp_ci_reliable"] is False and bad.extra["dp_ci_refused"] is True
     assert "refused" in bad.uncertainty and not bad.has_bse
     with pytest.raises(NoUncertaintyError, match="more rows|larger ε"):
         bad.conf_int(0.05)
     good = release_sscp(frame(n=50_000), columns=["a", "b", "y"], bounds=BOUNDS, epsilon=4.0,
-                        delta=1e-6, rng=9).regress("y ~ a + b", n_sim=100, rng=0)
+                        delta=1e-6, random_state=9).regress("y ~ a + b", n_sim=100, random_state=0)
     assert good.extra["dp_ci_reliable"] is True and "WARNING" not in good.uncertainty
     with pytest.raises(InvalidInputError, match="se"):
         CovarianceOLS(epsilon=1.0, delta=1e-6, bounds_X=(0, 1), bounds_y=(-2, 3),
@@ -216,11 +216,11 @@ def test_repair_shift_rule_uses_the_models_own_columns():
     X, y = _three_regressors(6, 5000, 0.1, [0.3, 0.2, -0.1], 0.1)
     df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y})
     bnd = {"a": (0, 1), "b": (0, 1), "c": (0, 1), "y": (-0.5, 1)}
-    rel = release_sscp(df, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, rng=6)
-    full = rel.regress("y ~ a + b + c", n_sim=100, rng=0)
+    rel = release_sscp(df, columns=list(bnd), bounds=bnd, epsilon=1.0, delta=1e-6, random_state=6)
+    full = rel.regress("y ~ a + b + c", n_sim=100, random_state=0)
     assert rel.metadata["psd_repaired"] == (full.extra.get("dp_ci_refused") is True)
     # regressing a regressor on another: residual variance 1/12 -- far above the noise
-    other = rel.regress("a ~ b", n_sim=100, rng=0)
+    other = rel.regress("a ~ b", n_sim=100, random_state=0)
     if other.extra.get("dp_ci_refused"):
         assert "moved this model's estimate" in other.uncertainty
     else:

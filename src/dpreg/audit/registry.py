@@ -280,7 +280,7 @@ def _s_gd_gaussian(data: dict[str, Any], n: int, rng: np.random.Generator, *, rh
     x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
     xe = check_x_eval(None, X_BOUNDS, exactly_two=True)
     plan = plan_gradient_descent(variant="zcdp", rho=rho, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS,
-                                 tau=1.0, steps=80, x_eval=xe, n=int(x.size))
+                                 tau=1.0, n_iter=80, x_eval=xe, n=int(x.size))
     release = release_gradient_descent(gradient_descent_statistics(x, y, plan, rows=n), plan,
                                        rng)
     slope, intercept = release.values["slope"], release.values["intercept"]
@@ -291,8 +291,8 @@ def _r_theil_sen_ci(data: dict[str, Any], rng: np.random.Generator, *, epsilon: 
                     method: str, algorithm: str = "auto") -> np.ndarray:
     from dpreg.simple import theil_sen_ci
 
-    ci = theil_sen_ci(data["x"], data["y"], epsilon=epsilon, alpha=0.1,
-                      output_range=SLOPE_RANGE, method=method, algorithm=algorithm, rng=rng)
+    ci = theil_sen_ci(data["x"], data["y"], epsilon=epsilon, ci_alpha=0.1,
+                      output_range=SLOPE_RANGE, ci_method=method, algorithm=algorithm, rng=rng)
     return np.array([ci.low, ci.high])
 
 
@@ -346,7 +346,8 @@ def _r_sscp(data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     arr = np.column_stack([X, data["y"]])
     cols = [f"x{j}" for j in range(X.shape[1])] + ["y"]
     bounds = [(0.0, 1.0)] * X.shape[1] + [(-1.0, 1.0)]
-    rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=EPS_MV, delta=DELTA_MV, rng=rng)
+    rel = release_sscp(arr, columns=cols, bounds=bounds, epsilon=EPS_MV, delta=DELTA_MV,
+                       random_state=rng)
     M = np.asarray(rel.noisy_scaled, dtype=float)
     return M[np.triu_indices(M.shape[0])]
 

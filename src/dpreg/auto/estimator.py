@@ -38,13 +38,20 @@ class AutoDPRegression(DPRegressorBase):
         Public range searched by the DP bounds (default ±10⁶).
     fit_intercept, random_state, ledger:
         As for the other estimators.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  bounds_X: Any = None, bounds_y: Any = None,
                  selection_fraction: float = SELECTION_FRACTION,
                  bounds_fraction: float = BOUNDS_FRACTION, coarse_range: Any = None,
-                 fit_intercept: bool = True, random_state: Any = None, ledger: Any = None) -> None:
+                 fit_intercept: bool = True, random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -55,6 +62,7 @@ class AutoDPRegression(DPRegressorBase):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> AutoDPRegression:
         eps = self._required_epsilon()

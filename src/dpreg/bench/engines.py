@@ -252,7 +252,7 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
     plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, n_iter=steps,
                                  x_eval=x_eval, n=int(xa.size))
     release = release_gradient_descent(gradient_descent_statistics(xa, ya, plan, rows=trials),
                                        plan, check_rng(rng))

@@ -77,7 +77,8 @@ def plan_cmd(
         led = None if ledger is None else _open_ledger(ledger)
         res = plan(method, eps, dlt, n=n, bounds=parse_bounds(bounds) if bounds else None,
                    codebook=codebook, design=des, ledger=led, formula=formula,
-                   target_sd=target_sd, target=target, seed=seed, n_sim=n_sim, **opts)
+                   target_sd=target_sd, target=target, random_state=seed, n_sim=n_sim,
+                   **opts)
     except DPRegError as exc:
         _fail(exc)
         return

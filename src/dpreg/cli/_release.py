@@ -88,7 +88,7 @@ def release_cov(
                 spinner(f"releasing the SSCP matrix of {len(cols)} columns",
                         enabled=interactive(progress)):
             rel = release_sscp(frame, columns=cols, bounds=given.bounds, epsilon=eps, delta=dlt,
-                               rng=seed, ledger=led, codebook=codebook)
+                               random_state=seed, ledger=led, codebook=codebook)
         rel.save(out, key=signing)
         record = json.loads(out.read_text(encoding="utf-8"))["integrity"]
     except DPRegError as exc:
@@ -164,7 +164,7 @@ def regress(
 
         rel = SSCPRelease.load(release, key=_release_key(key), verify=verify,
                                expect_digest=check_hex_digest(expect_digest, "--expect-digest"))
-        res = rel.regress(formula, rng=_release_seed(release, formula) if seed is None
+        res = rel.regress(formula, random_state=_release_seed(release, formula) if seed is None
                           else seed)
         ci_frame = _intervals(res, ci)
         _plot_result(res, plot, ci)

@@ -26,6 +26,7 @@ from dpreg._release_file import read_json, strict_json
 from dpreg._source import ArraySource, DataSource, is_external, open_source
 from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
+    DEPRECATED,
     check_array,
     check_choice,
     check_delta,
@@ -36,6 +37,7 @@ from dpreg._validation import (
     check_rng,
     fmt,
     is_seeded,
+    renamed_parameters,
 )
 from dpreg._version import __version__
 from dpreg.covariance.calibration import (
@@ -164,8 +166,10 @@ class SSCPRelease:
         return out / self.n if normalize else out
 
     # ------------------------------------------------------------------ regression
+    @renamed_parameters(rng="random_state")
     def regress(self, formula: str, *, se: str = "dp", n_sim: int = 2000,
-                kind: str = "percentile", rng: Any = None) -> RegressionResults:
+                kind: str = "percentile", random_state: Any = None,
+                rng: Any = DEPRECATED) -> RegressionResults:
         """OLS ``formula`` (e.g. ``"y ~ x1 + x2"``, ``"y ~ x1 - 1"``) from the released matrix.
 
         Only linear terms of released columns and the intercept are allowed (``- 1`` or
@@ -178,12 +182,13 @@ class SSCPRelease:
         (sampling variance plus the delta-method variance of the privacy noise) and
         ``conf_int`` from a parametric bootstrap of the release (Ferrando, Wang & Sheldon
         2022; ``n_sim`` replicates, construction ``kind`` = ``"percentile"`` (default),
-        ``"studentized"`` or ``"basic"``; ``rng`` seeds the simulation); see
+        ``"studentized"`` or ``"basic"``; ``random_state`` seeds the simulation -- ``rng`` is
+        its deprecated spelling, kept for one release); see
         :mod:`dpreg.inference.dpci.ssp`.  ``se="plugin"`` treats the noisy matrix as exact --
         those standard errors ignore the privacy noise and are labelled so
         (``extra["bse_plugin_ignores_noise"]`` holds them in the DP-aware mode too).
         """
-        return regress_release(self, formula, se=se, n_sim=n_sim, kind=kind, rng=rng)
+        return regress_release(self, formula, se=se, n_sim=n_sim, kind=kind, rng=random_state)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self, *, key: Any = None) -> dict[str, Any]:
@@ -373,7 +378,8 @@ def _n_public(rel: SSCPRelease) -> int | None:
     return None if n is None else int(n)
 
 
-@public_function(seed_arg="rng", n_public=_n_public)
+@renamed_parameters(rng="random_state")
+@public_function(seed_arg="random_state", n_public=_n_public)
 def release_sscp(
     data: Any,
     *,
@@ -381,12 +387,13 @@ def release_sscp(
     bounds: Any = None,
     epsilon: float,
     delta: float,
-    rng: Any = None,
+    random_state: Any = None,
     neighbouring: str | Neighbouring = "add-remove",
     calibration: str = "analytic",
     ledger: Any = None,
     psd_tol: float = 1e-10,
     codebook: Any = None,
+    rng: Any = DEPRECATED,
 ) -> SSCPRelease:
     """Release a DP SSCP matrix of ``columns`` (plus an intercept column) of ``data``.
 
@@ -407,6 +414,10 @@ def release_sscp(
         PUBLIC (lo, hi) per column (dict or list aligned with ``columns``); values are clamped.
     epsilon, delta:
         (ε, δ), δ > 0.  ``epsilon=inf`` releases the exact matrix (not private).
+    random_state:
+        ``None`` (fresh OS entropy, for releases), a seed or a ``numpy.random.Generator``
+        (reproducible experiments).  ``rng=`` is its deprecated spelling (one release, with a
+        ``DeprecationWarning``).
     neighbouring:
         ``"add-remove"`` (default; sensitivity d + 1) or ``"replace-one"`` (√2·(d + 1); n is
         then public and recorded for the degrees of freedom).
@@ -435,7 +446,7 @@ def release_sscp(
         check_known_keys(bounds, names)
     plan = plan_sscp(columns=cols, bounds=bounds, epsilon=epsilon, delta=delta,
                      neighbouring=neighbouring, calibration=calibration, psd_tol=psd_tol)
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     # the statistics step: clip and accumulate in chunks (a file streamed, a Spark DataFrame
     # on its executors); values are validated here, before anything is charged or drawn
     S = sscp_statistics(source, cols, plan.options["bounds"], checked=checked)
@@ -449,7 +460,8 @@ def release_sscp(
         plan = replace(plan, n=n)
     charge(ledger, plan.budget, "SSCP release (Analyze Gauss)", rel)
     warn_if_not_private(plan.options["epsilon"], "the SSCP matrix")
-    return sscp_release_result(release_sscp_matrix(S, plan, gen, seeded=is_seeded(rng)))
+    return sscp_release_result(release_sscp_matrix(S, plan, gen,
+                                                   seeded=is_seeded(random_state)))
 
 
 def plan_sscp(*, columns: Sequence[str], bounds: Any, epsilon: float, delta: float,

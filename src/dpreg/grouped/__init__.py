@@ -273,6 +273,12 @@ def fit_by_group(
     ``inference=True`` and its DP-aware bootstrap also gives ``lower_pred_<x>`` /
     ``upper_pred_<x>`` (post-processing, no extra budget).  The split is stated in both
     privacy texts.
+
+    Option defaults are the method's spec's, as in :func:`dpreg.regress`, except where the
+    spec declares a per-group default with its reason (``group_defaults``: noisy-stats and
+    AdaSSP release the plain line, ``inference=False``, unless ``ci_alpha`` asks for
+    intervals); an option given explicitly is honoured.  A ⊥ group is a row with ``failed``
+    True and its ``reason`` (docs/architecture.md, "Failure (⊥) policy").
     """
     if backend not in BACKENDS:
         raise InvalidInputError(f"backend must be one of {list(BACKENDS)}; got {backend!r}")

@@ -283,15 +283,14 @@ def release_options(spec: GroupSpec) -> dict[str, Any]:
     per-group relation for every method whose estimator takes ``neighbouring=`` (AdaSSP,
     BoostedAdaSSP and CovarianceOLS default to add/remove; calibrated for add/remove but
     stated as replace-one they would spend up to 7/3 of the charged ρ), and -- for a method
-    whose interval is an option of its release (``inference``) -- the plain release unless
-    the table asks for intervals (``ci_alpha``): a table shows intervals only then, so
-    ``inference="auto"`` resolves to that."""
+    whose table default differs from its other entry points' -- the spec's declared
+    ``group_defaults`` (with their reason, ``group_defaults_reason``: noisy-stats and AdaSSP
+    release the plain line unless the table asks for intervals with ``ci_alpha``, which
+    switches ``inference`` on); an option the caller gave is kept as given."""
     entry = methods.get(spec.method)
-    opts = dict(spec.options)
+    opts = {**entry.group_defaults, **spec.options}
     if entry.takes_neighbouring and entry.uses("neighbouring", opts, {"n_features": 1}):
         opts["neighbouring"] = GROUP_RELATION.value
-    if entry.interval.request == "inference" and "inference" in entry.options:
-        opts.setdefault("inference", False)
     return opts
 
 

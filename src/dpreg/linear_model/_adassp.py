@@ -61,6 +61,12 @@ class AdaSSP(_MultivariateBase):
         λ_min (a third of the budget; Wang 2018's algorithm).
     random_state, ledger:
         Randomness (None: fresh entropy) and an optional :class:`~dpreg.Ledger`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
 
@@ -70,7 +76,8 @@ class AdaSSP(_MultivariateBase):
                  inference: bool | str = "auto", n_boot: int = 2000,
                  random_state: Any = None, ledger: Any = None,
                  calibration: str = "gdp", lambda_rule: str = "eigen-floor",
-                 floor_scale: float = EIGEN_FLOOR_SCALE) -> None:
+                 floor_scale: float = EIGEN_FLOOR_SCALE,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -82,6 +89,7 @@ class AdaSSP(_MultivariateBase):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
         self.calibration = calibration
         self.lambda_rule = lambda_rule
         self.floor_scale = floor_scale

@@ -5,12 +5,15 @@ validates everything (data, bounds, budget) *before* charging the optional ledge
 the functional core, then stores ``coef_``, ``intercept_``, ``results_`` (a
 :class:`~dpreg.inference.RegressionResults`) and ``privacy_`` (a
 :class:`~dpreg.privacy.PrivacyStatement`).  A ⊥ release raises
-:class:`~dpreg.exceptions.MechanismFailure` from ``fit``; the budget stays charged because the
-failure is itself a private output.
+:class:`~dpreg.exceptions.MechanismFailure` from ``fit`` (``raise_on_failure=True``, the
+default) or is kept as ``results_`` with ``failed`` True (``raise_on_failure=False``; ``predict``
+then raises); the budget stays charged because the failure is itself a private output.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Self
@@ -110,6 +113,28 @@ def resolve_inference(value: Any, *, supported: bool) -> bool:
     return bool(value)
 
 
+@functools.cache
+def _specs_of(cls: type) -> tuple[tuple[Any, ...], dict[str, Any], frozenset[str]]:
+    """The method specs fitted with estimator ``cls``, its ``__init__`` defaults and the
+    union of those specs' option names (public facts of the class, cached once)."""
+    from dpreg import methods
+
+    mine = tuple(m for m in methods.specs(selector=False) if m.estimator is not None
+                 and m.estimator_class() is cls)
+    defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+    return mine, defaults, frozenset().union(*(set(m.options) for m in mine))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether a parameter is at its default (``is``, or equal for plain values)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # e.g. an array: not a default
+        return False
+
+
 def feature_names(X: Any, n_features: int) -> list[str]:
     cols = getattr(X, "columns", None)
     if cols is not None and len(cols) == n_features:
@@ -133,8 +158,50 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         charge inside, and an outermost fit with ``ledger=None`` charges the session's default
         ledger.  Fits nested inside it (``DPGradientDescent`` → its inner estimator) do not warn
         or charge the default again.  The estimator's own work is :meth:`_fit`."""
+        rof = getattr(self, "raise_on_failure", True)
+        if not isinstance(rof, (bool, np.bool_)):
+            raise InvalidParameterError(f"raise_on_failure must be True or False; got {rof!r}")
+        self._refuse_unused(X)
         self._fit(X, y)
         return self
+
+    #: True where the estimator applies its method's option rule itself (DPGradientDescent)
+    _own_unused_check: bool = False
+
+    def _refuse_unused(self, X: Any) -> None:
+        """A hyperparameter set away from its default that this fit would not use is an error
+        naming it -- never silently dropped -- by the rule of the method's spec
+        (:meth:`dpreg._spec.MethodSpec.check_options`' ``used_if``, the rule ``regress``
+        applies), raised before anything is read, charged or drawn."""
+        if self._own_unused_check:
+            return
+        mine, defaults, options = _specs_of(type(self))
+        if not mine:
+            return
+        params = self.get_params(deep=False)
+        spec = next((m for m in mine if all(params.get(k) == v for k, v in
+                                            m.estimator_options.items())), None)
+        if spec is None:
+            return
+        given = {k: params[k] for k in options if k in params
+                 and not _same(params[k], defaults.get(k))}
+        fixed = ", ".join(f"{k}={v!r}" for k, v in spec.estimator_options.items())
+        for key, value in given.items():
+            if key not in spec.options:
+                raise InvalidParameterError(
+                    f"{key}={value!r} is not used by {type(self).__name__} with {fixed} "
+                    f"(method {spec.name!r}); remove it (or leave it at its default "
+                    f"{defaults.get(key)!r})")
+        shape = getattr(X, "shape", None)
+        context = {"n_features": shape[1] if shape is not None and len(shape) == 2 else None,
+                   "ci_alpha": params.get("ci_alpha")}
+        full = {k: params[k] for k in spec.options if k in params}
+        for key, value in given.items():
+            if not spec.uses(key, full, context):
+                raise InvalidParameterError(
+                    f"{key}={value!r} is not used by {type(self).__name__} "
+                    f"{spec.options[key].when or 'with these settings'}; remove it (or leave "
+                    f"it at its default {defaults.get(key)!r})")
 
     @abstractmethod
     def _fit(self, X: Any, y: Any) -> object:
@@ -207,8 +274,13 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             getattr(self, "epsilon", None), getattr(self, "delta", None)))
         self.results_ = results
         self.privacy_ = results.privacy
-        if results.failed:
-            raise MechanismFailure(results.reason)
+        if results.failed:  # ⊥: no line to keep (a previous fit's coefficients are dropped)
+            for attr in ("coef_", "intercept_"):
+                if hasattr(self, attr):
+                    delattr(self, attr)
+            if getattr(self, "raise_on_failure", True) is not False:
+                raise MechanismFailure(results.reason)
+            return self
         p = results.params
         self.intercept_ = float(p["intercept"]) if "intercept" in p.index else 0.0
         self.coef_ = p.drop("intercept").to_numpy() if "intercept" in p.index else p.to_numpy()
@@ -227,7 +299,14 @@ class DPRegressorBase(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         return out or None
 
     def predict(self, X: Any) -> np.ndarray:
-        """Linear predictions ``X @ coef_ + intercept_`` (post-processing of the release)."""
+        """Linear predictions ``X @ coef_ + intercept_`` (post-processing of the release).
+        After a ⊥ fit (``raise_on_failure=False``) there is no line: raises
+        :class:`~dpreg.exceptions.MechanismFailure` with the release's reason."""
+        res = getattr(self, "results_", None)
+        if res is not None and res.failed:
+            raise MechanismFailure(f"the fitted release is ⊥ (the mechanism failed: "
+                                   f"{res.reason}); it has no coefficients to predict with -- "
+                                   "refit (the failure already spent its budget)")
         check_is_fitted(self, "coef_")
         try:
             Xv = validate_data(self, X, reset=False, dtype=np.float64)

@@ -42,6 +42,12 @@ class BoostedAdaSSP(_MultivariateBase):
         ``"wang"`` (ridge λ >= 0; default) or ``"literal"`` (Alg. 1 as printed).
     neighbouring, failure_prob, random_state, ledger:
         As for :class:`AdaSSP`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     _needs_y_bounds = False
@@ -53,7 +59,8 @@ class BoostedAdaSSP(_MultivariateBase):
                  learning_rate: float = 1.0, schedule: str = "constant",
                  lambda_rule: str = "wang", neighbouring: str = "add-remove",
                  failure_prob: float = 0.05, random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -70,6 +77,7 @@ class BoostedAdaSSP(_MultivariateBase):
         self.failure_prob = failure_prob
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> BoostedAdaSSP:
         Xa, ya, scaling, names = self._prepare(X, y)

@@ -39,6 +39,12 @@ class ClippedDPGradientDescent(_MultivariateBase):
         ``"replace-one"`` (default; n public) or ``"add-remove"`` (noisy count for n).
     random_state, ledger:
         As for :class:`AdaSSP`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     _needs_y_bounds = False
@@ -49,7 +55,8 @@ class ClippedDPGradientDescent(_MultivariateBase):
                  clip_norm: float | str = "auto", learning_rate: float = 0.5,
                  schedule: str = "constant", accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -64,6 +71,7 @@ class ClippedDPGradientDescent(_MultivariateBase):
         self.neighbouring = neighbouring
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> ClippedDPGradientDescent:
         Xa, ya, scaling, names = self._prepare(X, y)

@@ -61,6 +61,12 @@ class CovarianceOLS(_MultivariateBase):
         the same ``random_state`` gives the same intervals whenever they are computed.
     random_state, ledger:
         As for :class:`AdaSSP`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
 
@@ -68,7 +74,8 @@ class CovarianceOLS(_MultivariateBase):
                  bounds_y: Any = None, fit_intercept: bool = True,
                  neighbouring: str = "add-remove", calibration: str = "analytic",
                  se: str = "dp", n_boot: int = 2000,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -80,6 +87,7 @@ class CovarianceOLS(_MultivariateBase):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> CovarianceOLS:
         Xa, ya, scaling, names = self._prepare(X, y)
@@ -106,12 +114,12 @@ class CovarianceOLS(_MultivariateBase):
         check_int(self.n_boot, "n_boot", minimum=50, maximum=10_000_000)
         release: SSCPRelease = release_sscp(
             data, columns=cols, bounds=list(bx) + [by], epsilon=self._required_epsilon(),
-            delta=self._required_delta(), rng=self.random_state, neighbouring=self.neighbouring,
+            delta=self._required_delta(), random_state=self.random_state, neighbouring=self.neighbouring,
             calibration=self.calibration, ledger=self.ledger)
         self.release_ = release
         rhs = " + ".join(cols[:-1]) + ("" if fit_intercept else " - 1")
         res = release.regress(f"{cols[-1]} ~ {rhs}", se=self.se, n_sim=self.n_boot,
-                              rng=bootstrap_rng(self.random_state))
+                              random_state=bootstrap_rng(self.random_state))
         out_names = (["intercept"] if fit_intercept else []) + names
         if res.failed:
             final = RegressionResults(np.zeros(len(out_names)), names=out_names,

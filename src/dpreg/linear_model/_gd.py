@@ -24,19 +24,20 @@ from typing import Any
 import numpy as np
 
 from dpreg import methods
+from dpreg._validation import ESTIMATOR_DEPRECATED, resolve_renamed
 from dpreg.exceptions import InvalidInputError, InvalidParameterError
 from dpreg.linear_model._base import DPRegressorBase
 from dpreg.linear_model._clipped_gd import ClippedDPGradientDescent
 from dpreg.linear_model._simple_gd import SimpleDPGradientDescent
-from dpreg.methods.dp_gd import SIMPLE_OPTIONS
+from dpreg.methods.dp_gd import SIMPLE_OPTIONS, rounds
 
 __all__ = ["DPGradientDescent"]
 
-_SIMPLE_PARAMS = ("epsilon", "rho", "delta", "variant", "bounds_X", "bounds_y", "tau", "steps",
-                  "fit_intercept", "random_state", "ledger")
+_SIMPLE_PARAMS = ("epsilon", "rho", "delta", "variant", "bounds_X", "bounds_y", "tau",
+                  "fit_intercept", "random_state", "ledger", "raise_on_failure")
 _CLIPPED_PARAMS = ("epsilon", "delta", "bounds_X", "bounds_y", "fit_intercept", "n_iter",
                    "clip_norm", "learning_rate", "schedule", "accounting", "output",
-                   "neighbouring", "random_state", "ledger")
+                   "neighbouring", "random_state", "ledger", "raise_on_failure")
 
 
 class DPGradientDescent(DPRegressorBase):
@@ -52,26 +53,42 @@ class DPGradientDescent(DPRegressorBase):
     algorithm:
         ``"auto"`` (one feature → ``"simple"``, several → ``"clipped"``), ``"simple"`` or
         ``"clipped"``.
-    variant, tau, steps:
-        One-feature algorithm: budget variant, per-coordinate clip τ (1) and rounds T (80).
-    n_iter, clip_norm, learning_rate, schedule, accounting, output, neighbouring:
-        Several-feature algorithm: rounds and gradient clip (``"auto"``: 1600 and the public
-        clip rule of :func:`dpreg.multivariate.dpgd.dpgd_schedule`), step size (0.5) and its
+    n_iter:
+        Rounds T of either algorithm; ``"auto"`` (default): 80 with one feature (Alabi et
+        al.), and with several 1600 with the public clip rule of
+        :func:`dpreg.multivariate.dpgd.dpgd_schedule`.  ``steps=`` is its deprecated spelling
+        (one release, with a ``DeprecationWarning``; both at once are an error).
+    variant, tau:
+        One-feature algorithm: budget variant and per-coordinate clip τ (1).
+    clip_norm, learning_rate, schedule, accounting, output, neighbouring:
+        Several-feature algorithm: gradient clip (``"auto"``: the public rule above), step
+        size (0.5) and its
         schedule, ``"gdp"``/``"zcdp"`` accounting, ``"average"``/``"last"`` output,
         neighbouring relation.
     fit_intercept, random_state, ledger:
         As for the other estimators.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
+
+    #: deprecated parameter spellings (old -> new), resolved at fit time
+    _deprecated_params = {"steps": "n_iter"}
+    _own_unused_check = True  # the spec's rule, per algorithm, in _inner
 
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  rho: float | None = None, bounds_X: Any = None, bounds_y: Any = None,
                  fit_intercept: bool = True, algorithm: str = "auto", variant: str = "pure",
-                 tau: float = 1.0, steps: int = 80, n_iter: int | str = "auto",
+                 tau: float = 1.0, n_iter: int | str = "auto",
                  clip_norm: float | str = "auto",
                  learning_rate: float = 0.5, schedule: str = "constant",
                  accounting: str = "gdp", output: str = "average",
                  neighbouring: str = "replace-one", random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True, steps: Any = ESTIMATOR_DEPRECATED) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho
@@ -81,7 +98,6 @@ class DPGradientDescent(DPRegressorBase):
         self.algorithm = algorithm
         self.variant = variant
         self.tau = tau
-        self.steps = steps
         self.n_iter = n_iter
         self.clip_norm = clip_norm
         self.learning_rate = learning_rate
@@ -91,6 +107,8 @@ class DPGradientDescent(DPRegressorBase):
         self.neighbouring = neighbouring
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
+        self.steps = steps
 
     def _inner(self, n_features: int) -> DPRegressorBase:
         """The estimator of the selected algorithm, after refusing every parameter it would
@@ -101,8 +119,13 @@ class DPGradientDescent(DPRegressorBase):
                 f"algorithm must be 'auto', 'simple' or 'clipped'; got {algo!r}"
             )
         spec = methods.get("dp-gd")
-        given = {k: getattr(self, k) for k, opt in spec.options.items()
-                 if getattr(self, k) is not opt.default and getattr(self, k) != opt.default}
+        n_iter = resolve_renamed(self.steps, self.n_iter, old="steps", new="n_iter",
+                                 where="DPGradientDescent", new_given=self.n_iter != "auto",
+                                 stacklevel=6)
+        params = {k: getattr(self, k) for k in spec.options}
+        params["n_iter"] = n_iter
+        given = {k: v for k, v in params.items()
+                 if v is not spec.options[k].default and v != spec.options[k].default}
         runs = algo if algo != "auto" else ("simple" if n_features == 1 else "clipped")
         for k, value in given.items():
             if not spec.uses(k, given, {"n_features": n_features}):
@@ -114,16 +137,19 @@ class DPGradientDescent(DPRegressorBase):
                     f"{owner}: remove it (or leave it at its default "
                     f"{spec.options[k].default!r})")
         algo = runs
+        inner = {k: getattr(self, k) for k in _SIMPLE_PARAMS + _CLIPPED_PARAMS}
+        inner["n_iter"] = rounds(given, algo)
         if algo == "simple":
             # the budget parameters go to the core as given: its variant rule
             # (dpreg.simple.variant_budget) refuses any the variant does not use
-            return SimpleDPGradientDescent(**{k: getattr(self, k) for k in _SIMPLE_PARAMS})
+            return SimpleDPGradientDescent(n_iter=inner["n_iter"],
+                                           **{k: inner[k] for k in _SIMPLE_PARAMS})
         if self.rho is not None:
             raise InvalidParameterError(
                 f"rho={self.rho!r} is not used by DPGradientDescent's several-x algorithm "
                 "('clipped': it takes epsilon and delta; rho belongs to the one-x algorithm's "
                 "variant='zcdp'); remove it")
-        return ClippedDPGradientDescent(**{k: getattr(self, k) for k in _CLIPPED_PARAMS})
+        return ClippedDPGradientDescent(**{k: inner[k] for k in _CLIPPED_PARAMS})
 
     def _fit(self, X: Any, y: Any) -> DPGradientDescent:
         Xv, _ = self._validate(X, y)  # sets n_features_in_/feature_names_in_
@@ -131,6 +157,10 @@ class DPGradientDescent(DPRegressorBase):
         inner.fit(X, y)
         self.algorithm_ = type(inner).__name__
         for attr in ("coef_", "intercept_", "results_", "privacy_"):
-            setattr(self, attr, getattr(inner, attr))
-        self.coef_ = np.asarray(self.coef_, dtype=float)
+            if hasattr(inner, attr):
+                setattr(self, attr, getattr(inner, attr))
+            elif hasattr(self, attr):  # ⊥ with raise_on_failure=False: no line
+                delattr(self, attr)
+        if hasattr(self, "coef_"):
+            self.coef_ = np.asarray(self.coef_, dtype=float)
         return self

@@ -63,11 +63,18 @@ class NoisyStats(_SimpleRegressor):
         ``None`` (fresh entropy), a seed or a Generator.
     ledger:
         Optional :class:`dpreg.Ledger` charged at fit time.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
                  bounds_y: Any = None, fit_intercept: bool = True, inference: bool | str = "auto",
-                 n_boot: int = 2000, random_state: Any = None, ledger: Any = None) -> None:
+                 n_boot: int = 2000, random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -76,6 +83,7 @@ class NoisyStats(_SimpleRegressor):
         self.n_boot = n_boot
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> NoisyStats:
         eps = _require_epsilon(self.epsilon)

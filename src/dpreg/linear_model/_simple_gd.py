@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpreg._validation import ESTIMATOR_DEPRECATED, resolve_renamed
 from dpreg.linear_model._base import _SimpleRegressor
 from dpreg.simple import gradient_descent
 
@@ -26,17 +27,28 @@ class SimpleDPGradientDescent(_SimpleRegressor):
         Public (lo, hi) bounds; data are clipped and mapped to [0, 1] with them.
     tau:
         Per-coordinate gradient clipping bound (normalised units; default 1).
-    steps:
-        Number of rounds (default 80).
+    n_iter:
+        Number of rounds T (default 80).  ``steps=`` is its deprecated spelling (one release,
+        with a ``DeprecationWarning``; both at once are an error).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
+
+    #: deprecated parameter spellings (old -> new), resolved at fit time
+    _deprecated_params = {"steps": "n_iter"}
 
     def __init__(self, *, epsilon: float | None = None, rho: float | None = None,
                  delta: float | None = None, variant: str = "pure", bounds_X: Any = None,
-                 bounds_y: Any = None, tau: float = 1.0, steps: int = 80,
+                 bounds_y: Any = None, tau: float = 1.0, n_iter: int = 80,
                  fit_intercept: bool = True, random_state: Any = None,
-                 ledger: Any = None) -> None:
+                 ledger: Any = None,
+                 raise_on_failure: bool = True, steps: Any = ESTIMATOR_DEPRECATED) -> None:
         self.epsilon = epsilon
         self.rho = rho
         self.delta = delta
@@ -44,14 +56,19 @@ class SimpleDPGradientDescent(_SimpleRegressor):
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.tau = tau
-        self.steps = steps
+        self.n_iter = n_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
+        self.steps = steps
 
     def _fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
+        n_iter = resolve_renamed(self.steps, self.n_iter, old="steps", new="n_iter",
+                                 where=type(self).__name__, new_given=self.n_iter != 80,
+                                 stacklevel=5)
         x1, ya, bx, by = self._prepare(X, y)
         res = gradient_descent(x1, ya, epsilon=self.epsilon, rho=self.rho, delta=self.delta,
                                variant=self.variant, x_bounds=bx, y_bounds=by, tau=self.tau,
-                               steps=self.steps, ledger=self.ledger, rng=self.random_state)
+                               n_iter=n_iter, ledger=self.ledger, rng=self.random_state)
         return self._finish(X, res)  # type: ignore[return-value]

@@ -59,6 +59,12 @@ class DPTheilSen(_SimpleRegressor):
         Public slope range for the interval (default ±10·(y width)/(x width)).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     def __init__(self, *, epsilon: float | None = None, bounds_X: Any = None,
@@ -66,7 +72,8 @@ class DPTheilSen(_SimpleRegressor):
                  theta: float | None = None, output_range: Any = None, dof: int = 3,
                  ci_alpha: float | None = None, ci_method: str = "auto",
                  slope_range: Any = None, fit_intercept: bool = True,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -81,6 +88,7 @@ class DPTheilSen(_SimpleRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> DPTheilSen:
         eps = _require_epsilon(self.epsilon)
@@ -107,7 +115,7 @@ class DPTheilSen(_SimpleRegressor):
                         else check_bounds(self.output_range, "output_range"))
         slope_range = (None if self.slope_range is None
                        else check_bounds(self.slope_range, "slope_range"))
-        res = theil_sen_with_ci(x1, ya, epsilon=eps, alpha=alpha, x_bounds=bx, y_bounds=by,
+        res = theil_sen_with_ci(x1, ya, epsilon=eps, ci_alpha=alpha, x_bounds=bx, y_bounds=by,
                                 median=self.median, pairs=self.pairs, theta=self.theta,
                                 dof=self.dof, output_range=output_range, slope_range=slope_range,
                                 ci_method=self.ci_method, x_name=feature_names(X, 1)[0],

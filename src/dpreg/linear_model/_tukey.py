@@ -39,6 +39,12 @@ class TukeyEM(_MultivariateBase):
         method itself needs no bounds).
     fit_intercept, random_state, ledger:
         As for :class:`AdaSSP`.
+    raise_on_failure:
+        ``True`` (default): a ⊥ release (the mechanism's failure output) raises
+        :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
+        the estimator with ``results_.failed`` True and ``results_.reason`` (``predict`` then
+        raises ``MechanismFailure``).  Either way the budget stays charged: ⊥ is itself a
+        private output (docs/architecture.md, "Failure (⊥) policy").
     """
 
     _needs_y_bounds = False
@@ -46,7 +52,8 @@ class TukeyEM(_MultivariateBase):
     def __init__(self, *, epsilon: float | None = None, delta: float | None = None,
                  n_models: int | str = "auto",
                  bounds_X: Any = None, bounds_y: Any = None, fit_intercept: bool = True,
-                 random_state: Any = None, ledger: Any = None) -> None:
+                 random_state: Any = None, ledger: Any = None,
+                 raise_on_failure: bool = True) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.n_models = n_models
@@ -55,6 +62,7 @@ class TukeyEM(_MultivariateBase):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.ledger = ledger
+        self.raise_on_failure = raise_on_failure
 
     def _fit(self, X: Any, y: Any) -> TukeyEM:
         Xa, ya, scaling, names = self._prepare(X, y, require_x_bounds=False)

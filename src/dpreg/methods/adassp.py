@@ -91,6 +91,10 @@ class AdaSSPSpec(MethodSpec):
     estimator = "dpreg.linear_model:AdaSSP"
     reads_columns = True
     harness = ("multivariate",)
+    group_defaults = MappingProxyType({"inference": False})
+    group_defaults_reason = ("a per-group table carries no AdaSSP interval (interval.per_group "
+                             "is None), so the noisy yᵀy of inference=True would cost every "
+                             "group's coefficients accuracy for a column the table does not have")
     options = MappingProxyType({
         "neighbouring": _RELATION,
         "failure_prob": _FAILURE,

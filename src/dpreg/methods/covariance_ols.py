@@ -21,6 +21,10 @@ from dpreg.privacy import Neighbouring, check_neighbouring
 __all__ = ["CovarianceOLSSpec", "SPECS"]
 
 
+def _bootstraps(options: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+    return options.get("se", "dp") != "plugin"
+
+
 class CovarianceOLSSpec(MethodSpec):
     name = "covariance-ols"
     target = ('the OLS coefficients of the data clipped to the bounds (the sweep of a DP SSCP matrix)')
@@ -42,7 +46,8 @@ class CovarianceOLSSpec(MethodSpec):
         "calibration": Option(Choice("analytic", "classical"), "analytic",
                               "Gaussian calibration of the release"),
         "se": Option(Choice("dp", "plugin", "noise-aware"), "dp", "standard errors"),
-        "n_boot": Option(Integer(50, 10_000_000), 2000, "bootstrap replicates of the interval"),
+        "n_boot": Option(Integer(50, 10_000_000), 2000, "bootstrap replicates of the interval",
+                         used_if=_bootstraps, when="with se='plugin' (no bootstrap)"),
     })
     interval = IntervalSupport(
         offered="parametric bootstrap of the SSCP release (default); plug-in on request",

@@ -32,9 +32,10 @@ from dpreg.exceptions import InvalidInputError
 
 __all__ = ["DPGradientDescentSpec", "SPECS", "algorithm_for"]
 
-#: options of the one-x algorithm and of the several-x one
-SIMPLE_OPTIONS = ("variant", "tau", "steps")
-CLIPPED_OPTIONS = ("n_iter", "clip_norm", "learning_rate", "schedule", "accounting", "output",
+#: options of the one-x algorithm and of the several-x one (``n_iter``, the number of rounds,
+#: is both algorithms'; ``steps`` is its deprecated spelling: ``renamed_options``)
+SIMPLE_OPTIONS = ("variant", "tau")
+CLIPPED_OPTIONS = ("clip_norm", "learning_rate", "schedule", "accounting", "output",
                    "neighbouring")
 
 
@@ -47,6 +48,29 @@ def algorithm_for(options: Mapping[str, Any], n_features: int | None) -> str | N
     if n_features is None:
         return None
     return "simple" if n_features == 1 else "clipped"
+
+
+#: the number of rounds of the one-x algorithm at ``n_iter="auto"`` (Alabi et al.'s T = 80);
+#: the several-x algorithm's "auto" is its public schedule rule
+#: (:func:`dpreg.multivariate.dpgd.dpgd_schedule`: T = 1600 and a clip from public inputs)
+SIMPLE_AUTO_ROUNDS = 80
+
+
+def rounds(options: Mapping[str, Any], algorithm: str) -> int | str:
+    """The number of rounds of a fit: ``n_iter`` as given, else the deprecated ``steps``
+    (its warning was given where the options were checked), else ``"auto"``: the one-x
+    algorithm's :data:`SIMPLE_AUTO_ROUNDS`, or ``"auto"`` itself for the several-x
+    algorithm (resolved by its public schedule rule)."""
+    for key in ("n_iter", "steps"):
+        value = options.get(key)
+        if value is not None and not (isinstance(value, str) and value == "auto"):
+            return int(value)
+    return SIMPLE_AUTO_ROUNDS if algorithm == "simple" else "auto"
+
+
+def simple_rounds(options: Mapping[str, Any]) -> int:
+    """The one-x algorithm's number of rounds (:func:`rounds`: always an integer there)."""
+    return int(rounds(options, "simple"))
 
 
 def _used_by(which: str) -> Any:
@@ -76,7 +100,8 @@ class DPGradientDescentSpec(MethodSpec):
     harness = ("simple", "multivariate")
     needs_rows = ("each of its gradient steps is a pass over the rows at the current noisy "
                   "estimate, so it needs the rows, not one set of sums")
-    local_options = ("variant", "tau", "steps")
+    local_options = ("variant", "tau", "n_iter", "steps")
+    renamed_options = MappingProxyType({"steps": "n_iter"})
     local_kind = "vector"
     _one = "with several regressors (it belongs to the one-x algorithm)"
     _several = "with one regressor (it belongs to the several-x algorithm)"
@@ -88,11 +113,9 @@ class DPGradientDescentSpec(MethodSpec):
                           used_if=_used_by("simple"), when=_one),
         "tau": Option(Real(0.0, None, closed="neither"), 1.0, "one x: per-coordinate clip",
                       used_if=_used_by("simple"), when=_one),
-        "steps": Option(Integer(1, 100_000), 80, "one x: rounds",
-                        used_if=_used_by("simple"), when=_one),
         "n_iter": Option(AnyOf(Choice("auto"), Integer(1, 1_000_000)), "auto",
-                         "several x: rounds ('auto': 1600)",
-                         used_if=_used_by("clipped"), when=_several),
+                         "rounds T ('auto': 80 with one x, Alabi et al.; 1600 with several, "
+                         "with the public clip rule)"),
         "clip_norm": Option(AnyOf(Choice("auto"), Real(0.0, 1e300, closed="right")), "auto",
                             "several x: per-example gradient clip ('auto': min(1, "
                             "1.5·μ·n/((d+1)·T)) from public n or a noisy count)",
@@ -141,7 +164,7 @@ class DPGradientDescentSpec(MethodSpec):
                       pairs="design-add-remove", output_names=coef3),
             AuditCase("DPGradientDescent", "DPGradientDescent.fit (one x), ε = 2, n = 20",
                       PureDP(2.0), "estimator",
-                      {"cls": "DPGradientDescent", "params": {"epsilon": 2.0, "steps": 20},
+                      {"cls": "DPGradientDescent", "params": {"epsilon": 2.0, "n_iter": 20},
                        "features": "simple"},
                       kind="estimator", output_names=("intercept", "slope")),
             AuditCase("DPGradientDescent-mv", "DPGradientDescent.fit (two features), T = 5",
@@ -186,7 +209,7 @@ class DPGradientDescentSpec(MethodSpec):
                                     "regressors (a value in (0, 1), e.g. 1e-6)")
         # the charge is the whole (ε, δ) budget for any T (dpgd_budget), so the step count of
         # n_iter="auto" -- public, but fixed only once the fit runs -- does not enter it
-        steps = options.get("n_iter", "auto")
+        steps = rounds(options, "clipped")
         return dpgd_budget(eps, check_delta(delta, allow_zero=False),
                            DPGD_AUTO_STEPS if steps == "auto" else int(steps),
                            str(options.get("accounting", "gdp")),
@@ -212,6 +235,7 @@ class DPGradientDescentSpec(MethodSpec):
             sc = PublicScaling.from_bounds(x_bounds, y_bounds, fit_intercept=fit_intercept,
                                            unit_ball=True)
             opts = {k: options[k] for k in CLIPPED_OPTIONS if k in options}
+            opts["n_iter"] = rounds(options, "clipped")
             return plan_dp_gradient_descent(n=n, d=sc.n_columns, epsilon=epsilon, delta=delta,
                                             scaling=sc, **opts)
         if len(x_bounds) != 1:
@@ -222,7 +246,7 @@ class DPGradientDescentSpec(MethodSpec):
         return gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, epsilon, delta),
             x_bounds=x_bounds[0], y_bounds=y_bounds, tau=options.get("tau", 1.0),
-            steps=options.get("steps", 80), n=n)
+            n_iter=simple_rounds(options), n=n)
 
     @staticmethod
     def _clipped(plan: ReleasePlan) -> bool:
@@ -279,7 +303,7 @@ class DPGradientDescentSpec(MethodSpec):
         return lambda x, y, g: gd.gradient_descent(
             x, y, epsilon=params["epsilon"], rho=params["rho"], delta=params["delta"],
             variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
-            tau=options.get("tau", 1.0), steps=options.get("steps", 80), rng=g)
+            tau=options.get("tau", 1.0), n_iter=simple_rounds(options), rng=g)
 
     def release_groups(self, batch: GroupBatch) -> GroupLines:
         """DPGD for all groups: one public plan for the table
@@ -293,7 +317,7 @@ class DPGradientDescentSpec(MethodSpec):
         plan = gd.plan_gradient_descent(
             variant=variant, **gd.variant_parameters(variant, batch.epsilon, batch.delta),
             x_bounds=batch.x_bounds, y_bounds=batch.y_bounds, tau=opts.get("tau", 1.0),
-            steps=opts.get("steps", 80))
+            n_iter=simple_rounds(opts))
         xs, ys, starts = batch.active_rows()
         g = batch.active.size
         with gd.group_gradient_statistics(xs, ys, starts, plan,
@@ -314,7 +338,7 @@ def _replicate_plan(epsilon: float, x_bounds: tuple[float, float],
     """The plan of the replicates (evaluation: the pure-ε variant)."""
     return gd.plan_gradient_descent(variant="pure", epsilon=epsilon, x_bounds=x_bounds,
                                     y_bounds=y_bounds, tau=options.get("tau", 1.0),
-                                    steps=options.get("steps", 80), x_eval=x_eval, n=n)
+                                    n_iter=simple_rounds(options), x_eval=x_eval, n=n)
 
 
 def _predictions(release: Release) -> np.ndarray:

@@ -151,7 +151,7 @@ class TheilSenSpec(MethodSpec):
         from dpreg._validation import check_epsilon
         from dpreg.simple import theil_sen_with_ci
 
-        return theil_sen_with_ci(X[:, 0], y, epsilon=check_epsilon(epsilon), alpha=ci_alpha,
+        return theil_sen_with_ci(X[:, 0], y, epsilon=check_epsilon(epsilon), ci_alpha=ci_alpha,
                                  x_bounds=x_bounds[0], y_bounds=y_bounds, median=self.median,
                                  x_name=x_names[0], y_name=y_name, ledger=ledger,
                                  rng=random_state, **options)

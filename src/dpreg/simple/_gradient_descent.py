@@ -35,6 +35,7 @@ import numpy as np
 
 from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
+    DEPRECATED,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -43,6 +44,7 @@ from dpreg._validation import (
     check_rho,
     check_rng,
     is_seeded,
+    renamed_parameters,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.mechanisms import gaussian_calls, gaussian_sigma, laplace_calls, laplace_scale
@@ -204,6 +206,7 @@ def variant_parameters(variant: Any, epsilon: float, delta: float | None = None
             for name in _BUDGET_NAMES}
 
 
+@renamed_parameters(steps="n_iter")
 def gradient_descent(
     x: Any,
     y: Any,
@@ -215,10 +218,11 @@ def gradient_descent(
     x_bounds: tuple[float, float],
     y_bounds: tuple[float, float],
     tau: float = 1.0,
-    steps: int = 80,
+    n_iter: int = 80,
     x_eval: Any = None,
     ledger: Ledger | None = None,
     rng: Any = None,
+    steps: Any = DEPRECATED,
 ) -> SimpleRegressionResult:
     """DPGradDescent: noisy clipped gradient descent on the squared loss (Alabi et al. Alg. 7).
 
@@ -242,8 +246,9 @@ def gradient_descent(
         Public ranges; data are clipped and mapped to [0, 1] with them.  Required.
     tau:
         Per-coordinate gradient clipping bound τ > 0 (in the [0, 1]-normalised units).
-    steps:
-        Number of rounds T >= 1 (each gets ε/T or ρ/T).
+    n_iter:
+        Number of rounds T >= 1 (each gets ε/T or ρ/T; default 80).  ``steps=`` is its
+        deprecated spelling (one release, with a ``DeprecationWarning``).
     x_eval:
         Points where predictions are reported (default 25% and 75% of ``x_bounds``).
     ledger:
@@ -258,7 +263,7 @@ def gradient_descent(
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
     plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, steps=steps,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, n_iter=n_iter,
                                  x_eval=x_eval, n=int(xa.size))
     gen = check_rng(rng)
     stats = gradient_descent_statistics(xa, ya, plan)
@@ -269,9 +274,11 @@ def gradient_descent(
                                                             seeded=is_seeded(rng)))
 
 
+@renamed_parameters(steps="n_iter")
 def plan_gradient_descent(*, variant: Any = "pure", epsilon: Any = None, rho: Any = None,
                           delta: Any = None, x_bounds: Any, y_bounds: Any, tau: Any = 1.0,
-                          steps: Any = 80, x_eval: Any = None, n: Any = None) -> ReleasePlan:
+                          n_iter: Any = 80, x_eval: Any = None, n: Any = None,
+                          steps: Any = DEPRECATED) -> ReleasePlan:
     """The public plan of a DPGD release: reads no data, draws nothing.
 
     Every parameter is checked (variant, its budget by :func:`variant_budget`, bounds, τ,
@@ -282,15 +289,16 @@ def plan_gradient_descent(*, variant: Any = "pure", epsilon: Any = None, rho: An
     that T of them never exceed ``"rounds"`` -- the replace-one sensitivity of one round's
     gradient sum (``"l1"`` = 4τ for Laplace, ``"l2"`` = 2√2τ for Gaussian,
     :func:`~dpreg.mechanisms.sensitivity.clipped_box_sum_sensitivity`) and the noise scale
-    (``"laplace_scale"`` or ``"gaussian_sd"``).  ``options``: variant, tau, steps, x_bounds,
-    y_bounds, x_eval.  ``n`` may be left out (per-group and batched releases: the noise does
-    not depend on n)."""
+    (``"laplace_scale"`` or ``"gaussian_sd"``).  ``options``: variant, tau, steps (T, from
+    ``n_iter``; ``steps=`` is the deprecated spelling of ``n_iter``), x_bounds, y_bounds,
+    x_eval.  ``n`` may be left out (per-group and batched releases: the noise does not depend
+    on n)."""
     charged, calib = variant_budget(variant, epsilon=epsilon, rho=rho, delta=delta)
     var = str(variant)
     xb = check_bounds(x_bounds, "x_bounds")
     yb = check_bounds(y_bounds, "y_bounds")
     tau_ = check_positive(tau, "tau")
-    t_steps = check_int(steps, "steps", minimum=1, maximum=_MAX_STEPS)
+    t_steps = check_int(n_iter, "n_iter", minimum=1, maximum=_MAX_STEPS)
     xe = check_x_eval(x_eval, xb)
     n_ = None if n is None else check_int(n, "n", minimum=2)
     # ε/T or ρ/T, rounded down exactly (T parts never exceed the whole)

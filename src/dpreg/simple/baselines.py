@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpreg._validation import check_probability, check_rng
+from dpreg._validation import DEPRECATED, check_probability, check_rng, renamed_parameters
 from dpreg.exceptions import InvalidInputError
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP
 from dpreg.simple._common import (
@@ -102,10 +102,13 @@ def ols(x: Any, y: Any, *, x_eval: Any = None,
                                   n=int(xa.size), extra=extra)
 
 
-def ols_ci(x: Any, y: Any, *, alpha: float = 0.05) -> ConfidenceInterval:
-    """Classical (1 − α) t interval for the OLS slope (n − 2 degrees of freedom; n >= 3)."""
+@renamed_parameters(alpha="ci_alpha")
+def ols_ci(x: Any, y: Any, *, ci_alpha: float = 0.05, alpha: Any = DEPRECATED
+           ) -> ConfidenceInterval:
+    """Classical (1 − α) t interval for the OLS slope (n − 2 degrees of freedom; n >= 3);
+    α is ``ci_alpha`` (``alpha=`` is its deprecated spelling, kept for one release)."""
     xa, ya = check_simple_xy(x, y, min_rows=3)
-    a = check_probability(alpha, "alpha")
+    a = check_probability(ci_alpha, "ci_alpha")
     slope = _ols_core(xa, ya)[0]
     se = ols_slope_se(xa, ya)
     q = float(stats.t.ppf(1.0 - a / 2.0, xa.size - 2))

@@ -78,12 +78,14 @@ from scipy import optimize, signal, special, stats
 
 from dpreg._spec import Release, ReleasePlan
 from dpreg._validation import (
+    DEPRECATED,
     check_bounds,
     check_epsilon,
     check_int,
     check_probability,
     check_rng,
     is_seeded,
+    renamed_parameters,
 )
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import NoUncertaintyError
@@ -602,9 +604,11 @@ def range_clipped_ends(low: float, high: float, output_range: tuple[float, float
     return [name for name, at in (("lower", low <= lo), ("upper", high >= hi)) if at]
 
 
+@renamed_parameters(alpha="ci_alpha")
 def nonprivate_theil_sen_ci(
-    x: Any, y: Any, *, alpha: float = 0.05, pairs: str | int = "all",
+    x: Any, y: Any, *, ci_alpha: float = 0.05, pairs: str | int = "all",
     null_variance: str = "exact", rng: Any = None, approximation: str = "berry-esseen",
+    alpha: Any = DEPRECATED,
 ) -> ConfidenceInterval:
     """Non-private Theil-Sen interval [F_s⁻¹(½ − b), F_s⁻¹(½ + b)], b = ½Φ⁻¹(1 − α/8)σ
     (Sarathy & Vadhan Def. 6.1.1; ``approximation="normal"``: b = ½Φ⁻¹(1 − α/2)σ, Sen's
@@ -612,10 +616,11 @@ def nonprivate_theil_sen_ci(
 
     ``null_variance``: ``"exact"`` (corrected Cor. B.1.3 on the actual x), ``"bound"`` (the
     data-independent bound) or ``"kendall"`` (complete design without ties).  The estimate is
-    the Theil-Sen slope.  ``rng`` drives the matchings design.
+    the Theil-Sen slope.  ``rng`` drives the matchings design.  ``ci_alpha``: 1 − coverage
+    (``alpha=`` is its deprecated spelling, kept for one release).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
-    a = check_probability(alpha, "alpha")
+    a = check_probability(ci_alpha, "ci_alpha")
     n = int(xa.size)
     pairs_arg = check_pairs_arg(pairs, n)
     nv = check_choice(null_variance, "null_variance", ("exact", "bound", "kendall"))
@@ -748,14 +753,15 @@ class _PairSource:
         return pair_order_statistic(k=math.ceil((rank - tied) / 2), counter=pc)
 
 
+@renamed_parameters(alpha="ci_alpha", method="ci_method")
 def theil_sen_ci(
     x: Any,
     y: Any,
     *,
     epsilon: float,
-    alpha: float = 0.05,
+    ci_alpha: float = 0.05,
     output_range: tuple[float, float],
-    method: str = "union",
+    ci_method: str = "union",
     pairs: str | int = "all",
     theta: float | None = None,
     return_estimate: bool = False,
@@ -764,6 +770,8 @@ def theil_sen_ci(
     ledger: Ledger | None = None,
     rng: Any = None,
     algorithm: str = "auto",
+    alpha: Any = DEPRECATED,
+    method: Any = DEPRECATED,
 ) -> ConfidenceInterval:
     """ε-DP (1 − α) confidence interval for the slope (DPWideTSCI; Sarathy & Vadhan §6).
 
@@ -776,15 +784,16 @@ def theil_sen_ci(
         ends and estimate get ε/3 each); every DPWide call runs at (its share)/(2k) on the
         doubled multiset.  ``inf`` returns :func:`nonprivate_theil_sen_ci` with the same
         design and null variance (not private; warns).
-    alpha:
-        1 − coverage, in (0, 1).
+    ci_alpha:
+        1 − coverage, in (0, 1).  ``alpha=`` is its deprecated spelling (one release).
     output_range:
         Public slope range (lo, hi); the true slope is assumed to lie in [lo + θ, hi − θ].
-    method:
+    ci_method:
         ``"union"`` (Alg. 6.2), ``"tight"`` (§6.4; never wider than union) -- both coverage
         >= 1 − α by a worst-case bound, conservative -- ``"calibrated"`` (coverage close to
         1 − α; refused with ``NoUncertaintyError`` where :func:`calibrated_refusal` says so)
-        or ``"auto"`` (calibrated where offered, else tight).
+        or ``"auto"`` (calibrated where offered, else tight).  ``method=`` is its deprecated
+        spelling (one release).
     pairs:
         ``"all"`` or an integer number of round-robin matchings.
     theta:
@@ -817,8 +826,8 @@ def theil_sen_ci(
     Source: Sarathy & Vadhan 2025, Alg. 6.1, 6.2, §6.4 (corrected: see module doc).
     """
     xa, ya = check_simple_xy(x, y, min_rows=2)
-    plan = plan_theil_sen_ci(epsilon=epsilon, alpha=alpha, output_range=output_range,
-                             method=method, pairs=pairs, theta=theta,
+    plan = plan_theil_sen_ci(epsilon=epsilon, ci_alpha=ci_alpha, output_range=output_range,
+                             ci_method=ci_method, pairs=pairs, theta=theta,
                              return_estimate=return_estimate, r_alpha=r_alpha,
                              null_variance=null_variance, algorithm=algorithm, n=int(xa.size))
     gen = check_rng(rng)
@@ -841,15 +850,15 @@ def warn_tight_search(plan: ReleasePlan) -> None:
     """The warning of a tight interval whose target search was skipped (a public fact of
     the plan: the multiset is beyond :data:`TIGHT_MAX_MULTISET`)."""
     if plan.options["tight_search"]:
-        warnings.warn(f"method='tight': the doubled pair multiset has "
+        warnings.warn(f"ci_method='tight': the doubled pair multiset has "
                       f"{plan.options['multiset_size']} entries (more than "
                       f"{TIGHT_MAX_MULTISET}, beyond which float64 no longer resolves every "
                       "rank); the (valid, possibly wider) Union targets are used",
                       UserWarning, stacklevel=3)
 
 
-def plan_theil_sen_ci(*, epsilon: Any, alpha: Any = 0.05, output_range: Any,
-                      method: Any = "union", pairs: Any = "all", theta: Any = None,
+def plan_theil_sen_ci(*, epsilon: Any, ci_alpha: Any = 0.05, output_range: Any,
+                      ci_method: Any = "union", pairs: Any = "all", theta: Any = None,
                       return_estimate: Any = False, r_alpha: Any = 0.5,
                       null_variance: Any = "bound", algorithm: Any = "auto", n: Any
                       ) -> ReleasePlan:
@@ -857,7 +866,7 @@ def plan_theil_sen_ci(*, epsilon: Any, alpha: Any = 0.05, output_range: Any,
     draws nothing.
 
     Every parameter is checked here, in the order :func:`theil_sen_ci` always checked them
-    (ε, α, ``output_range``, ``method``, ``pairs`` for the public n >= 2,
+    (ε, ``ci_alpha``, ``output_range``, ``ci_method``, ``pairs`` for the public n >= 2,
     ``return_estimate``, the interval method -- :func:`resolve_ci_method`, which refuses an
     explicit ``"calibrated"`` outside :func:`calibrated_refusal` -- θ (default
     :func:`default_ci_theta`, a tenth of it for the calibrated targets), ``r_alpha``,
@@ -870,9 +879,9 @@ def plan_theil_sen_ci(*, epsilon: Any, alpha: Any = 0.05, output_range: Any,
     :func:`union_targets`, :func:`tight_targets` or :func:`calibrated_targets`; ``None`` at
     ε = ∞).  Guarantee of the release it plans: ε-DP, replace-one, n public."""
     eps = check_epsilon(epsilon)
-    a = check_probability(alpha, "alpha")
+    a = check_probability(ci_alpha, "ci_alpha")
     lo, hi = check_bounds(output_range, "output_range")
-    meth = check_choice(method, "method", CI_METHODS)
+    meth = check_choice(ci_method, "ci_method", CI_METHODS)
     n_ = check_int(n, "n", minimum=2)
     pairs_arg = check_pairs_arg(pairs, n_)
     want_est = check_flag(return_estimate, "return_estimate")

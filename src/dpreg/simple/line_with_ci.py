@@ -19,7 +19,14 @@ import numpy as np
 import pandas as pd
 
 from dpreg._spec import Release, ReleasePlan
-from dpreg._validation import check_bounds, check_int, check_rng, is_seeded
+from dpreg._validation import (
+    DEPRECATED,
+    check_bounds,
+    check_int,
+    check_rng,
+    is_seeded,
+    renamed_parameters,
+)
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference.results import RegressionResults
 from dpreg.privacy import Neighbouring, PrivacyStatement, PureDP, charge
@@ -69,21 +76,24 @@ def line_ci_split(epsilon: float) -> tuple[PureDP, PureDP]:
     return line, ci
 
 
-def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
+@renamed_parameters(alpha="ci_alpha")
+def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, ci_alpha: float,
                       x_bounds: tuple[float, float], y_bounds: tuple[float, float],
                       median: str = "exp", pairs: str | int = "all", theta: float | None = None,
                       dof: int = 3, output_range: Any = None, slope_range: Any = None,
                       ci_method: str = "auto", x_name: str = "x", y_name: str = "y",
-                      ledger: Any = None, rng: Any = None) -> RegressionResults:
+                      ledger: Any = None, rng: Any = None,
+                      alpha: Any = DEPRECATED) -> RegressionResults:
     """Theil-Sen line (ε/2) plus a Sarathy–Vadhan DP (1 − α) interval for the slope (ε/2).
 
-    ``epsilon`` and ``alpha`` must already be valid (the callers check them); ``output_range``
+    ``epsilon`` and ``ci_alpha`` must already be valid (the callers check them; ``alpha=`` is
+    the deprecated spelling of ``ci_alpha``, kept for one release); ``output_range``
     defaults to :func:`~dpreg.simple.ranges.default_prediction_range` of ``y_bounds`` and
     ``slope_range`` to :func:`~dpreg.simple.ranges.default_slope_range`.  Everything both
     releases need is validated before ``PureDP(ε)`` is charged to ``ledger``.  Returns a
     :class:`~dpreg.inference.RegressionResults` (method ``theil-sen-{median}``) whose
-    ``conf_int(alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned as
-    the failed line's result.
+    ``conf_int(ci_alpha)`` is the slope interval (NaN for the intercept); a ⊥ line is returned
+    as the failed line's result.
 
     The pipeline: :func:`plan_theil_sen_with_ci` (public: the line's
     :func:`~dpreg.simple.plan_theil_sen` and the interval's
@@ -94,7 +104,7 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     """
     gen = check_rng(rng)
     xa, ya = check_simple_xy(x, y)
-    plan = plan_theil_sen_with_ci(epsilon=epsilon, alpha=alpha, x_bounds=x_bounds,
+    plan = plan_theil_sen_with_ci(epsilon=epsilon, ci_alpha=ci_alpha, x_bounds=x_bounds,
                                   y_bounds=y_bounds, median=median, pairs=pairs, theta=theta,
                                   dof=dof, output_range=output_range, slope_range=slope_range,
                                   ci_method=ci_method, n=int(xa.size))
@@ -116,7 +126,7 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, alpha: float,
     return theil_sen_with_ci_result(release, x_name=x_name, y_name=y_name)
 
 
-def plan_theil_sen_with_ci(*, epsilon: Any, alpha: Any, x_bounds: Any, y_bounds: Any,
+def plan_theil_sen_with_ci(*, epsilon: Any, ci_alpha: Any, x_bounds: Any, y_bounds: Any,
                            median: Any = "exp", pairs: Any = "all", theta: Any = None,
                            dof: Any = 3, output_range: Any = None, slope_range: Any = None,
                            ci_method: Any = "auto", n: Any) -> ReleasePlan:
@@ -153,8 +163,8 @@ def plan_theil_sen_with_ci(*, epsilon: Any, alpha: Any, x_bounds: Any, y_bounds:
     check_int(dof, "dof", minimum=1)
     line = plan_theil_sen(epsilon=half[0].epsilon, output_range=out_range, x_bounds=x_bounds,
                           median=median, pairs=pairs, theta=theta, dof=dof, n=n_)
-    ci = plan_theil_sen_ci(epsilon=half[1].epsilon, alpha=alpha, output_range=slopes,
-                           method=ci_method, pairs=pairs, n=n_)
+    ci = plan_theil_sen_ci(epsilon=half[1].epsilon, ci_alpha=ci_alpha, output_range=slopes,
+                           ci_method=ci_method, pairs=pairs, n=n_)
     return ReleasePlan(
         method=f"theil-sen-{median}",
         options={"median": median, "line": line, "ci": ci, "ci_method": ci_method,

@@ -6,15 +6,20 @@
 
 from __future__ import annotations
 
-from dpreg._validation import check_bounds
+from typing import Any
+
+from dpreg._validation import DEPRECATED, check_bounds, renamed_parameters
 
 __all__ = ["default_prediction_range", "default_slope_range"]
 
 
-def default_prediction_range(bounds_y: tuple[float, float]) -> tuple[float, float]:
-    """Public default output range for DP Theil-Sen predictions: ``bounds_y`` widened by half
-    its width on each side (Alabi et al. Table 1: [−0.5, 1.5] for y in [0, 1])."""
-    lo, hi = check_bounds(bounds_y, "bounds_y")
+@renamed_parameters(bounds_y="y_bounds")
+def default_prediction_range(y_bounds: tuple[float, float], *, bounds_y: Any = DEPRECATED
+                             ) -> tuple[float, float]:
+    """Public default output range for DP Theil-Sen predictions: ``y_bounds`` widened by half
+    its width on each side (Alabi et al. Table 1: [−0.5, 1.5] for y in [0, 1]).  ``bounds_y=``
+    is the deprecated spelling of ``y_bounds`` (kept for one release)."""
+    lo, hi = check_bounds(y_bounds, "y_bounds")
     w = hi - lo
     return (lo - 0.5 * w, hi + 0.5 * w)
 

@@ -117,8 +117,8 @@ class CICoverage(Kind):
                 th_m = None if meth == "calibrated" else th
                 t0 = time.perf_counter()
                 try:
-                    ci = theil_sen_ci(x, y, epsilon=eps, alpha=alpha, output_range=(lo, hi),
-                                      method=meth, pairs=pairs, theta=th_m,
+                    ci = theil_sen_ci(x, y, epsilon=eps, ci_alpha=alpha, output_range=(lo, hi),
+                                      ci_method=meth, pairs=pairs, theta=th_m,
                                       rng=simulation_generator(mseq))
                 except NoUncertaintyError:  # decided from the public (n, ε): the whole cell
                     rows.append({**base, "method": f"dp-{meth}", "theta": math.nan,
@@ -131,13 +131,13 @@ class CICoverage(Kind):
                              "covered": bool(ci.low <= slope <= ci.high), "refused": False,
                              "seconds": time.perf_counter() - t0})
             t0 = time.perf_counter()
-            ref = nonprivate_theil_sen_ci(x, y, alpha=alpha, pairs="all")
+            ref = nonprivate_theil_sen_ci(x, y, ci_alpha=alpha, pairs="all")
             rows.append({**base, "method": "theil-sen (non-private)", "lower": ref.low,
                          "upper": ref.high, "width": ref.high - ref.low,
                          "covered": bool(ref.low <= slope <= ref.high),
                          "seconds": time.perf_counter() - t0})
             t0 = time.perf_counter()
-            o = ols_ci(x, y, alpha=alpha)
+            o = ols_ci(x, y, ci_alpha=alpha)
             rows.append({**base, "method": "ols-t (non-private)", "lower": o.low,
                          "upper": o.high, "width": o.high - o.low,
                          "covered": bool(o.low <= slope <= o.high),

@@ -53,7 +53,7 @@ def _dp_fit(arr: np.ndarray, cols: list[str], bounds: dict[str, tuple[float, flo
     from dpreg.covariance import release_sscp
 
     rel = release_sscp(arr, columns=cols, bounds=[bounds[c] for c in cols], epsilon=eps,
-                       delta=delta, rng=gen)
+                       delta=delta, random_state=gen)
     if rel.failed:
         return None, rel, None
     res = rel.regress(formula, se="plugin")
@@ -159,13 +159,13 @@ class SSCPSim(Kind):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             exact = release_sscp(arr, columns=cols, bounds=blist, epsilon=math.inf,
-                                 delta=delta, rng=0).noisy_scaled
+                                 delta=delta, random_state=0).noisy_scaled
         gen = simulation_generator(rel_seq)
         t0 = time.perf_counter()
         fro, spe = [], []
         for _ in range(int(norms["reps"])):
             noisy = release_sscp(arr, columns=cols, bounds=blist, epsilon=cell["epsilon"],
-                                 delta=delta, rng=gen).noisy_scaled
+                                 delta=delta, random_state=gen).noisy_scaled
             e = noisy - exact
             fro.append(float(np.linalg.norm(e, "fro")))
             spe.append(float(np.linalg.norm(e, 2)))
