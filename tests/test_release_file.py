@@ -48,7 +48,7 @@ BOUNDS = {"x": (0.0, 1.0), "z": (0.0, 1.0), "y": (0.0, 1.0)}
 
 
 def _release(**kw):
-    opts = dict(columns=["x", "z", "y"], bounds=BOUNDS, epsilon=2.0, delta=1e-6, rng=5)
+    opts = dict(columns=["x", "z", "y"], bounds=BOUNDS, epsilon=2.0, delta=1e-6, random_state=5)
     opts.update(kw)
     return release_sscp(_frame(), **opts)
 

@@ -24,7 +24,7 @@ B = {"x": (0.0, 1.0), "y": (0.0, 1.0), "z": (0.0, 1.0)}
 @pytest.mark.parametrize("method,options,match", [
     ("noisy-stats", {"theta": 0.1}, "unknown option"),
     ("noisy-stats", {"inference": False, "n_boot": 100}, "'n_boot' is not used"),
-    ("adassp", {"floor_scale": 5.0}, "'floor_scale' is not used"),
+    ("adassp", {"lambda_rule": "wang", "floor_scale": 5.0}, "'floor_scale' is not used"),
     ("covariance-ols", {"se": "plugin", "n_boot": 100}, "'n_boot' is not used"),
 ])
 def test_plan_refuses_what_the_fit_would_not_use(method, options, match):
@@ -46,7 +46,8 @@ def _xy(d: int):
     (lambda: dpreg.DPTheilSen(epsilon=1.0, ci_method="tight"), 1, "ci_method"),
     (lambda: dpreg.DPTheilSen(epsilon=1.0, slope_range=(-3, 3)), 1, "slope_range"),
     (lambda: dpreg.AdaSSP(epsilon=1.0, delta=1e-6, inference=False, n_boot=100), 2, "n_boot"),
-    (lambda: dpreg.AdaSSP(epsilon=1.0, delta=1e-6, floor_scale=5.0), 2, "floor_scale"),
+    (lambda: dpreg.AdaSSP(epsilon=1.0, delta=1e-6, lambda_rule="wang",
+                          floor_scale=5.0), 2, "floor_scale"),
     (lambda: dpreg.CovarianceOLS(epsilon=1.0, delta=1e-6, se="plugin", n_boot=100), 2,
      "n_boot"),
 ])

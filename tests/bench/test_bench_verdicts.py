@@ -156,6 +156,7 @@ def test_authors_adassp_is_amin_et_als_baseline():
 
     ref = adassp(A, y, x_norm_bound=float(np.linalg.norm(A, axis=1).max()),
                  y_bound=float(np.abs(y).max()), epsilon=1.0, delta=1e-6, calibration="wang",
+                 lambda_rule="wang",
                  rng=simulation_generator(np.random.SeedSequence(11))).params.to_numpy(float)
     np.testing.assert_allclose(b, ref)
     b10 = _fit_authors_adassp(m, eps=1.0, delta=1e-6, X=X, y=10 * y,

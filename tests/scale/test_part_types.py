@@ -23,7 +23,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 BOUNDS = {"x": (0.0, 10.0), "y": (0.0, 10.0)}
-KW = dict(columns=["x", "y"], bounds=BOUNDS, epsilon=1.0, delta=1e-6, rng=3)
+KW = dict(columns=["x", "y"], bounds=BOUNDS, epsilon=1.0, delta=1e-6, random_state=3)
 #: values of the files below that must never be echoed
 SECRET = ("3.25", "7.75", "31337")
 

@@ -53,7 +53,7 @@ def test_chunked_sscp_equals_the_one_shot_matrix(rng):
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_release_sscp_from_a_file_equals_in_memory(data, fmt):
     df, d = data
-    kw = dict(columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6, rng=5)
+    kw = dict(columns=COLS, bounds=BOUNDS, epsilon=1.0, delta=1e-6, random_state=5)
     mem = release_sscp(df, **kw)
     got = release_sscp(d / f"t.{fmt}", **kw)
     np.testing.assert_allclose(got.noisy_scaled, mem.noisy_scaled, rtol=RTOL)

@@ -80,7 +80,7 @@ def test_adassp_interval_is_centred_at_the_unshrunk_estimate_of_the_release():
     yl = (y - 0.25) / 0.75
     res = adassp(Z, yl, x_norm_bound=2.0, y_bound=1.0, epsilon=1.0, delta=1e-6,
                  inference=True, count_index=0, n_boot=300, rng=1,
-                 calibration="wang")  # Wang's (noisier) constants: λ > 0 here
+                 calibration="wang", lambda_rule="wang")  # Wang's constants and ridge: λ > 0
     assert res.extra["ridge_lambda"] > 0
     boot = res.bootstrap
     assert boot is not None and res.extra["dp_ci_reliable"] is True
