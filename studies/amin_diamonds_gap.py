@@ -49,7 +49,8 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 def _adassp(A: np.ndarray, y: np.ndarray, rng: Any) -> np.ndarray:
     xb = float(np.max(np.linalg.norm(A, axis=1)))
     return adassp(A, y, x_norm_bound=xb, y_bound=float(np.max(np.abs(y))), epsilon=EPS,
-                  delta=DELTA, rng=rng, calibration="wang").params.to_numpy(float)
+                  delta=DELTA, rng=rng, calibration="wang",
+                  lambda_rule="wang").params.to_numpy(float)
 
 
 def _tukey(A: np.ndarray, y: np.ndarray, rng: Any) -> np.ndarray:
