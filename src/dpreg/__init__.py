@@ -27,6 +27,7 @@ from dpreg.exceptions import (
     InvalidInputError,
     MechanismFailure,
     PrivacyLeakWarning,
+    TiedSlopesWarning,
 )
 from dpreg.grouped import fit_by_group
 from dpreg.inference import RegressionResults
@@ -80,6 +81,7 @@ __all__ = [
     "BudgetExceededError",
     "MechanismFailure",
     "PrivacyLeakWarning",
+    "TiedSlopesWarning",
     "Budget",
     "PureDP",
     "ApproxDP",

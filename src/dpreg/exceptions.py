@@ -23,6 +23,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "WeakSeedWarning",
     "LargeDeltaWarning",
+    "TiedSlopesWarning",
 ]
 
 
@@ -146,4 +147,23 @@ class LargeDeltaWarning(PrivacyLeakWarning):
     δ bounds the probability that the guarantee fails outright, so it should be much smaller
     than 1/n.  Emitted once per public call (``regress``, an estimator's ``fit``,
     ``release_sscp``, ``fit_by_group``).
+    """
+
+
+class TiedSlopesWarning(UserWarning):
+    """Many pairwise slopes are exactly 0, so a Theil-Sen release says little about the slope.
+
+    Theil-Sen estimates the median of the pairwise slopes (y_j − y_i)/(x_j − x_i).  When the
+    response takes few values (a 0/1 outcome, a rating scale) most pairs share their y and
+    their slope is exactly 0; the median pairwise slope is then 0 or close to it whatever the
+    relation between x and y, and the released slope and interval pile up at 0.  Emitted
+
+    * before anything is charged, when the response is declared to take few values (a
+      codebook's numeric ``levels`` for the response, or ``y_levels=``): decided from public
+      inputs only; and
+    * after a release, when the released slope interval contains 0 and lies within twice its
+      public widening θ of it (``ci_point_mass``): decided from the released values only
+      (post-processing, costs nothing).
+
+    The message never contains a value of the data.
     """

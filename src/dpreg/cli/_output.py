@@ -87,6 +87,8 @@ def _result_json(res: Any, ci: float | None, ci_frame: Any) -> dict[str, Any]:
             out["ci"]["informative"] = {str(k): ok for k in ci_frame.index}
         if "ci_calibrated" in res.extra:  # Theil-Sen: calibrated or the conservative tight one
             out["ci"]["calibrated"] = dict(res.extra["ci_calibrated"])
+        if "ci_point_mass" in res.extra:  # Theil-Sen: the release rule for tied slopes
+            out["ci"]["point_mass"] = dict(res.extra["ci_point_mass"])
         # at the requested level (extra['dp_ci_excludes_estimate'] is checked at 0.05 only)
         out["ci"]["excludes_estimate"] = res.excludes_estimate(ci)
     return out

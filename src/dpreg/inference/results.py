@@ -484,6 +484,13 @@ class Summary:
                 why = " (no integrity record)" if checked.get("status") == "no-record" else ""
                 rows.insert(0, ("WARNING", f"UNVERIFIED release file{why}: "
                                 + str(checked.get("detail", ""))))
+        tied = r.extra.get("ci_point_mass")  # Theil-Sen: the release rule for tied slopes
+        if isinstance(tied, Mapping) and any(tied.values()):
+            rows.insert(0, ("WARNING TIES", "the slope interval of "
+                            + ", ".join(str(k) for k, v in tied.items() if v)
+                            + " lies within 2θ of 0: many pairwise slopes are exactly 0 (few "
+                            "response values); it estimates the median pairwise slope, not the "
+                            "OLS slope (extra['ci_point_mass'])"))
         if r.extra.get("reliable", True) is False:  # bounds-free mode, allow_unreliable=True
             rows.insert(0, ("WARNING", "UNRELIABLE: fitted although the budget left after the "
                             "DP bounds was predicted too small for a useful release"))
@@ -556,7 +563,7 @@ class Summary:
         width = 78
         lines = ["=" * width, f"{'DP Regression Results':^{width}}", "=" * width]
         for k, v in self.header():
-            if k in ("Accounting", "Ledger charge", "Estimates", "Note"):  # wrapped
+            if k in ("Accounting", "Ledger charge", "Estimates", "Note", "WARNING TIES"):  # wrapped
                 import textwrap
 
                 v = ("\n" + " " * 20).join(textwrap.wrap(v, width - 20))

@@ -59,10 +59,7 @@ class TheilSenSpec(MethodSpec):
     local_options = ("pairs", "theta", "output_range", "dof")
     local_kind = "each"
     harness_engine = "median"
-    target = ("the Theil-Sen line: the median of the pairwise slopes (with the medians of the "
-              "pairs' predictions at the two evaluation points) -- NOT the OLS slope; the two "
-              "differ under skewed or heavy-tailed errors, outliers, many tied values or a "
-              "non-linear relation, and the slope interval covers the median pairwise slope")
+    target = ts_core.TS_TARGET
     moment_plan_caveat = (
         "Theil-Sen's noise depends on the density of the pairwise slopes at their median -- "
         "ties in x, a response piled up at a bound, the residuals' shape -- which means, sds "

@@ -80,6 +80,7 @@ from dpreg.simple._result import ConfidenceInterval, SimpleRegressionResult
 from dpreg.simple._segments import clipped_centred, clipped_means
 from dpreg.simple._theil_sen import NO_FIT_STATISTICS as TS_NO_FIT_STATISTICS
 from dpreg.simple._theil_sen import NO_INTERVAL as TS_NO_INTERVAL
+from dpreg.simple._theil_sen import TARGET as TS_TARGET
 from dpreg.simple._theil_sen import (
     PairStatistics,
     check_smooth_size,
@@ -137,6 +138,7 @@ __all__ = [
     "check_smooth_size",
     "dp_median_of_doubled",
     "TS_NO_INTERVAL",
+    "TS_TARGET",
     "TS_NO_FIT_STATISTICS",
     "gradient_descent",
     "plan_gradient_descent",

@@ -245,6 +245,15 @@ class ConfidenceInterval:
         return tuple(self.details.get("clipped", ()))
 
     @property
+    def point_mass(self) -> bool:
+        """True when the release rule for tied slopes flags this interval
+        (:func:`dpreg.simple.ci.point_mass_flag`: it contains 0 and lies within 2θ of it, θ
+        its public widening) -- the pairwise slopes pile up at exactly 0 (a response with few
+        values) and the interval describes that pile.  False for intervals without the
+        rule (non-Theil-Sen)."""
+        return bool(self.details.get("point_mass", False))
+
+    @property
     def informative(self) -> bool:
         """False when an end of the interval is the search range (see :attr:`clipped`)."""
         return not self.clipped

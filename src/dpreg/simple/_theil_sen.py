@@ -71,7 +71,7 @@ __all__ = ["theil_sen", "DEFAULT_THETA_FRACTION", "dp_median_of_doubled", "ALGOR
            "AUTO_FAST_MIN_N", "SMOOTH_ALL_PAIRS_MAX_N", "check_smooth_size",
            "resolve_algorithm", "dp_median_all_pairs_target",
            "release_theil_sen", "dp_median_of_sorted", "plan_theil_sen", "PairStatistics",
-           "theil_sen_statistics", "theil_sen_result", "target_budgets"]
+           "theil_sen_statistics", "theil_sen_result", "target_budgets", "TARGET"]
 
 #: ``algorithm=`` choices: ``"materialise"`` builds the doubled multiset of all pairwise
 #: estimates (O(n²) memory); ``"exact-fast"`` samples the same mechanism exactly from
@@ -104,6 +104,12 @@ NO_INTERVAL = ("none: the Sarathy–Vadhan slope interval consumes budget, so it
                "then only at that α")
 NO_FIT_STATISTICS = ("the DP Theil-Sen release is a median of pairwise slopes: no residual "
                      "or total sum of squares is released")
+#: what a Theil-Sen release estimates, in words: every Theil-Sen result carries it
+#: (``extra["target"]``, the summary's ``Estimates`` row, the JSON)
+TARGET = ("the Theil-Sen line: the median of the pairwise slopes (with the medians of the "
+          "pairs' predictions at the two evaluation points) -- NOT the OLS slope; the two "
+          "differ under skewed or heavy-tailed errors, outliers, many tied values or a "
+          "non-linear relation, and the slope interval covers the median pairwise slope")
 _SOURCE = ("Alabi, McMillan, Sarathy, Smith & Vadhan 2022, §6.2, Alg. 2-6; Sarathy & Vadhan "
            "2025, Alg. 3.1-3.2 (±∞ tie convention, widened mechanism)")
 
@@ -491,11 +497,13 @@ def release_theil_sen(stats: PairStatistics, plan: ReleasePlan, rng: np.random.G
 def theil_sen_result(release: Release) -> SimpleRegressionResult:
     """The :class:`SimpleRegressionResult` of a DP Theil-Sen release (post-processing): the
     slope, or the line through the two released predictions (slope (p₂ − p₁)/(x₂ − x₁) and
-    its intercept)."""
+    its intercept).  ``extra["target"]`` names what it estimates (:data:`TARGET`: the median
+    pairwise slope, not the OLS slope)."""
     o, v = release.plan.options, release.values
     xe = tuple(o["x_eval"])
     method, n = release.plan.method, release.plan.n
-    extra = {"estimand": o["estimand"], "pairs": v["pairs"], "x_eval": list(xe)}
+    extra = {"estimand": o["estimand"], "pairs": v["pairs"], "x_eval": list(xe),
+             "target": TARGET}
     if o["estimand"] == "slope":
         return SimpleRegressionResult(method, release.privacy, released_slope=v["released"][0],
                                       n=n, extra=extra, no_interval=NO_INTERVAL,

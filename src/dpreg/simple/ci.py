@@ -146,6 +146,10 @@ __all__ = [
     "TIGHT_MAX_MULTISET",
     "TIGHT_SCAN_MAX_MULTISET",
     "tight_failure_at",
+    "POINT_MASS_THETAS",
+    "point_mass_flag",
+    "warn_point_mass",
+    "POINT_MASS_TEXT",
 ]
 
 #: ``default_ci_theta`` uses width/(ε·n) only once ε·n exceeds this; below it the widening
@@ -188,6 +192,19 @@ TIGHT_MAX_MULTISET = 2 ** 52
 ALL_TIED_CI = ("every pair has tied x: the non-private Theil-Sen interval (epsilon=inf) is "
              "undefined (no pair has a slope); with a finite epsilon theil_sen_ci releases the "
              "DP interval, which is then the slope search range (flagged not informative)")
+
+#: the release rule of :func:`point_mass_flag`: an interval containing 0 that lies within this
+#: many θ of it is flagged (each end of a DP interval is a widened median ± θ: both medians
+#: landing within θ of a pile of exactly-0 pair slopes put the interval inside [−2θ, 2θ])
+POINT_MASS_THETAS = 2.0
+
+#: what a flagged interval means (the warning, the uncertainty text and the summary row)
+POINT_MASS_TEXT = (
+    "the slope interval contains 0 and lies within 2θ of it (θ its public widening): the "
+    "pairwise slopes pile up at exactly 0, as they do when the response takes few values "
+    "(many pairs share their y).  The median pairwise slope is then 0 whatever the relation "
+    "between x and y, so this interval says the median pairwise slope is 0, not that x has "
+    "no effect; consider a method that estimates the OLS slope (noisy-stats, adassp)")
 
 _SOURCE = ("Sarathy & Vadhan 2025, Alg. 6.1-6.2 (DPWideCIUnion) and §6.4 "
            "(ComputeExpMechCITargets), with dpreg's corrections (docs/privacy/theil_sen_ci.md)")
@@ -840,10 +857,14 @@ def theil_sen_ci(
         release = release_theil_sen_ci(stats, plan, gen, seeded=seeded)
         charge(ledger, plan.budget, "dpreg.simple.theil_sen_ci", plan.relation)
         warn_not_private("theil_sen_ci")
-        return theil_sen_ci_result(release)
+        out = theil_sen_ci_result(release)
+        warn_point_mass(out.point_mass)
+        return out
     charge(ledger, plan.budget, "dpreg.simple.theil_sen_ci", plan.relation)
     warn_tight_search(plan)
-    return theil_sen_ci_result(release_theil_sen_ci(stats, plan, gen, seeded=seeded))
+    out = theil_sen_ci_result(release_theil_sen_ci(stats, plan, gen, seeded=seeded))
+    warn_point_mass(out.point_mass)
+    return out
 
 
 def warn_tight_search(plan: ReleasePlan) -> None:
@@ -1036,9 +1057,41 @@ def release_theil_sen_ci(stats: PairStatistics, plan: ReleasePlan, rng: np.rando
                           "details": details}, stmt)
 
 
+def point_mass_flag(low: float, high: float, theta: float) -> bool:
+    """The release rule for tied slopes: True when a released slope interval [low, high]
+    contains 0 and lies within :data:`POINT_MASS_THETAS` × θ of it, θ being the interval's
+    public widening (``details["theta"]``; 0 for the non-private interval, which is then
+    flagged only when it is the point 0).
+
+    Each end of the DP interval is a θ-widened exponential-mechanism quantile moved out by θ;
+    when many pairwise slopes are exactly 0 both quantiles land within θ of 0 and the interval
+    lies inside [−2θ, 2θ] -- the release is then a statement about a pile of exactly-0
+    slopes, not about the relation between x and y.  Reads only the released ends and the
+    public θ: post-processing, costs no budget.  On continuous data the interval's width is
+    of the order of the sampling spread of the slope, far more than 4θ = 4·width/(ε·n), so the
+    flag does not fire (docs/simple.md, "Tied responses")."""
+    lo, hi, th = float(low), float(high), float(theta)
+    return bool(lo <= 0.0 <= hi and max(-lo, hi) <= POINT_MASS_THETAS * th)
+
+
+def warn_point_mass(flagged: bool, *, stacklevel: int = 3) -> None:
+    """:class:`~dpreg.exceptions.TiedSlopesWarning` for an interval flagged by
+    :func:`point_mass_flag` (public text only, no value of the data)."""
+    if flagged:
+        from dpreg.exceptions import TiedSlopesWarning
+
+        warnings.warn("Theil-Sen: " + POINT_MASS_TEXT, TiedSlopesWarning,
+                      stacklevel=stacklevel)
+
+
 def theil_sen_ci_result(release: Release) -> ConfidenceInterval:
-    """The :class:`ConfidenceInterval` of a slope-interval release (post-processing)."""
+    """The :class:`ConfidenceInterval` of a slope-interval release (post-processing):
+    ``details["point_mass"]`` is :func:`point_mass_flag` of the released ends and the public
+    θ; ``details["target"]`` names the estimand (the median pairwise slope)."""
     v = release.values
+    details = {**v["details"], "target": "the median pairwise slope (not the OLS slope)",
+               "point_mass": point_mass_flag(v["low"], v["high"],
+                                             release.plan.options["theta"])}
     return ConfidenceInterval(v["low"], v["high"], alpha=release.plan.options["alpha"],
                               estimate=v["estimate"], method=v["method"],
-                              privacy=release.privacy, details=v["details"])
+                              privacy=release.privacy, details=details)

@@ -45,7 +45,9 @@ from dpreg.simple.ci import (
     plan_theil_sen_ci,
     release_theil_sen_ci,
     resolve_ci_method,
+    POINT_MASS_TEXT,
     theil_sen_ci_result,
+    warn_point_mass,
     warn_tight_search,
 )
 from dpreg.simple.ranges import default_prediction_range, default_slope_range
@@ -123,7 +125,9 @@ def theil_sen_with_ci(x: Any, y: Any, *, epsilon: float, ci_alpha: float,
         # ledger is touched, on every path
         warn_not_private("theil_sen_ci")
         charge(ledger, plan.budget, what, plan.relation)
-    return theil_sen_with_ci_result(release, x_name=x_name, y_name=y_name)
+    out = theil_sen_with_ci_result(release, x_name=x_name, y_name=y_name)
+    warn_point_mass(bool(out.extra.get("ci_point_mass", {}).get(x_name, False)))
+    return out
 
 
 def plan_theil_sen_with_ci(*, epsilon: Any, ci_alpha: Any, x_bounds: Any, y_bounds: Any,
@@ -202,8 +206,9 @@ def theil_sen_with_ci_result(release: Release, *, x_name: str = "x", y_name: str
     """The :class:`~dpreg.inference.RegressionResults` of a line-plus-interval release
     (post-processing): the line (:func:`~dpreg.simple.theil_sen_result`), its
     ``conf_int(alpha)`` the slope interval (:func:`~dpreg.simple.theil_sen_ci_result`), the
-    labels of the interval method actually used, and the flags of a range-wide end and of a
-    slope outside the interval.  A ⊥ line is returned as the failed line's result."""
+    labels of the interval method actually used, and the flags of a range-wide end, of a
+    slope outside the interval and of tied slopes (``extra["ci_point_mass"]``:
+    :func:`~dpreg.simple.ci.point_mass_flag`).  A ⊥ line is returned as the failed line's result."""
     o = release.plan.options
     alpha, ci_method, slopes = o["alpha"], o["ci_method"], o["slope_range"]
     method = release.plan.method
@@ -228,8 +233,9 @@ def theil_sen_with_ci_result(release: Release, *, x_name: str = "x", y_name: str
         if ci_method == "auto":
             kind += ("; the calibrated interval is not offered at this n and ε (n·ε below "
                      "about 200)")
-    text = (f"DP confidence interval for the slope (Sarathy & Vadhan, {kind}; level "
-            f"{1 - alpha:g}, computed at fit time with ε/2); no interval for the intercept")
+    text = (f"DP confidence interval for the median pairwise slope -- the Theil-Sen estimand, "
+            f"not the OLS slope (Sarathy & Vadhan, {kind}; level {1 - alpha:g}, computed at "
+            "fit time with ε/2); no interval for the intercept")
     if not ci.informative:
         text += (f". NOT INFORMATIVE: the {' and '.join(ci.clipped)} end of the slope interval "
                  f"is the end of the slope search range [{slopes[0]:g}, {slopes[1]:g}] -- a "
@@ -237,7 +243,10 @@ def theil_sen_with_ci_result(release: Release, *, x_name: str = "x", y_name: str
                  f"to narrow it; extra['ci_informative'])")
     extra = {**base.extra, "ci_informative": {x_name: ci.informative},
              "ci_clipped": {x_name: list(ci.clipped)},
-             "ci_calibrated": {x_name: used == "calibrated"}}
+             "ci_calibrated": {x_name: used == "calibrated"},
+             "ci_point_mass": {x_name: ci.point_mass}}
+    if ci.point_mass:  # the release rule for tied slopes (post-processing of the interval)
+        text += ". WARNING TIES: " + POINT_MASS_TEXT + " (extra['ci_point_mass'])"
     # the line and the interval are separate releases (ε/2 each): where the released slope
     # lies outside the released interval, say so (post-processing of the two releases)
     slope = float(base.params.iloc[1])
@@ -245,7 +254,7 @@ def theil_sen_with_ci_result(release: Release, *, x_name: str = "x", y_name: str
         extra["dp_ci_excludes_estimate"] = [x_name]
         text += (". NOTE: the line's slope lies outside the slope interval: the two are "
                  "separate releases (ε/2 each) whose noise disagrees here; the interval is "
-                 "for the true slope, not centred on this estimate "
+                 "for the median pairwise slope, not centred on this estimate "
                  "(extra['dp_ci_excludes_estimate'])")
     return RegressionResults(
         base.params, privacy=privacy, method=method, intervals={alpha: iv},
