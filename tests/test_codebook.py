@@ -92,7 +92,9 @@ def test_a_valid_codebook_parses_and_round_trips(tmp_path):
     ("[columns.g]\ntype = \"categorical\"", r"needs levels"),
     ("[columns.g]\ntype = \"categorical\"\nlevels = [1]\nbounds = [0, 1]", r"not allowed for a "
                                                                           r"categorical"),
-    ("[columns.g]\nlevels = [1, 2]", r"only allowed with type = \"categorical\""),
+    ("[columns.g]\nlevels = [\"a\", \"b\"]", r"texts need type = \"categorical\""),
+    ("[columns.g]\nlevels = [1, 1]", r"unique numbers"),
+    ("[columns.g]\nbounds = [0, 1]\nlevels = [0, 2]", r"inside"),
     ("[dataset]\nn = 0", r"integer >= 1"),
     ("[dataset]\nn = 10.0", r"integer >= 1"),
     ("[dataset]\nn = true", r"integer >= 1"),

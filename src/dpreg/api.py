@@ -604,6 +604,7 @@ def regress(
     mf = parse_formula(data, formula, merged, levels=levels)
     if cb is not None:
         cb.check_n(data.shape[0], _n_is_public(method, method_options), f"method {method!r}")
+        method_options = codebook_y_levels(cb, mf.y_name, spec, method_options)
     res = fit_arrays(
         mf.X, mf.y, method=method, epsilon=epsilon, x_bounds=mf.x_bounds, y_bounds=mf.y_bounds,
         x_names=mf.x_names, y_name=mf.y_name, fit_intercept=mf.fit_intercept, delta=delta,
@@ -612,6 +613,21 @@ def regress(
     if mf.derived:  # a new (frozen) result that also says which bounds were derived
         res = res.replace(extra={**res.extra, "derived_bounds": dict(mf.derived)})
     return res
+
+
+def codebook_y_levels(cb: Any, y_name: str, spec: Any, options: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """``options`` with ``y_levels`` from the codebook's numeric ``levels`` of the response
+    (:meth:`dpreg.codebook.Codebook.numeric_levels`) for a method that takes it (the
+    Theil-Sen methods, which then warn that few levels tie many pairwise slopes at 0); an
+    explicit ``y_levels`` wins.  Public inputs only."""
+    out = dict(options)
+    if spec is None or "y_levels" not in spec.options or "y_levels" in out or cb is None:
+        return out
+    found = cb.numeric_levels(str(y_name))
+    if found is not None:
+        out["y_levels"] = list(found)
+    return out
 
 
 def _n_is_public(method: str, options: Mapping[str, Any]) -> bool:

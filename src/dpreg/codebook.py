@@ -85,7 +85,8 @@ _TYPES = ("numeric", "categorical")
 @dataclass(frozen=True)
 class ColumnSpec:
     """One declared column: ``type`` ``"numeric"`` (``bounds`` (lo, hi) or ``None`` when not
-    declared yet) or ``"categorical"`` (``levels``)."""
+    declared yet; optionally the numeric ``levels`` it takes) or ``"categorical"``
+    (``levels``)."""
 
     name: str
     type: str = "numeric"
@@ -221,7 +222,18 @@ class Codebook:
 
     def levels(self) -> dict[str, tuple[Any, ...]]:
         """Declared levels of the categorical columns."""
-        return {c: s.levels for c, s in self.columns.items() if s.levels is not None}
+        return {c: s.levels for c, s in self.columns.items()
+                if s.levels is not None and s.type == "categorical"}
+
+    def numeric_levels(self, column: str) -> tuple[float, ...] | None:
+        """The public ``levels`` a numeric column declares (the values it can take: a 0/1
+        outcome, a rating scale), or ``None`` (not declared, not numeric, not a column of the
+        codebook).  A response with few levels ties many Theil-Sen pairwise slopes at
+        exactly 0: the Theil-Sen methods warn (``TiedSlopesWarning``) before any charge."""
+        s = self.columns.get(column)
+        if s is None or s.type != "numeric" or s.levels is None:
+            return None
+        return tuple(float(v) for v in s.levels)
 
     def moments(self) -> DeclaredMoments:
         """The declared PUBLIC moments (``mean``/``sd``/``corr`` of the numeric columns that
@@ -281,6 +293,8 @@ class Codebook:
                     entry["mean"], entry["sd"] = s.mean, s.sd
                 if s.corr:
                     entry["corr"] = dict(s.corr)
+                if s.levels is not None:
+                    entry["levels"] = list(s.levels)
             else:
                 entry["levels"] = list(s.levels or ())
             if s.description:
@@ -451,9 +465,6 @@ def _column(name: str, spec: Any, where: str) -> ColumnSpec:
                                     "levels = [...] (its public list of levels)")
         levels = _unique_list(spec["levels"], where, f"{at}.levels", "levels")
         return ColumnSpec(name, "categorical", None, levels, desc)
-    if "levels" in spec:
-        raise InvalidInputError(f"codebook {where}: field '{at}.levels' is only allowed with "
-                                "type = \"categorical\"")
     raw = spec.get("bounds", [])
     bounds: tuple[float, float] | None = None
     if not (isinstance(raw, list) and not raw):  # [] = not declared yet
@@ -491,7 +502,30 @@ def _column(name: str, spec: Any, where: str) -> ColumnSpec:
         if any(other == name for other, _ in corr):
             raise InvalidInputError(f"codebook {where}: field '{at}.corr' names the column "
                                     "itself (its correlation with itself is 1)")
-    return ColumnSpec(name, "numeric", bounds, None, desc, mean, sd, corr)
+    return ColumnSpec(name, "numeric", bounds, _numeric_levels(spec, bounds, where, at), desc,
+                      mean, sd, corr)
+
+
+def _numeric_levels(spec: Mapping[str, Any], bounds: tuple[float, float] | None, where: str,
+                    at: str) -> tuple[float, ...] | None:
+    """A numeric column's optional public ``levels``: the values it can take (a 0/1 outcome,
+    a rating scale), unique finite numbers inside its bounds.  The column stays a number in
+    formulas; the Theil-Sen methods warn that few levels tie many pairwise slopes at 0."""
+    if "levels" not in spec:
+        return None
+    raw = spec["levels"]
+    if (not isinstance(raw, list) or not raw
+            or not all(_real(v) for v in raw)):
+        raise _error(where, f"{at}.levels", "a non-empty list of finite numbers (a numeric "
+                     "column's public values; texts need type = \"categorical\")", raw)
+    out = tuple(float(v) for v in raw)
+    if len(set(out)) != len(out):
+        raise _error(where, f"{at}.levels", "unique numbers", raw)
+    if bounds is not None and not all(bounds[0] <= v <= bounds[1] for v in out):
+        raise InvalidInputError(f"codebook {where}: field '{at}.levels' must lie inside "
+                                f"'{at}.bounds' [{bounds[0]:g}, {bounds[1]:g}]; got "
+                                f"{_shown(raw)}")
+    return out
 
 
 def _real(value: Any) -> bool:

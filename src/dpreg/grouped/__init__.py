@@ -189,6 +189,31 @@ def _with_codebook(df: Any, by: str, bounds: Any, groups: Any, codebook: Any
     return bounds, groups
 
 
+def _y_levels_warned(method: str, y: str, options: dict[str, Any], codebook: Any, df: Any
+                     ) -> dict[str, Any]:
+    """The Theil-Sen public rule for a per-group table: ``y_levels`` (given, or the codebook's
+    numeric levels of ``y``) warns once for the table (``TiedSlopesWarning``) before anything
+    is charged, and is then dropped from the options (it changes nothing else); refused,
+    like any option a method does not use, for the other methods."""
+    if "y_levels" not in options and codebook is None:
+        return options
+    from dpreg._dispatch import spec_of
+    from dpreg.api import codebook_y_levels
+    from dpreg.codebook import resolve_codebook
+    from dpreg.methods.theil_sen import warn_y_levels
+
+    spec = spec_of(method)
+    out = dict(options)
+    if codebook is not None:
+        names = [str(c) for c in getattr(df, "columns", [])]
+        out = codebook_y_levels(resolve_codebook(codebook, names or None), y, spec, out)
+    if "y_levels" not in out:
+        return out
+    out.update(spec.check_options({"y_levels": out["y_levels"]}))  # refused where unused
+    warn_y_levels(spec.name, out)
+    return out
+
+
 @public_function(n_public=lambda table: None)  # weak seed, δ >= 1e-3: once per table
 def fit_by_group(
     df: Any, by: str, x: str, y: str, *, method: str, epsilon: float,
@@ -292,6 +317,7 @@ def fit_by_group(
 
     check_option_keys(options)  # x_names=, fit_intercept=, ...: set per group, not options
     bounds, groups = _with_codebook(df, by, bounds, groups, codebook)
+    options = _y_levels_warned(method, y, options, codebook, df)
     if ledger is not None:
         from dpreg.privacy import Ledger
 

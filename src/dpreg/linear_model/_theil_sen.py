@@ -14,6 +14,7 @@ from dpreg.linear_model._base import _require_epsilon, _SimpleRegressor, feature
 from dpreg.simple import theil_sen
 from dpreg.simple.line_with_ci import theil_sen_with_ci
 from dpreg.simple.ranges import default_prediction_range
+from dpreg.simple.ties import check_y_levels, warn_few_levels
 
 __all__ = ["DPTheilSen"]
 
@@ -22,7 +23,10 @@ class DPTheilSen(_SimpleRegressor):
     """DP Theil-Sen regression (Alabi et al. 2022; Sarathy & Vadhan 2025).
 
     Releases DP medians of the pairwise predictions at 25% and 75% of ``bounds_X`` (ε/2 each)
-    and the line through them.  ε-DP, replace-one neighbours, n public.  See
+    and the line through them.  **Estimand: the median pairwise slope** (and the medians of
+    the pairs' predictions), not the OLS slope: the two coincide for a linear relation with
+    symmetric errors and differ under skewed errors, outliers, non-linearity or a response
+    with few values (``results_.extra["target"]`` says so; docs/simple.md).  ε-DP, replace-one neighbours, n public.  See
     :func:`dpreg.simple.theil_sen`.
 
     Parameters
@@ -59,6 +63,12 @@ class DPTheilSen(_SimpleRegressor):
         Public slope range for the interval (default ±10·(y width)/(x width)).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
+    y_levels:
+        ``None`` (default), or the response's public levels (a list of numbers, e.g.
+        ``[0, 1]``) or their number: with at most 20 levels ``fit`` warns
+        (:class:`~dpreg.exceptions.TiedSlopesWarning`) before anything is charged that many
+        pairwise slopes are exactly 0, so the median pairwise slope (what Theil-Sen
+        estimates -- not the OLS slope) is pulled to 0.  Changes nothing else.
     raise_on_failure:
         ``True`` (default): a ⊥ release (the mechanism's failure output) raises
         :class:`~dpreg.exceptions.MechanismFailure` from ``fit``.  ``False``: ``fit`` returns
@@ -73,7 +83,7 @@ class DPTheilSen(_SimpleRegressor):
                  ci_alpha: float | None = None, ci_method: str = "auto",
                  slope_range: Any = None, fit_intercept: bool = True,
                  random_state: Any = None, ledger: Any = None,
-                 raise_on_failure: bool = True) -> None:
+                 raise_on_failure: bool = True, y_levels: Any = None) -> None:
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -89,10 +99,13 @@ class DPTheilSen(_SimpleRegressor):
         self.random_state = random_state
         self.ledger = ledger
         self.raise_on_failure = raise_on_failure
+        self.y_levels = y_levels
 
     def _fit(self, X: Any, y: Any) -> DPTheilSen:
         eps = _require_epsilon(self.epsilon)
         x1, ya, bx, by = self._prepare(X, y)
+        # the public rule for tied responses: before anything is charged or drawn
+        warn_few_levels(check_y_levels(self.y_levels), where="DPTheilSen")
         if self.ci_alpha is not None:
             return self._fit_with_ci(X, x1, ya, eps, bx, by)
         rng_out = (default_prediction_range(by) if self.output_range is None

@@ -17,6 +17,7 @@ import numpy as np
 from dpreg import simple as ts_core
 from dpreg._spec import (
     AnyOf,
+    Constraint,
     AuditCase,
     Choice,
     Integer,
@@ -31,11 +32,40 @@ from dpreg._spec import (
 )
 from dpreg.exceptions import InvalidInputError
 
-__all__ = ["TheilSenSpec", "SPECS", "PAIRS_REASON"]
+__all__ = ["TheilSenSpec", "SPECS", "PAIRS_REASON", "warn_y_levels"]
 
 #: why a Theil-Sen release needs the rows (no one-pass statistics from a file or Spark)
 PAIRS_REASON = ("its release is a DP median over pairs of rows (all pairs or k matchings), "
                 "which needs every row at once, not sums over rows")
+
+
+def _levels_ok(value: Any) -> bool:
+    from dpreg.simple.ties import check_y_levels
+
+    try:
+        check_y_levels(value)
+    except InvalidInputError:
+        return False
+    return True
+
+
+class _Levels(Constraint):
+    """``None``, a positive count of levels or a list of distinct finite numbers."""
+
+    text = ("None, a positive integer (the number of levels) or a list of distinct finite "
+            "numbers (the response's public levels)")
+
+    def accepts(self, value: Any) -> bool:
+        return _levels_ok(value)
+
+
+def warn_y_levels(name: str, options: dict[str, Any]) -> None:
+    """Remove ``y_levels`` from validated ``options`` and give the public few-levels warning
+    (:func:`dpreg.simple.ties.warn_few_levels`) -- before anything is charged or drawn; the
+    option changes nothing else."""
+    from dpreg.simple.ties import check_y_levels, warn_few_levels
+
+    warn_few_levels(check_y_levels(options.pop("y_levels", None)), where=name)
 
 
 def _with_ci(options: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
@@ -91,6 +121,10 @@ class TheilSenSpec(MethodSpec):
             "slope_range": Option(NoneOr(Pair()), None, "public range searched by the slope "
                                   "interval", used_if=_with_ci,
                                   when="without ci_alpha (the interval is asked for with it)"),
+            "y_levels": Option(_Levels(), None,
+                               "the response's public levels (or their number): with few "
+                               "levels many pairwise slopes are exactly 0, and the fit warns "
+                               "(TiedSlopesWarning) before anything is charged"),
         }
         if median == "wide":
             opts["theta"] = Option(NoneOr(Real(0.0, None, closed="neither")), None,
@@ -139,7 +173,10 @@ class TheilSenSpec(MethodSpec):
             x_names: list[str], y_name: str, fit_intercept: bool, ledger: Any,
             random_state: Any, options: dict[str, Any], ci_alpha: float | None = None) -> Any:
         """The line (ε), or with ``ci_alpha`` the line (ε/2) plus the DP slope interval
-        (ε/2): :func:`dpreg.simple.theil_sen_with_ci`."""
+        (ε/2): :func:`dpreg.simple.theil_sen_with_ci`.  ``y_levels`` only warns
+        (:func:`warn_y_levels`), before anything is charged."""
+        options = dict(options)
+        warn_y_levels(self.name, options)
         if ci_alpha is None:
             return super().fit(X, y, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                                y_bounds=y_bounds, x_names=x_names, y_name=y_name,

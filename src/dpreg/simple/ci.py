@@ -1074,14 +1074,15 @@ def point_mass_flag(low: float, high: float, theta: float) -> bool:
     return bool(lo <= 0.0 <= hi and max(-lo, hi) <= POINT_MASS_THETAS * th)
 
 
-def warn_point_mass(flagged: bool, *, stacklevel: int = 3) -> None:
+def warn_point_mass(flagged: bool) -> None:
     """:class:`~dpreg.exceptions.TiedSlopesWarning` for an interval flagged by
     :func:`point_mass_flag` (public text only, no value of the data)."""
     if flagged:
         from dpreg.exceptions import TiedSlopesWarning
+        from dpreg.simple.ties import user_stacklevel
 
         warnings.warn("Theil-Sen: " + POINT_MASS_TEXT, TiedSlopesWarning,
-                      stacklevel=stacklevel)
+                      stacklevel=user_stacklevel())
 
 
 def theil_sen_ci_result(release: Release) -> ConfidenceInterval:
