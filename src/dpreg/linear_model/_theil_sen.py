@@ -26,8 +26,8 @@ class DPTheilSen(_SimpleRegressor):
     and the line through them.  **Estimand: the median pairwise slope** (and the medians of
     the pairs' predictions), not the OLS slope: the two coincide for a linear relation with
     symmetric errors and differ under skewed errors, outliers, non-linearity or a response
-    with few values (``results_.extra["target"]`` says so; docs/simple.md).  ε-DP, replace-one neighbours, n public.  See
-    :func:`dpreg.simple.theil_sen`.
+    with few values (``results_.extra["target"]`` says so; docs/simple.md).  ε-DP,
+    replace-one neighbours, n public.  See :func:`dpreg.simple.theil_sen`.
 
     Parameters
     ----------

@@ -17,9 +17,9 @@ import numpy as np
 from dpreg import simple as ts_core
 from dpreg._spec import (
     AnyOf,
-    Constraint,
     AuditCase,
     Choice,
+    Constraint,
     Integer,
     IntervalSupport,
     MethodSpec,

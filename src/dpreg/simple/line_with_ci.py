@@ -42,10 +42,10 @@ from dpreg.simple._theil_sen import (
 )
 from dpreg.simple.ci import (
     CI_METHODS,
+    POINT_MASS_TEXT,
     plan_theil_sen_ci,
     release_theil_sen_ci,
     resolve_ci_method,
-    POINT_MASS_TEXT,
     theil_sen_ci_result,
     warn_point_mass,
     warn_tight_search,
