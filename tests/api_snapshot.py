@@ -42,12 +42,14 @@ STABLE: dict[str, tuple[str, ...]] = {
     "dpreg.mechanisms": ("laplace", "gaussian", "exp_quantile", "smooth_median"),
     "dpreg.simple": ("noisy_stats", "dp_intercept", "theil_sen", "gradient_descent",
                      "theil_sen_ci", "ConfidenceInterval", "SimpleRegressionResult"),
+    "dpreg.simple.ties": ("dp_tied_share", "tied_share_sensitivity", "TiedShare"),
     "dpreg.linear_model": ("NoisyStats", "DPTheilSen", "DPGradientDescent", "AdaSSP",
                            "BoostedAdaSSP", "TukeyEM", "CovarianceOLS"),
     "dpreg.auto": ("AutoDPRegression",),
     "dpreg.inference": ("RegressionResults",),
     "dpreg.exceptions": ("DPRegError", "InvalidInputError", "BudgetExceededError",
-                         "MechanismFailure", "PrivacyLeakWarning", "MissingExtraError"),
+                         "MechanismFailure", "PrivacyLeakWarning", "MissingExtraError",
+                         "TiedSlopesWarning"),
 }
 OPTIONAL: dict[str, tuple[str, ...]] = {"dpreg": ("plan",)}
 #: stable CLI commands (design of the command line); the snapshot lists all of them
