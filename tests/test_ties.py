@@ -251,3 +251,22 @@ def test_dp_tied_share_charges_and_states_its_guarantee():
     with pytest.warns(dpreg.PrivacyLeakWarning):
         exact = dp_tied_share(df.x, df.y, epsilon=math.inf, rng=SEED)
     assert exact.share == zero_slope_share(df.x, df.y)
+
+
+def test_cli_json_and_option(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from dpreg.cli import app
+
+    data = tmp_path / "d.csv"
+    _binary().to_csv(data, index=False)
+    res = CliRunner().invoke(app, ["fit", str(data), "--y", "y", "--x", "x", "-m",
+                                   "theil-sen-exp", "-e", "2", "-b", "x=0:10", "-b", "y=0:1",
+                                   "--ci", "0.05", "-o", "y_levels=[0, 1]", "--json"])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    out = json.loads(text[text.index("{"):])
+    assert out["ci"]["point_mass"] == {"x": True}
+    assert "median of the pairwise slopes" in out["extra"]["target"]
