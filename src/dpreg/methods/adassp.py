@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -19,6 +20,7 @@ from dpreg._spec import (
     AuditCase,
     Choice,
     Flag,
+    GroupLine,
     Integer,
     IntervalSupport,
     MethodSpec,
@@ -32,7 +34,9 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.methods._planning import first_order_cov, scaling_transform
 from dpreg.multivariate import (
     PublicScaling,
+    adassp_result,
     boosted,
+    boosted_result,
     boosted_statistics,
     plan_adassp,
     plan_boosted,
@@ -63,15 +67,46 @@ def _design_source(X: Any, y: Any, *, validated: bool) -> ArraySource:
                        validated=validated)
 
 
-def _public_n(n: int | None, rel: Neighbouring, p: int) -> int | None:
+def _public_n(n: int | None, rel: Neighbouring, p: int, terms: str = "") -> int | None:
     """The plan's n: public only under replace-one, where it must exceed the p parameters (the
-    estimators' rule); under add/remove n is private and never enters the plan."""
+    estimators' rule; ``terms`` says what they are, as the estimators say it); under add/remove
+    n is private and never enters the plan."""
     if n is None or rel is not Neighbouring.REPLACE_ONE:
         return None
     if n <= p:
-        raise InvalidInputError(f"X must have more rows than model parameters ({p}) under "
-                                "replace-one neighbours (n public); DP regression needs n > p")
+        raise InvalidInputError(f"X must have more rows than model parameters ({p}{terms}) "
+                                "under replace-one neighbours (n public); DP regression needs "
+                                "n > p")
     return n
+
+
+def _table_plan(spec: MethodSpec, *, epsilon: float, delta: float | None,
+                x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                options: Mapping[str, Any]) -> ReleasePlan:
+    """The spec's :meth:`~MethodSpec.plan` of a per-group table's releases (y on one x with an
+    intercept) from the public inputs alone: n is left out (``None``) and added per group by
+    :func:`_group_plan`, where the single fit adds it."""
+    return spec.plan(epsilon=epsilon, delta=delta, n=None, x_bounds=[x_bounds],
+                     y_bounds=y_bounds, fit_intercept=True, options=options)
+
+
+def _group_plan(plan: ReleasePlan, n: int) -> ReleasePlan:
+    """The table's plan for one group of n rows: under replace-one n is public and enters the
+    plan (refused when n <= p, the estimators' rule); under add/remove n is private and the
+    plan is the table's as it is."""
+    rel = check_neighbouring(plan.relation)
+    if rel is not Neighbouring.REPLACE_ONE:
+        return plan
+    p = plan.options["scaling"].n_columns  # the intercept and the table's one x
+    return replace(plan, n=_public_n(n, rel, p, f": {p - 1} features + intercept"))
+
+
+def _group_line(core: Any, scaling: PublicScaling) -> GroupLine:
+    """The released line of a group in original units (the estimators' map back)."""
+    if core.failed:
+        return GroupLine(math.nan, math.nan, True, core.reason, core.privacy)
+    intercept, coef = scaling.to_original(core.params.to_numpy())
+    return GroupLine(float(intercept), float(coef[0]), False, "", core.privacy)
 
 
 class AdaSSPSpec(MethodSpec):
@@ -157,6 +192,30 @@ class AdaSSPSpec(MethodSpec):
                 ) -> Release:
         """:func:`~dpreg.multivariate.release_adassp` (the draws and the privacy statement)."""
         return release_adassp(stats, plan, rng, seeded=seeded)
+
+    def table_plan(self, *, epsilon: float, delta: float | None,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                   options: Mapping[str, Any]) -> ReleasePlan:
+        """:meth:`plan` once per table, without n (public inputs only)."""
+        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                           y_bounds=y_bounds, options=options)
+
+    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
+                           ) -> GroupLine:
+        """:meth:`statistics` and :meth:`release` of one group from the table's plan (with the
+        group's public n under replace-one): the steps the estimator's core
+        (:func:`~dpreg.multivariate.adassp`) runs, without its per-fit validation, plan and
+        charge."""
+        from dpreg._random import check_rng, is_seeded
+        from dpreg.privacy.notices import warn_if_not_private
+
+        plan = _group_plan(plan, int(x.shape[0]))
+        gen = check_rng(rng)
+        stats = self.statistics(x.reshape(-1, 1), y, plan)
+        warn_if_not_private(plan.options["epsilon"], "AdaSSP")
+        core = adassp_result(self.release(stats, plan, gen, seeded=is_seeded(rng)),
+                             names=["x0", "x1"])
+        return _group_line(core, plan.options["scaling"])
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
@@ -315,6 +374,30 @@ class BoostedAdaSSPSpec(MethodSpec):
                 ) -> Release:
         """:func:`~dpreg.multivariate.release_boosted` (the draws and the privacy statement)."""
         return release_boosted(stats, plan, rng, seeded=seeded)
+
+    def table_plan(self, *, epsilon: float, delta: float | None,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                   options: Mapping[str, Any]) -> ReleasePlan:
+        """:meth:`plan` once per table, without n (public inputs only)."""
+        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                           y_bounds=y_bounds, options=options)
+
+    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
+                           ) -> GroupLine:
+        """:meth:`statistics` and :meth:`release` of one group from the table's plan (with the
+        group's public n under replace-one): the steps the estimator's core
+        (:func:`~dpreg.multivariate.boosted_adassp_scaled`) runs, without its per-fit
+        validation, plan and charge."""
+        from dpreg._random import check_rng, is_seeded
+        from dpreg.privacy.notices import warn_if_not_private
+
+        plan = _group_plan(plan, int(x.shape[0]))
+        gen = check_rng(rng)
+        stats = self.statistics(x.reshape(-1, 1), y, plan)
+        warn_if_not_private(plan.options["epsilon"], "BoostedAdaSSP")
+        core = boosted_result(self.release(stats, plan, gen, seeded=is_seeded(rng)),
+                              names=["x0", "x1"])
+        return _group_line(core, plan.options["scaling"])
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
