@@ -6,10 +6,10 @@ and its boosted version (Tang et al. 2023), with Gaussian-DP accounting.  Cores:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -109,7 +109,39 @@ def _group_line(core: Any, scaling: PublicScaling) -> GroupLine:
     return GroupLine(float(intercept), float(coef[0]), False, "", core.privacy)
 
 
-class AdaSSPSpec(MethodSpec):
+class _OnePlanPerTable(MethodSpec):
+    """AdaSSP and BoostedAdaSSP per-group tables: the spec's plan once per table
+    (:meth:`table_plan`), then :meth:`statistics` and :meth:`release` per group
+    (:meth:`release_group_line`) -- the steps the estimator's core runs, without its per-fit
+    validation, plan and charge.  ``core_label``: the core's name in the ε = ∞ warning;
+    ``core_result``: its post-processing of a release (coefficients on the scaled design)."""
+
+    core_label: ClassVar[str]
+    core_result: ClassVar[Callable[..., Any]]
+
+    def table_plan(self, *, epsilon: float, delta: float | None,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                   options: Mapping[str, Any]) -> ReleasePlan:
+        """:meth:`plan` once per table, without n (public inputs only)."""
+        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                           y_bounds=y_bounds, options=options)
+
+    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
+                           ) -> GroupLine:
+        """One group from the table's plan (with the group's public n under replace-one)."""
+        from dpreg._random import check_rng, is_seeded
+        from dpreg.privacy.notices import warn_if_not_private
+
+        plan = _group_plan(plan, int(x.shape[0]))
+        gen = check_rng(rng)
+        stats = self.statistics(x.reshape(-1, 1), y, plan)
+        warn_if_not_private(plan.options["epsilon"], self.core_label)
+        release = self.release(stats, plan, gen, seeded=is_seeded(rng))
+        return _group_line(type(self).core_result(release, names=["x0", "x1"]),
+                           plan.options["scaling"])
+
+
+class AdaSSPSpec(_OnePlanPerTable):
     name = "adassp"
     target = ('the OLS coefficients of the data clipped to the bounds, shrunk toward 0 where the '
               'noisy XᵀX is below its eigenvalue floor (Wang\'s rule: by a private ridge λ) -- a '
@@ -122,6 +154,8 @@ class AdaSSPSpec(MethodSpec):
     takes_neighbouring = True
     min_rows = 2
     privacy_notes = ("adassp.md",)
+    core_label = "AdaSSP"
+    core_result = adassp_result
     order = 70
     estimator = "dpreg.linear_model:AdaSSP"
     reads_columns = True
@@ -192,30 +226,6 @@ class AdaSSPSpec(MethodSpec):
                 ) -> Release:
         """:func:`~dpreg.multivariate.release_adassp` (the draws and the privacy statement)."""
         return release_adassp(stats, plan, rng, seeded=seeded)
-
-    def table_plan(self, *, epsilon: float, delta: float | None,
-                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
-                   options: Mapping[str, Any]) -> ReleasePlan:
-        """:meth:`plan` once per table, without n (public inputs only)."""
-        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
-                           y_bounds=y_bounds, options=options)
-
-    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
-                           ) -> GroupLine:
-        """:meth:`statistics` and :meth:`release` of one group from the table's plan (with the
-        group's public n under replace-one): the steps the estimator's core
-        (:func:`~dpreg.multivariate.adassp`) runs, without its per-fit validation, plan and
-        charge."""
-        from dpreg._random import check_rng, is_seeded
-        from dpreg.privacy.notices import warn_if_not_private
-
-        plan = _group_plan(plan, int(x.shape[0]))
-        gen = check_rng(rng)
-        stats = self.statistics(x.reshape(-1, 1), y, plan)
-        warn_if_not_private(plan.options["epsilon"], "AdaSSP")
-        core = adassp_result(self.release(stats, plan, gen, seeded=is_seeded(rng)),
-                             names=["x0", "x1"])
-        return _group_line(core, plan.options["scaling"])
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
@@ -312,7 +322,7 @@ class AdaSSPSpec(MethodSpec):
                             floor_scale=float(opts["floor_scale"]), seed=seed)
 
 
-class BoostedAdaSSPSpec(MethodSpec):
+class BoostedAdaSSPSpec(_OnePlanPerTable):
     name = "boosted-adassp"
     target = ('the OLS coefficients of the data clipped to the bounds, approached by boosting rounds '
               'of ridge-regularised AdaSSP (shrinkage bias where the rounds stop short)')
@@ -324,6 +334,8 @@ class BoostedAdaSSPSpec(MethodSpec):
     takes_neighbouring = True
     min_rows = 2
     privacy_notes = ("boosted_adassp.md",)
+    core_label = "BoostedAdaSSP"
+    core_result = boosted_result
     order = 80
     estimator = "dpreg.linear_model:BoostedAdaSSP"
     reads_columns = True  # every round a pass over the frame's columns, in memory
@@ -374,30 +386,6 @@ class BoostedAdaSSPSpec(MethodSpec):
                 ) -> Release:
         """:func:`~dpreg.multivariate.release_boosted` (the draws and the privacy statement)."""
         return release_boosted(stats, plan, rng, seeded=seeded)
-
-    def table_plan(self, *, epsilon: float, delta: float | None,
-                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
-                   options: Mapping[str, Any]) -> ReleasePlan:
-        """:meth:`plan` once per table, without n (public inputs only)."""
-        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
-                           y_bounds=y_bounds, options=options)
-
-    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
-                           ) -> GroupLine:
-        """:meth:`statistics` and :meth:`release` of one group from the table's plan (with the
-        group's public n under replace-one): the steps the estimator's core
-        (:func:`~dpreg.multivariate.boosted_adassp_scaled`) runs, without its per-fit
-        validation, plan and charge."""
-        from dpreg._random import check_rng, is_seeded
-        from dpreg.privacy.notices import warn_if_not_private
-
-        plan = _group_plan(plan, int(x.shape[0]))
-        gen = check_rng(rng)
-        stats = self.statistics(x.reshape(-1, 1), y, plan)
-        warn_if_not_private(plan.options["epsilon"], "BoostedAdaSSP")
-        core = boosted_result(self.release(stats, plan, gen, seeded=is_seeded(rng)),
-                              names=["x0", "x1"])
-        return _group_line(core, plan.options["scaling"])
 
     def fit_unit_ball(self, X: np.ndarray, y: np.ndarray, *, epsilon: float, delta: float,
                       rng: Any, params: Mapping[str, Any]) -> Any:
