@@ -86,10 +86,10 @@ def test_covariance_ols_infinite_epsilon_matches_statsmodels(crime):
 
 
 def test_missing_bounds_message(crime):
-    with pytest.raises(InvalidInputError, match=r"bounds for regressor 'poverty' are missing.*--bounds"):
+    with pytest.raises(InvalidInputError, match=r"bounds for column 'poverty' are missing.*--bounds"):
         dpreg.regress(crime.frame, "murder ~ poverty", method="noisy-stats", epsilon=1.0,
                       bounds={"murder": (0, 50)})
-    with pytest.raises(InvalidInputError, match="response 'murder'"):
+    with pytest.raises(InvalidInputError, match="bounds for column 'murder' are missing"):
         dpreg.regress(crime.frame, "murder ~ poverty", method="noisy-stats", epsilon=1.0,
                       bounds={"poverty": (0, 100)})
 

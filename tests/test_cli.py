@@ -79,7 +79,7 @@ def test_data_errors_exit_1_without_traceback(csv):
     out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "noisy-stats", "-e", "1",
               "-b", "y=0:1")
     assert out.returncode == 1
-    assert "bounds for regressor 'x' are missing" in out.stderr
+    assert "bounds for column 'x' are missing" in out.stderr
     assert "Traceback" not in out.stderr
     out = run("fit", str(csv), "--y", "y", "--x", "x", "-m", "adassp", "-e", "1",
               "-b", "x=0:1", "-b", "y=0:1")

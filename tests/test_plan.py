@@ -116,7 +116,7 @@ def test_plan_is_public_only_and_charges_nothing():
 
 
 def test_bad_inputs():
-    with pytest.raises(dpreg.InvalidInputError, match="bounds for 'w'"):
+    with pytest.raises(dpreg.InvalidInputError, match="bounds for column 'w' are missing"):
         plan("adassp", 1, 1e-6, n=100, bounds=B, formula="y ~ w")
     with pytest.raises(dpreg.InvalidInputError, match="delta is required"):
         plan("adassp", 1, n=100, bounds=B, formula="y ~ x")

@@ -355,3 +355,34 @@ def test_dp_gd_both_spellings_are_refused_before_anything_is_charged():
                           epsilon=1.0, bounds={"x": (0, 1), "y": (0, 1)}, steps=5, n_iter=5,
                           ledger=led)
     assert not led.events()
+
+
+def test_simple_dp_gd_n_iter_defaults_to_auto_so_both_spellings_are_always_refused():
+    """SimpleDPGradientDescent's n_iter defaults to "auto" (80 rounds, as DPGradientDescent
+    and the dp-gd method with one x): steps= together with ANY n_iter -- 80 included, which
+    the old integer default could not tell from "not given" -- is refused naming both, before
+    anything is charged; the default fit is the 80-round fit, bit for bit."""
+    from dpreg.linear_model import SimpleDPGradientDescent
+
+    x, y = _data()
+    X = x.reshape(-1, 1)
+    kw = dict(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 1), random_state=2**100 + 3)
+    assert SimpleDPGradientDescent().get_params()["n_iter"] == "auto"
+    default = SimpleDPGradientDescent(**kw).fit(X, y)
+    eighty = SimpleDPGradientDescent(n_iter=80, **kw).fit(X, y)
+    assert default.results_.privacy.details["steps"] == 80
+    np.testing.assert_array_equal(default.coef_, eighty.coef_)
+    assert default.intercept_ == eighty.intercept_
+    with pytest.warns(DeprecationWarning, match="use n_iter="):
+        old = SimpleDPGradientDescent(steps=12, **kw).fit(X, y)
+    np.testing.assert_array_equal(old.coef_, SimpleDPGradientDescent(n_iter=12, **kw)
+                                  .fit(X, y).coef_)
+    led = dpreg.Ledger(dpreg.PureDP(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n_iter in (80, 12):
+            with pytest.raises(InvalidParameterError,
+                               match=rf"got both steps=12 and n_iter={n_iter}"):
+                SimpleDPGradientDescent(steps=12, n_iter=n_iter, ledger=led,
+                                        **kw).fit(X, y)
+    assert not led.events()

@@ -40,7 +40,7 @@ from dpreg.exceptions import InvalidInputError, InvalidParameterError, UnknownNa
 __all__ = [
     "Constraint", "Real", "Integer", "Choice", "Flag", "Pair", "AnyOf", "NoneOr", "Anything",
     "Option", "IntervalSupport", "MethodSpec", "ReleasePlan", "Release", "SET_BY_CALLER",
-    "GroupBatch", "GroupLines", "AuditCase", "load",
+    "GroupBatch", "GroupLines", "GroupLine", "AuditCase", "load",
 ]
 
 
@@ -834,6 +834,25 @@ class MethodSpec:
         (``spark_native`` methods: one native Spark aggregation)."""
         raise InvalidInputError(f"method {self.name!r} has no release from line statistics")
 
+    def table_plan(self, *, epsilon: float, delta: float | None,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                   options: Mapping[str, Any]) -> ReleasePlan | None:
+        """The public plan every group of a per-group table (``fit_by_group``: y on one x,
+        with an intercept) is released from, built ONCE per table from the public inputs alone
+        -- ε, δ, the bounds and the table's options, never a group's rows.  A group's n (public
+        under the table's replace-one relation) is added by :meth:`release_group_line`, exactly
+        where the single fit adds it.  ``None`` (the default): the method has no such plan, and
+        every group is fitted by :func:`dpreg.api.fit_arrays`."""
+        return None
+
+    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
+                           ) -> GroupLine:
+        """One group's line released from the table's :meth:`table_plan` with the group's own
+        generator: the statistics step on the group's rows, then the method's one release
+        function -- the same draws, bit for bit, as :func:`dpreg.api.fit_arrays` on the
+        group with that generator.  Charges nothing (the table is charged once)."""
+        raise InvalidInputError(f"method {self.name!r} has no per-table release plan")
+
     def group_release(self, *, epsilon: float, x_bounds: tuple[float, float],
                       y_bounds: tuple[float, float], options: Mapping[str, Any],
                       validated: bool, delta: float | None = None
@@ -909,3 +928,16 @@ class GroupLines:
     predictions: Mapping[float, np.ndarray]
     ok: np.ndarray
     reasons: Sequence[str]
+
+
+@dataclass(frozen=True)
+class GroupLine:
+    """One group's released line (:meth:`MethodSpec.release_group_line`), in original units:
+    ``intercept``, ``slope`` (NaN when ⊥), ``failed`` and its ``reason``, and the release's
+    privacy statement."""
+
+    intercept: float
+    slope: float
+    failed: bool
+    reason: str
+    privacy: Any

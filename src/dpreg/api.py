@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpreg import methods
-from dpreg._validation import check_bounds
+from dpreg import _bounds, methods
+from dpreg._bounds import AllPrivate as _AllPrivate
 from dpreg.exceptions import InvalidInputError
 from dpreg.inference import RegressionResults
 from dpreg.privacy.notices import public_function
@@ -73,99 +73,6 @@ class ModelFrame:
     fit_intercept: bool
     #: bounds derived from the raw columns' (term -> how), stated in the summary
     derived: Mapping[str, str] = field(default_factory=dict)
-
-
-class _AllPrivate(dict):  # type: ignore[type-arg]
-    """``bounds="private"``: every column's bounds are proposed privately (``method="auto"``)."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __missing__(self, key: str) -> str:
-        return "private"
-
-
-def _bounds_for(name: str, bounds: Mapping[str, Any], what: str) -> tuple[float, float]:
-    value = "private" if isinstance(bounds, _AllPrivate) else bounds.get(name)
-    if isinstance(value, str) and value == "private":
-        return "private"  # type: ignore[return-value]  # bounds-free mode (method="auto")
-    if name not in bounds:
-        raise InvalidInputError(
-            f"bounds for {what} {name!r} are missing: pass bounds={{{name!r}: (lo, hi), ...}} "
-            "with public limits from domain knowledge or a codebook (CLI: --bounds "
-            f"{name}=LO:HI). dpreg never reads bounds off the private data."
-        )
-    return check_bounds(bounds[name], f"bounds[{name!r}]")
-
-
-def _term_bounds(name: str, factors: tuple[Any, ...], bounds: Mapping[str, Any], what: str,
-                 derived: dict[str, str]) -> tuple[float, float]:
-    """The bounds of one model-matrix column: given for it by name, or derived by interval
-    arithmetic (:mod:`dpreg._intervals`) from the declared bounds of the raw columns it is
-    computed from (a 0/1 dummy factor lies in [0, 1]).  Derived ones are noted in ``derived``."""
-    from dpreg import _formula, _intervals
-
-    if isinstance(bounds, _AllPrivate) or name in bounds:
-        return _bounds_for(name, bounds, what)
-    if factors == (_formula.Col(name),) or not factors:
-        return _bounds_for(name, bounds, what)  # a raw column: its own declaration
-    raw = sorted({n.name for f in factors if f is not None for n in _formula._walk(f)
-                  if isinstance(n, _formula.Col)})
-    usable = {c: check_bounds(bounds[c], f"bounds[{c!r}]") for c in raw
-              if c in bounds and not isinstance(bounds[c], str)}
-    missing = [c for c in raw if c not in usable]
-    if missing:
-        private = [c for c in missing if c in bounds]
-        why = (f"the raw column(s) {private} have private bounds, which cannot be carried "
-               "through a formula term" if private else
-               f"the raw column(s) {missing} have no declared bounds")
-        raise InvalidInputError(
-            f"bounds for {what} {name!r} are missing: {why}. Declare public bounds for the raw "
-            f"column(s) (bounds={{{missing[0]!r}: (lo, hi), ...}}, a codebook, or CLI --bounds "
-            f"{missing[0]}=LO:HI) and dpreg derives the term's bounds, or give bounds for the "
-            f"term itself ({name!r}). dpreg never reads bounds off the private data.")
-    try:
-        lo, hi = _intervals.column_interval(factors, usable)
-    except _intervals.DomainError as exc:
-        declared = ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in usable.items())
-        raise InvalidInputError(
-            f"cannot derive bounds for {what} {name!r} from the declared bounds ({declared}): "
-            f"{exc}. Declare a range inside the transform's domain, or give bounds for the "
-            f"term itself ({name!r})") from None
-    try:
-        out = check_bounds((lo, hi), f"derived bounds of {name!r}")
-    except InvalidInputError as exc:  # e.g. a constant term: lo == hi
-        raise InvalidInputError(f"{exc}; give bounds for the term itself ({name!r})") from None
-    derived[name] = "from " + ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in
-                                        usable.items()) if usable else "0/1 dummies"
-    return out
-
-
-def _check_domains(parsed: Any, bounds: Mapping[str, Any]) -> None:
-    """Every transform/``I()`` of the formula must be defined on the declared box of its raw
-    columns (checked from the public bounds alone, before the model matrix is built -- so a
-    range leaving a transform's domain is refused without looking at any row)."""
-    from dpreg import _formula, _intervals
-
-    if isinstance(bounds, _AllPrivate):
-        return
-    for side, what in ((parsed.lhs, "response"), (parsed.rhs, "regressor")):
-        for node in _formula._walk(side):
-            if not isinstance(node, _formula.Call) or node.func == "C":
-                continue
-            cols = {n.name for n in _formula._walk(node) if isinstance(n, _formula.Col)}
-            if not cols or any(not isinstance(bounds.get(c), (tuple, list)) for c in cols):
-                continue
-            usable = {c: check_bounds(bounds[c], f"bounds[{c!r}]") for c in sorted(cols)}
-            try:
-                _intervals.interval_of(node, usable)
-            except _intervals.DomainError as exc:
-                name = _formula._render(node, _formula.display_name)
-                declared = ", ".join(f"{c} in [{b[0]:g}, {b[1]:g}]" for c, b in usable.items())
-                raise InvalidInputError(
-                    f"cannot derive bounds for {what} {name!r} from the declared bounds "
-                    f"({declared}): {exc}. Declare a range inside the transform's domain, or "
-                    f"give bounds for the term itself ({name!r})") from None
 
 
 @dataclass(frozen=True)
@@ -217,7 +124,7 @@ def _check_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any],
             "public levels (C(col, levels=[...]), a codebook, or a pandas Categorical), so "
             "that the set of levels is not read off the data"
         )
-    _check_domains(parsed, bounds)  # public refusals before any value is read
+    _bounds.check_term_domains(parsed, bounds)  # public refusals before any value is read
     return _Checked(parsed, names, labels, dtypes)
 
 
@@ -303,12 +210,10 @@ def _plain_columns(checked: _Checked, bounds: Mapping[str, Any]) -> _PlainColumn
         dt = checked.dtypes.get(name)
         if not isinstance(dt, np.dtype) or not (dt == np.float64 or dt.kind in "iu"):
             return None
-        value = bounds.get(name)
-        if not isinstance(value, (tuple, list)):
+        if not isinstance(bounds.get(name), (tuple, list)):
             return None
-    return _PlainColumns(y_name, list(x_names), intercept,
-                         [check_bounds(bounds[c], f"bounds[{c!r}]") for c in x_names],
-                         check_bounds(bounds[y_name], f"bounds[{y_name!r}]"))
+    x_bounds, y_bounds = _bounds.xy_bounds(bounds, list(x_names), y_name)
+    return _PlainColumns(y_name, list(x_names), intercept, x_bounds, y_bounds)
 
 
 def parse_formula(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any], *,
@@ -361,7 +266,7 @@ def _model_frame(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any],
         if value is None or isinstance(value, str) or col in used_as_factor \
                 or isinstance(dt, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dt):
             continue
-        lo, hi = check_bounds(value, f"bounds[{col!r}]")
+        lo, hi = _bounds.column_bounds(bounds, col)
         if clamped is data:
             clamped = data.copy(deep=False)
         clamped[labels[col]] = data[labels[col]].clip(lo, hi)
@@ -378,9 +283,9 @@ def _model_frame(data: pd.DataFrame, formula: str, bounds: Mapping[str, Any],
     if not x_names:
         raise InvalidInputError(f"formula {formula!r} has no regressors besides the intercept")
     derived: dict[str, str] = {}
-    x_bounds = [_term_bounds(name, mm.factors[j], bounds, "regressor", derived)
+    x_bounds = [_bounds.term_bounds(name, mm.factors[j], bounds, "regressor", derived)
                 for j, name in zip(x_idx, x_names)]
-    y_bounds = _term_bounds(y_name, mm.lhs_factors[0], bounds, "response", derived)
+    y_bounds = _bounds.term_bounds(y_name, mm.lhs_factors[0], bounds, "response", derived)
     X = np.asarray(rhs.iloc[:, x_idx], dtype=float)
     y = np.asarray(lhs.iloc[:, 0], dtype=float)
     return ModelFrame(X, y, x_names, y_name, x_bounds, y_bounds, fit_intercept, derived)
@@ -502,8 +407,7 @@ def _regress_source(data: Any, formula: str, *, method: str, epsilon: float, bou
             "only: 'y ~ x1 + x2', '- 1' to drop the intercept)") from None
     if not regressors:
         raise InvalidInputError(f"formula must have at least one regressor; got {formula!r}")
-    x_bounds = [_bounds_for(c, bounds, "regressor") for c in regressors]
-    y_bounds = _bounds_for(response, bounds, "response")
+    x_bounds, y_bounds = _bounds.xy_bounds(bounds, regressors, response, allow_private=True)
     return _dispatch.fit_source(method, source, x_cols=regressors, y_col=response,
                                 epsilon=epsilon, delta=delta, x_bounds=x_bounds,
                                 y_bounds=y_bounds, fit_intercept=intercept, ledger=ledger,

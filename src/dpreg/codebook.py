@@ -50,6 +50,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from dpreg._bounds import column_bounds
 from dpreg._validation import check_bounds, check_known_keys, did_you_mean, exact_float_key
 from dpreg.exceptions import InvalidInputError, UnknownNameError
 
@@ -608,10 +609,8 @@ def check_moments(moments: Any, bounds: Mapping[str, tuple[float, float]],
     cols: dict[str, ColumnSpec] = {}
     for c in mean:
         name = str(c)
-        if name not in bounds:
-            raise InvalidInputError(f"{where}: column {name!r} has a declared mean and sd but "
-                                    "no public bounds")
-        b = check_bounds(bounds[name], f"bounds[{name!r}]")
+        b = column_bounds(bounds, name, why=f"{where} declares a mean and sd for it, which are "
+                          "checked against public bounds, but it has no public bounds")
         m, s = _moment_pair(mean[c], sd[c], b, f"{where}: field '{name}")
         cols[name] = ColumnSpec(name, "numeric", b, None, "", m, s)
     raw_corr = moments.get("corr", {})

@@ -55,10 +55,10 @@ import numpy as np
 import pandas as pd
 
 from dpreg import methods
+from dpreg._bounds import as_mapping, xy_bounds
 from dpreg._validation import (
     DEPRECATED,
     EPSILON_MAX,
-    check_bounds,
     check_delta,
     check_epsilon,
     check_int,
@@ -200,9 +200,10 @@ class Plan:
         return "\n".join(head) + "\n" + tab
 
 
-def _parse(formula: Any, bounds: Mapping[str, Any]) -> tuple[str, list[str], bool]:
-    """(response, regressors, intercept) of a plain ``y ~ a + b [- 1]`` formula whose names all
-    have bounds (plans need no data, so only column names are accepted)."""
+def _parse(formula: Any) -> tuple[str, list[str], bool]:
+    """(response, regressors, intercept) of a plain ``y ~ a + b [- 1]`` formula (plans need no
+    data, so only column names are accepted; their bounds are converted by
+    :func:`dpreg._bounds.xy_bounds`)."""
     if not isinstance(formula, str) or formula.count("~") != 1:
         raise InvalidInputError(f"formula must be a string like 'y ~ x1 + x2'; got {formula!r}")
     lhs, rhs = (s.strip() for s in formula.split("~"))
@@ -212,9 +213,6 @@ def _parse(formula: Any, bounds: Mapping[str, Any]) -> tuple[str, list[str], boo
     for name in [lhs, *xs]:
         if not _NAME.match(name):
             raise InvalidInputError(f"formula terms of a plan must be column names; got {name!r}")
-        if name not in bounds:
-            raise InvalidInputError(f"bounds for {name!r} are missing: a plan needs public "
-                                    f"(lo, hi) for the response and every regressor")
     if not xs:
         raise InvalidInputError(f"formula {formula!r} has no regressors")
     if len(set(xs)) != len(xs) or lhs in xs:
@@ -496,16 +494,11 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     n_sim = check_int(n_sim, "n_sim", minimum=10, maximum=100_000)
     cb = resolve_codebook(codebook)
     bounds = merge_bounds(cb, bounds) if cb is not None else bounds
-    if bounds is None:
-        raise InvalidInputError("bounds are required: a dict column -> (lo, hi), or a codebook "
-                                "that declares them")
-    if not isinstance(bounds, Mapping):
-        raise InvalidInputError(f"bounds must be a dict column -> (lo, hi); got {type(bounds).__name__}")
-    yname, xs, intercept = _parse(formula, bounds)
+    bounds = as_mapping(bounds)
+    yname, xs, intercept = _parse(formula)
     if entry.one_x_only and len(xs) != 1:
         raise InvalidInputError(f"method {method!r} fits y on exactly one x; got {xs}")
-    xb = [check_bounds(bounds[x], f"bounds[{x!r}]") for x in xs]
-    yb = check_bounds(bounds[yname], f"bounds[{yname!r}]")
+    xb, yb = xy_bounds(bounds, xs, yname)
     dlt = None if delta is None else check_delta(delta, allow_zero=False)
     if entry.needs_delta and dlt is None:
         raise InvalidInputError(f"delta is required for method {method!r}")

@@ -73,10 +73,24 @@ def test_quick_overrides_merge_and_change_the_hash():
     (MINIMAL.replace('vary = "n"', 'vary = "colour"'), "varies unknown"),
     (MINIMAL.replace('generator = "alabi-uniform"', 'generator = "x"'), "unknown generator"),
     ("name = [", "not valid TOML"),
+    # a [[methods]] key the harness does not read is refused, never silently defaulted: the
+    # retired spelling of DP-GD's rounds (now n_iter, the library's one spelling) and a typo
+    (MINIMAL.replace('method = "ols"', 'method = "dp-gd"\nsteps = 80'),
+     r"method 'OLS' has the key 'steps', which is not a key of a \[\[methods\]\] table"),
+    (MINIMAL.replace('method = "ols"', 'method = "dp-gd"\nn_itre = 80'),
+     "did you mean 'n_iter'"),
 ])
 def test_malformed_specs_are_rejected(text, match):
     with pytest.raises(InvalidInputError, match=match):
         parse_spec(text)
+
+
+def test_dp_gd_rounds_are_n_iter_in_the_harness():
+    spec = parse_spec(MINIMAL.replace('method = "ols"', 'method = "dp-gd"\nn_iter = 40'))
+    assert spec["methods"][0]["n_iter"] == 40
+    fig5 = load_spec("alabi-fig5")
+    gd = [m for m in fig5["methods"] if m["method"] == "dp-gd"]
+    assert len(gd) == 2 and all(m["n_iter"] == 80 and "steps" not in m for m in gd)
 
 
 def test_unknown_name():

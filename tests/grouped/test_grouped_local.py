@@ -266,7 +266,7 @@ def test_secure_mode_without_a_seed(method):
 def test_unsupported_options_fall_back_to_the_reference_loop():
     df = table(groups=6, seed=9, sizes=(80,))
     df["z"] = np.random.default_rng(0).uniform(0, 1, len(df))
-    out = fit_by_group(df, "k", "x", "y", method="adassp", epsilon=1, delta=1e-6,
+    out = fit_by_group(df, "k", "x", "y", method="covariance-ols", epsilon=1, delta=1e-6,
                        bounds=BOUNDS, random_state=1, groups=list(range(6)))
     assert out.attrs["backend"].startswith("reference")
     assert len(out) == 6

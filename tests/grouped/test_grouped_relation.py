@@ -182,14 +182,36 @@ def test_every_group_release_meets_the_table_statement_under_replace_one(
                                                      "theil-sen-smooth", "tukey-em", "auto"))
 
 
-@pytest.mark.parametrize("method,opts", [("adassp", {}), ("boosted-adassp", {"n_rounds": 5}),
-                                         ("covariance-ols", {"se": "plugin"})])
+@pytest.mark.parametrize("method,opts", [("covariance-ols", {"se": "plugin"})])
 def test_local_backend_delegates_with_the_same_calibration(monkeypatch, method, opts):
     seen = captured_releases(monkeypatch)
     out = fit_by_group(table(), "k", "x", "y", method=method, epsilon=5.0, delta=1e-6,
                        bounds=BOUNDS, groups=["a", "b", "c"], random_state=1, **opts)
     assert out.attrs["backend"].startswith("reference")
     assert all(str(r.privacy.neighbouring) == "replace-one" for r in seen) and len(seen) == 3
+
+
+@pytest.mark.parametrize("method,opts", [("adassp", {}), ("boosted-adassp", {"n_rounds": 5})])
+def test_table_plan_groups_are_released_under_the_table_relation(monkeypatch, method, opts):
+    """AdaSSP/Boosted tables release every group from the table's one plan
+    (MethodSpec.table_plan): every group's release is calibrated for replace-one."""
+    from dpreg import methods
+
+    spec = methods.get(method)
+    seen = []
+    real = type(spec).release_group_line
+
+    def spy(self, plan, x, y, rng):
+        line = real(self, plan, x, y, rng)
+        seen.append((plan, line))
+        return line
+
+    monkeypatch.setattr(type(spec), "release_group_line", spy)
+    out = fit_by_group(table(), "k", "x", "y", method=method, epsilon=5.0, delta=1e-6,
+                       bounds=BOUNDS, groups=["a", "b", "c"], random_state=1, **opts)
+    assert out.attrs["backend"] == "local (one plan per table)" and len(seen) == 3
+    assert all(str(plan.relation) == "replace-one" and plan.n is None for plan, _ in seen)
+    assert all(str(line.privacy.neighbouring) == "replace-one" for _, line in seen)
 
 
 @pytest.mark.parametrize("eps,true_delta", [(5.0, 9.03e-6), (10.0, 1.43e-4)])

@@ -85,7 +85,7 @@ def test_file_sources_refuse_bad_input_naming_the_column(data, tmp_path):
         dpreg.regress(d / "t.parquet", "y ~ log(x2)", **kw)
     with pytest.raises(InvalidInputError, match="cannot fit from a file"):
         dpreg.regress(d / "t.parquet", "y ~ x1", **{**kw, "method": "tukey-em"})
-    with pytest.raises(InvalidInputError, match="bounds for regressor 'x2' are missing"):
+    with pytest.raises(InvalidInputError, match="bounds for column 'x2' are missing"):
         dpreg.regress(d / "t.parquet", "y ~ x1 + x2", **{**kw, "bounds": {"x1": (0, 1), "y": (0, 1)}})
     with pytest.raises(InvalidInputError, match="'name'.*numeric"):
         release_sscp(d / "t.parquet", columns=["x1", "name"], bounds=[(0, 1)] * 2, epsilon=1,

@@ -239,7 +239,7 @@ def median_split(epsilon: float, estimand: str) -> float:
 def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
                   epsilon: float | None = None, rho: float | None = None,
                   delta: float | None = None, x_bounds: tuple[float, float],
-                  y_bounds: tuple[float, float], tau: float = 1.0, steps: int = 80,
+                  y_bounds: tuple[float, float], tau: float = 1.0, n_iter: int = 80,
                   x_eval: tuple[float, float] = (0.25, 0.75), trials: int, rng: Any
                   ) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` independent DPGradDescent releases: ``(predictions (trials, 2), slopes)``.
@@ -252,7 +252,7 @@ def gd_replicates(x: np.ndarray, y: np.ndarray, *, variant: str = "pure",
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
     plan = plan_gradient_descent(variant=variant, epsilon=epsilon, rho=rho, delta=delta,
-                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, n_iter=steps,
+                                 x_bounds=x_bounds, y_bounds=y_bounds, tau=tau, n_iter=n_iter,
                                  x_eval=x_eval, n=int(xa.size))
     release = release_gradient_descent(gradient_descent_statistics(xa, ya, plan, rows=trials),
                                        plan, check_rng(rng))

@@ -12,14 +12,13 @@ under add/remove and √2·(d + 1) under replace-one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from dpreg._validation import check_bounds, fmt
-from dpreg.exceptions import InvalidInputError
+from dpreg._bounds import columns_bounds
 from dpreg.mechanisms.gaussian import gaussian_sigma
 from dpreg.mechanisms.sensitivity import sscp_sensitivity
 from dpreg.privacy.budgets import ApproxDP
@@ -35,30 +34,10 @@ SOURCE = ("Bain, D'Orazio, Sheffet, Vadhan 2014 (Analyze Gauss SSCP release, Alg
 
 
 def resolve_bounds(bounds: Any, columns: Sequence[str], name: str = "bounds"
-                    ) -> list[tuple[float, float]]:
-    if bounds is None:
-        raise InvalidInputError(
-            f"{name} is required: give public (lo, hi) bounds for every released column (from "
-            "a codebook or domain knowledge, never from the data), e.g. "
-            "{'income': (0, 500000), 'age': (18, 90)}"
-        )
-    if isinstance(bounds, Mapping):
-        missing = [c for c in columns if c not in bounds]
-        if missing:
-            raise InvalidInputError(
-                f"{name} must give (lo, hi) for every column; missing: {missing}"
-            )
-        return [check_bounds(bounds[c], f"{name}[{c!r}]") for c in columns]
-    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, Sequence):
-        raise InvalidInputError(
-            f"{name} must be a dict column -> (lo, hi) or a list of (lo, hi) pairs; got "
-            f"{fmt(bounds)}"
-        )
-    if len(bounds) != len(columns):
-        raise InvalidInputError(
-            f"{name} must have one (lo, hi) pair per column ({len(columns)}); got {len(bounds)}"
-        )
-    return [check_bounds(b, f"{name}[{j}]") for j, b in enumerate(bounds)]
+                   ) -> list[tuple[float, float]]:
+    """The public (lo, hi) of each released column: :func:`dpreg._bounds.columns_bounds` (the
+    one conversion of a ``bounds`` mapping; a list aligned with ``columns`` is accepted)."""
+    return columns_bounds(bounds, columns, name=name)
 
 
 def scaling_matrix(bounds: Sequence[tuple[float, float]]) -> np.ndarray:

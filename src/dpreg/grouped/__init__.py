@@ -369,6 +369,13 @@ def fit_by_group(
     if backend == "reference":
         return fit_reference(df, spec, progress=progress, part=part)
     if not local.supported(spec):
+        from dpreg.grouped.reference import fit_from_table_plan, table_plan
+
+        plan = table_plan(spec)
+        if plan is not None:  # one public plan for the table, every group released from it
+            out = fit_from_table_plan(df, spec, plan, progress=progress, part=part)
+            out.attrs["backend"] = "local (one plan per table)"
+            return out
         out = fit_reference(df, spec, progress=progress, part=part)
         out.attrs["backend"] = "reference (method/options not vectorised)"
         return out

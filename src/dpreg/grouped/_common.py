@@ -327,15 +327,10 @@ def make_spec(columns: Sequence[str], key_values: Any, by: str, x: str, y: str, 
             "reports every group's predictions at the same public x points, which group-wise DP "
             "bounds would not give; bounds='private' is available for single fits "
             "(dpreg.regress / AutoDPRegression)")
-    if not isinstance(bounds, Mapping) or x not in bounds or y not in bounds:
-        missing = [c for c in (x, y) if not isinstance(bounds, Mapping) or c not in bounds]
-        raise InvalidInputError(f"bounds for {missing} are missing: pass bounds={{col: (lo, hi)}}"
-                                " with public limits")
-    from dpreg._validation import check_bounds
+    from dpreg._bounds import xy_bounds
 
     entry = methods.get(method, allowed=sorted(methods.REGISTRY))
-    xb = check_bounds(bounds[x], f"bounds[{x!r}]")
-    yb = check_bounds(bounds[y], f"bounds[{y!r}]")
+    (xb,), yb = xy_bounds(bounds, [x], y)
     options = check_group_relation(options)
     options, ci_min_rows = _check_interval_request(entry.name, options)
     _check_groups_argument(groups)

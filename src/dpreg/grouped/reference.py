@@ -29,7 +29,8 @@ from dpreg.grouped._common import (
 )
 from dpreg.simple.ci import ALL_TIED_CI
 
-__all__ = ["fit_reference", "fit_group", "group_options", "table_from_rows"]
+__all__ = ["fit_reference", "fit_group", "group_options", "table_from_rows", "table_plan",
+           "fit_from_table_plan"]
 
 
 def group_options(spec: GroupSpec) -> dict[str, Any]:
@@ -47,14 +48,8 @@ def fit_group(spec: GroupSpec, options: dict[str, Any], key: Any, x: np.ndarray,
     (on the executors) both call this."""
     from dpreg.api import fit_arrays
 
-    n = int(x.size)
-    row: dict[str, Any] = {"group": key, "n": n}
-    if n == 0:
-        row.update(intercept=np.nan, slope=np.nan, failed=True, reason="no rows in this group")
-        return row
-    if n < spec.min_rows:  # n is public (replace-one), so this decision leaks nothing
-        row.update(intercept=np.nan, slope=np.nan, failed=True,
-                   reason=f"{n} rows; {spec.method} needs at least {spec.min_rows}")
+    row = _row_head(spec, key, x)
+    if row.get("failed"):
         return row
     # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
     rng = group_generator(spec, key)
@@ -83,6 +78,62 @@ def fit_group(spec: GroupSpec, options: dict[str, Any], key: Any, x: np.ndarray,
     if "ci_alpha" in spec.options:  # the single fit's own interval, read from the release
         row.update(interval_row(spec, res))
     return row
+
+
+def _row_head(spec: GroupSpec, key: Any, x: np.ndarray) -> dict[str, Any]:
+    """A group's row before its release: key and n, and ⊥ for an empty or too small group."""
+    n = int(x.size)
+    row: dict[str, Any] = {"group": key, "n": n}
+    if n == 0:
+        row.update(intercept=np.nan, slope=np.nan, failed=True, reason="no rows in this group")
+    elif n < spec.min_rows:  # n is public (replace-one), so this decision leaks nothing
+        row.update(intercept=np.nan, slope=np.nan, failed=True,
+                   reason=f"{n} rows; {spec.method} needs at least {spec.min_rows}")
+    return row
+
+
+def table_plan(spec: GroupSpec) -> Any:
+    """The method's one plan for every group of the table (:meth:`~dpreg._spec.MethodSpec.
+    table_plan`, from the public inputs alone: ε, δ, the bounds and the table's options), or
+    ``None`` where the method has none or the table asks for per-group intervals (those come
+    from each group's own fit)."""
+    from dpreg import methods
+    from dpreg._dispatch import prepare_options
+
+    if "ci_alpha" in spec.options:
+        return None
+    entry = methods.get(spec.method)
+    options, _ = prepare_options(entry, group_options(spec), n_features=1)
+    return entry.table_plan(epsilon=spec.epsilon, delta=spec.delta, x_bounds=spec.x_bounds,
+                            y_bounds=spec.y_bounds, options=options)
+
+
+def fit_from_table_plan(df: pd.DataFrame, spec: GroupSpec, plan: Any, *,
+                        progress: bool = False, part: Partition | None = None) -> pd.DataFrame:
+    """:func:`fit_reference` with the table's one plan (:func:`table_plan`): every group is
+    released from ``plan`` by its spec's ``release_group_line`` with the key's own stream --
+    the same rows, bit for bit, as the loop of :func:`dpreg.api.fit_arrays` (which plans
+    every group again).  Nothing is charged here (the table is charged once)."""
+    from dpreg import methods
+    from dpreg._progress import track
+
+    if part is None:
+        part = partition_frame(df, spec)
+    entry = methods.get(spec.method)
+    iterator: Any = track(range(len(spec.keys)), f"fitting {len(spec.keys)} groups",
+                          enabled=progress)
+    rows = []
+    for k in iterator:
+        s, e = int(part.starts[k]), int(part.starts[k + 1])
+        key, x, y = spec.keys[k], part.x[s:e], part.y[s:e]
+        row = _row_head(spec, key, x)
+        if not row.get("failed"):
+            line = entry.release_group_line(plan, x, y, group_generator(spec, key))
+            check_release_relation(spec, line)
+            row.update(intercept=line.intercept, slope=line.slope, failed=line.failed,
+                       reason=line.reason)
+        rows.append(row)
+    return table_from_rows(spec, rows)
 
 
 def table_from_rows(spec: GroupSpec, rows: list[dict[str, Any]]) -> pd.DataFrame:

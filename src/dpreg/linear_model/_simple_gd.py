@@ -7,9 +7,14 @@ from typing import Any
 
 from dpreg._validation import ESTIMATOR_DEPRECATED, resolve_renamed
 from dpreg.linear_model._base import _SimpleRegressor
+from dpreg.methods.dp_gd import SIMPLE_AUTO_ROUNDS
 from dpreg.simple import gradient_descent
 
 __all__ = ["SimpleDPGradientDescent"]
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value == "auto"
 
 
 class SimpleDPGradientDescent(_SimpleRegressor):
@@ -28,8 +33,10 @@ class SimpleDPGradientDescent(_SimpleRegressor):
     tau:
         Per-coordinate gradient clipping bound (normalised units; default 1).
     n_iter:
-        Number of rounds T (default 80).  ``steps=`` is its deprecated spelling (one release,
-        with a ``DeprecationWarning``; both at once are an error).
+        Number of rounds T; ``"auto"`` (default): 80, Alabi et al.'s
+        (:data:`dpreg.methods.dp_gd.SIMPLE_AUTO_ROUNDS`, the rule of ``DPGradientDescent`` and
+        the ``dp-gd`` method with one x).  ``steps=`` is its deprecated spelling (one release,
+        with a ``DeprecationWarning``; both at once are an error naming both).
     fit_intercept, random_state, ledger:
         As for :class:`NoisyStats`.
     raise_on_failure:
@@ -45,7 +52,7 @@ class SimpleDPGradientDescent(_SimpleRegressor):
 
     def __init__(self, *, epsilon: float | None = None, rho: float | None = None,
                  delta: float | None = None, variant: str = "pure", bounds_X: Any = None,
-                 bounds_y: Any = None, tau: float = 1.0, n_iter: int = 80,
+                 bounds_y: Any = None, tau: float = 1.0, n_iter: int | str = "auto",
                  fit_intercept: bool = True, random_state: Any = None,
                  ledger: Any = None,
                  raise_on_failure: bool = True, steps: Any = ESTIMATOR_DEPRECATED) -> None:
@@ -65,8 +72,10 @@ class SimpleDPGradientDescent(_SimpleRegressor):
 
     def _fit(self, X: Any, y: Any) -> SimpleDPGradientDescent:
         n_iter = resolve_renamed(self.steps, self.n_iter, old="steps", new="n_iter",
-                                 where=type(self).__name__, new_given=self.n_iter != 80,
-                                 stacklevel=5)
+                                 where=type(self).__name__,
+                                 new_given=not _is_auto(self.n_iter), stacklevel=5)
+        if _is_auto(n_iter):
+            n_iter = SIMPLE_AUTO_ROUNDS
         x1, ya, bx, by = self._prepare(X, y)
         res = gradient_descent(x1, ya, epsilon=self.epsilon, rho=self.rho, delta=self.delta,
                                variant=self.variant, x_bounds=bx, y_bounds=by, tau=self.tau,

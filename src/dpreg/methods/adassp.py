@@ -6,9 +6,10 @@ and its boosted version (Tang et al. 2023), with Gaussian-DP accounting.  Cores:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from dpreg._spec import (
     AuditCase,
     Choice,
     Flag,
+    GroupLine,
     Integer,
     IntervalSupport,
     MethodSpec,
@@ -32,7 +34,9 @@ from dpreg.exceptions import InvalidInputError
 from dpreg.methods._planning import first_order_cov, scaling_transform
 from dpreg.multivariate import (
     PublicScaling,
+    adassp_result,
     boosted,
+    boosted_result,
     boosted_statistics,
     plan_adassp,
     plan_boosted,
@@ -63,18 +67,81 @@ def _design_source(X: Any, y: Any, *, validated: bool) -> ArraySource:
                        validated=validated)
 
 
-def _public_n(n: int | None, rel: Neighbouring, p: int) -> int | None:
+def _public_n(n: int | None, rel: Neighbouring, p: int, terms: str = "") -> int | None:
     """The plan's n: public only under replace-one, where it must exceed the p parameters (the
-    estimators' rule); under add/remove n is private and never enters the plan."""
+    estimators' rule; ``terms`` says what they are, as the estimators say it); under add/remove
+    n is private and never enters the plan."""
     if n is None or rel is not Neighbouring.REPLACE_ONE:
         return None
     if n <= p:
-        raise InvalidInputError(f"X must have more rows than model parameters ({p}) under "
-                                "replace-one neighbours (n public); DP regression needs n > p")
+        raise InvalidInputError(f"X must have more rows than model parameters ({p}{terms}) "
+                                "under replace-one neighbours (n public); DP regression needs "
+                                "n > p")
     return n
 
 
-class AdaSSPSpec(MethodSpec):
+def _table_plan(spec: MethodSpec, *, epsilon: float, delta: float | None,
+                x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                options: Mapping[str, Any]) -> ReleasePlan:
+    """The spec's :meth:`~MethodSpec.plan` of a per-group table's releases (y on one x with an
+    intercept) from the public inputs alone: n is left out (``None``) and added per group by
+    :func:`_group_plan`, where the single fit adds it."""
+    return spec.plan(epsilon=epsilon, delta=delta, n=None, x_bounds=[x_bounds],
+                     y_bounds=y_bounds, fit_intercept=True, options=options)
+
+
+def _group_plan(plan: ReleasePlan, n: int) -> ReleasePlan:
+    """The table's plan for one group of n rows: under replace-one n is public and enters the
+    plan (refused when n <= p, the estimators' rule); under add/remove n is private and the
+    plan is the table's as it is."""
+    rel = check_neighbouring(plan.relation)
+    if rel is not Neighbouring.REPLACE_ONE:
+        return plan
+    p = plan.options["scaling"].n_columns  # the intercept and the table's one x
+    return replace(plan, n=_public_n(n, rel, p, f": {p - 1} features + intercept"))
+
+
+def _group_line(core: Any, scaling: PublicScaling) -> GroupLine:
+    """The released line of a group in original units (the estimators' map back)."""
+    if core.failed:
+        return GroupLine(math.nan, math.nan, True, core.reason, core.privacy)
+    intercept, coef = scaling.to_original(core.params.to_numpy())
+    return GroupLine(float(intercept), float(coef[0]), False, "", core.privacy)
+
+
+class _OnePlanPerTable(MethodSpec):
+    """AdaSSP and BoostedAdaSSP per-group tables: the spec's plan once per table
+    (:meth:`table_plan`), then :meth:`statistics` and :meth:`release` per group
+    (:meth:`release_group_line`) -- the steps the estimator's core runs, without its per-fit
+    validation, plan and charge.  ``core_label``: the core's name in the ε = ∞ warning;
+    ``core_result``: its post-processing of a release (coefficients on the scaled design)."""
+
+    core_label: ClassVar[str]
+    core_result: ClassVar[Callable[..., Any]]
+
+    def table_plan(self, *, epsilon: float, delta: float | None,
+                   x_bounds: tuple[float, float], y_bounds: tuple[float, float],
+                   options: Mapping[str, Any]) -> ReleasePlan:
+        """:meth:`plan` once per table, without n (public inputs only)."""
+        return _table_plan(self, epsilon=epsilon, delta=delta, x_bounds=x_bounds,
+                           y_bounds=y_bounds, options=options)
+
+    def release_group_line(self, plan: ReleasePlan, x: np.ndarray, y: np.ndarray, rng: Any
+                           ) -> GroupLine:
+        """One group from the table's plan (with the group's public n under replace-one)."""
+        from dpreg._random import check_rng, is_seeded
+        from dpreg.privacy.notices import warn_if_not_private
+
+        plan = _group_plan(plan, int(x.shape[0]))
+        gen = check_rng(rng)
+        stats = self.statistics(x.reshape(-1, 1), y, plan)
+        warn_if_not_private(plan.options["epsilon"], self.core_label)
+        release = self.release(stats, plan, gen, seeded=is_seeded(rng))
+        return _group_line(type(self).core_result(release, names=["x0", "x1"]),
+                           plan.options["scaling"])
+
+
+class AdaSSPSpec(_OnePlanPerTable):
     name = "adassp"
     target = ('the OLS coefficients of the data clipped to the bounds, shrunk toward 0 where the '
               'noisy XᵀX is below its eigenvalue floor (Wang\'s rule: by a private ridge λ) -- a '
@@ -87,6 +154,8 @@ class AdaSSPSpec(MethodSpec):
     takes_neighbouring = True
     min_rows = 2
     privacy_notes = ("adassp.md",)
+    core_label = "AdaSSP"
+    core_result = adassp_result
     order = 70
     estimator = "dpreg.linear_model:AdaSSP"
     reads_columns = True
@@ -253,7 +322,7 @@ class AdaSSPSpec(MethodSpec):
                             floor_scale=float(opts["floor_scale"]), seed=seed)
 
 
-class BoostedAdaSSPSpec(MethodSpec):
+class BoostedAdaSSPSpec(_OnePlanPerTable):
     name = "boosted-adassp"
     target = ('the OLS coefficients of the data clipped to the bounds, approached by boosting rounds '
               'of ridge-regularised AdaSSP (shrinkage bias where the rounds stop short)')
@@ -265,6 +334,8 @@ class BoostedAdaSSPSpec(MethodSpec):
     takes_neighbouring = True
     min_rows = 2
     privacy_notes = ("boosted_adassp.md",)
+    core_label = "BoostedAdaSSP"
+    core_result = boosted_result
     order = 80
     estimator = "dpreg.linear_model:BoostedAdaSSP"
     reads_columns = True  # every round a pass over the frame's columns, in memory

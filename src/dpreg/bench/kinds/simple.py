@@ -34,6 +34,7 @@ import pandas as pd
 
 from dpreg import methods
 from dpreg._random import simulation_generator
+from dpreg._validation import check_known_keys
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
 from dpreg.bench.kinds._base import Kind, register, require
@@ -52,6 +53,13 @@ _DP_TS = tuple(m.name for m in methods.specs(harness="simple") if m.harness_engi
 _PARAMS = ("n", "sigma_x2", "sigma_e2", "epsilon", "theta", "enx", "sigma", "tau", "x_mean")
 
 
+#: the keys a [[methods]] table of the simple harness may have (anything else is refused:
+#: a misspelt or retired key -- e.g. ``steps``, now ``n_iter`` -- never silently falls back
+#: to a default)
+METHOD_KEYS = ("name", "method", "variant", "tau", "n_iter", "delta", "pairs", "output_range",
+               "dof", "theta", "y_bounds")
+
+
 def _check_methods(spec: Any) -> list[dict[str, Any]]:
     methods = require(spec, spec.data, "methods", "the spec")
     if not isinstance(methods, list) or not methods:
@@ -59,6 +67,8 @@ def _check_methods(spec: Any) -> list[dict[str, Any]]:
     names = set()
     for m in methods:
         name = require(spec, m, "name", "each [[methods]] table")
+        check_known_keys(m, METHOD_KEYS, f"spec {spec.name!r}: method {name!r}",
+                         "a key of a [[methods]] table")
         kind = require(spec, m, "method", f"method {name!r}")
         if kind not in METHOD_KINDS:
             raise InvalidInputError(
@@ -147,7 +157,7 @@ def simple_releases(m: dict[str, Any], x: np.ndarray, y: np.ndarray, *, epsilon:
         delta = (float(require_key(m, "delta")) if "delta" in VARIANT_PARAMETERS.get(variant, ())
                  else None)
         preds, _ = E.gd_replicates(x, y, variant=variant, x_bounds=x_bounds, y_bounds=y_bounds,
-                                   tau=float(m.get("tau", 1.0)), steps=int(m.get("steps", 80)),
+                                   tau=float(m.get("tau", 1.0)), n_iter=int(m.get("n_iter", 80)),
                                    x_eval=xe2, trials=trials, rng=rng,
                                    **variant_parameters(variant, epsilon, delta))
         return from_pair(preds)
