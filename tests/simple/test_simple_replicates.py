@@ -1,6 +1,7 @@
 """Vectorised replicates have the distribution of independent single releases."""
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -227,7 +228,7 @@ def test_demo_workers_do_not_change_the_files(tmp_path):
     one = run_demo(tmp_path / "one", workers=1, **kw)
     two = run_demo(tmp_path / "two", workers=2, **kw)
     for key in ("releases", "figure"):
-        assert open(one["files"][key], "rb").read() == open(two["files"][key], "rb").read(), key
+        assert Path(one["files"][key]).read_bytes() == Path(two["files"][key]).read_bytes(), key
     drop = ["seconds"]
     pd.testing.assert_frame_equal(pd.read_csv(one["files"]["summary"]).drop(columns=drop),
                                   pd.read_csv(two["files"]["summary"]).drop(columns=drop))
