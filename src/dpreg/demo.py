@@ -50,11 +50,10 @@ Y_BOUNDS = (0.0, 1.0)
 OUTPUT_RANGE = (-0.5, 1.5)  # Alabi et al. Table 1, for data in [0, 1]
 
 
-#: seconds each method's replicates took on the bundled state (3,108 tracts, 25 trials) on the
-#: 2-core development machine: only the order in which the workers start the methods (the
-#: longest first), never what they compute
-_COST_HINT = {"dp-gd": 9.0, "theil-sen-exp": 7.5, "theil-sen-wide": 7.4, "theil-sen-smooth": 3.1,
-              "noisy-stats": 0.8, "dp-intercept": 0.2}
+#: with workers, each method's tracts are cut into this many contiguous chunks per worker: the
+#: pool hands out (method, chunk) jobs as workers free up, so the methods' very different costs
+#: balance without a cost model (the last job to finish is one chunk, not one method)
+_CHUNKS_PER_WORKER = 3
 #: below this many replicates (tracts × trials) ``workers=None`` runs in this process: starting
 #: the workers would cost more than it saves
 _PARALLEL_MIN_REPLICATES = 5_000
@@ -184,11 +183,12 @@ def _fork_context() -> Any:
     return mp.get_context("fork")
 
 
-def _method_replicates(method: str, job: _Job | None = None, bar: bool = False
-                       ) -> tuple[list[np.ndarray], float]:
-    """``method``'s ``(trials, 2)`` replicates in every tract, and the seconds they took.  The
-    batched methods run all tracts at once: the same arrays, bit for bit, as
-    replicate_predictions per tract with the tract's own generator (much faster)."""
+def _method_replicates(method: str, job: _Job | None = None, bar: bool = False,
+                       chunk: tuple[int, int] | None = None) -> tuple[list[np.ndarray], float]:
+    """``method``'s ``(trials, 2)`` replicates in every tract (or the tracts ``chunk`` =
+    ``(first, stop)``), and the seconds they took.  The batched methods run the tracts at once:
+    the same arrays, bit for bit, as replicate_predictions per tract with the tract's own
+    generator (much faster)."""
     from dpreg.replicates import BATCHED, replicate_predictions, replicate_predictions_many
 
     if job is None:  # in a forked worker: its progress is the parent's spinner, not this
@@ -197,7 +197,8 @@ def _method_replicates(method: str, job: _Job | None = None, bar: bool = False
         _HOOK.set(None)
         job = _FORK_JOB
     t0 = time.perf_counter()
-    cuts = list(zip(job.starts, job.ends))
+    first, stop = chunk if chunk is not None else (0, len(job.tracts))
+    cuts = {i: (job.starts[i], job.ends[i]) for i in range(first, stop)}
     common: dict[str, Any] = dict(epsilon=job.epsilon, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS,
                                   trials=job.trials, output_range=OUTPUT_RANGE)
     description = f"{method}: DP regressions in {len(cuts)} tracts"
@@ -206,10 +207,11 @@ def _method_replicates(method: str, job: _Job | None = None, bar: bool = False
 
         with spinner(description, enabled=bar):
             reps = replicate_predictions_many(
-                method, [job.xs[a:b] for a, b in cuts], [job.ys[a:b] for a, b in cuts],
-                rngs=[job.rng(i, method) for i in range(len(cuts))], **common)
+                method, [job.xs[a:b] for a, b in cuts.values()],
+                [job.ys[a:b] for a, b in cuts.values()],
+                rngs=[job.rng(i, method) for i in cuts], **common)
     else:
-        index: Any = range(len(cuts))
+        index: Any = list(cuts)
         if bar:
             from rich.progress import track
 
@@ -226,28 +228,37 @@ def _method_replicates(method: str, job: _Job | None = None, bar: bool = False
 def _all_replicates(job: _Job, methods: tuple[str, ...], workers: int, progress: bool
                     ) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
     """Every method's replicates (:func:`_method_replicates`), in this process or, with
-    ``workers`` > 1, one method per job in forked worker processes, the longest first."""
+    ``workers`` > 1, as (method, chunk of tracts) jobs in forked worker processes; the seconds
+    of a method are the sum over its chunks."""
     global _FORK_JOB
     if workers == 1:
         done = {m: _method_replicates(m, job, bar=progress) for m in methods}
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        return {m: done[m][0] for m in methods}, {m: done[m][1] for m in methods}
+    from concurrent.futures import ProcessPoolExecutor
 
-        from dpreg._progress import spinner
+    from dpreg._progress import spinner
 
-        longest_first = sorted(methods, key=lambda m: -_COST_HINT.get(m, 1.0))
-        _FORK_JOB = job
-        try:
-            # the workers are forked at the first submit, before the spinner's thread starts
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context()) as pool:
-                futures = {pool.submit(_method_replicates, m): m for m in longest_first}
-                with spinner(f"DP regressions in {len(job.tracts)} tracts ({len(methods)} "
-                             f"methods, {workers} processes)", enabled=progress):
-                    done = {futures[f]: f.result() for f in as_completed(futures)}
-        finally:
-            _FORK_JOB = None
-    return {m: done[m][0] for m in methods}, {m: done[m][1] for m in methods}
-
+    n = len(job.tracts)
+    k = min(n, _CHUNKS_PER_WORKER * workers)
+    bounds = np.linspace(0, n, k + 1).round().astype(int)
+    chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    reps: dict[str, list[np.ndarray]] = {m: [] for m in methods}
+    timing = dict.fromkeys(methods, 0.0)
+    _FORK_JOB = job
+    try:
+        # the workers are forked at the first submit, before the spinner's thread starts
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context()) as pool:
+            futures = [(m, pool.submit(_method_replicates, m, None, False, c))
+                       for m in methods for c in chunks]
+            with spinner(f"DP regressions in {n} tracts ({len(methods)} methods, {workers} "
+                         f"processes)", enabled=progress):
+                for m, f in futures:  # in method and tract order
+                    got, seconds = f.result()
+                    reps[m].extend(got)
+                    timing[m] += seconds
+    finally:
+        _FORK_JOB = None
+    return reps, timing
 
 def _summarise(table: pd.DataFrame, methods: tuple[str, ...], timing: dict[str, float]
                ) -> pd.DataFrame:
