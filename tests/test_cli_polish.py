@@ -340,6 +340,7 @@ BAD_VALUES = [  # (args after the data file or command, option named, value show
     (["reproduce", "alabi-fig5", "--workers", "0"], "--workers", "0"),
     (["demo", "--trials", "0"], "--trials", "0"),
     (["demo", "--tracts", "0"], "--tracts", "0"),
+    (["demo", "--workers", "0"], "--workers", "0"),
     (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "0", "-b",
       "age=0:100", "-b", "income=0:5000", "-e", "1"], "--n", "0"),
     (["plan", "--y", "income", "--x", "age", "-m", "noisy-stats", "--n", "100", "-b",

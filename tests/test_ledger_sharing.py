@@ -32,6 +32,12 @@ def data():
     return X, y
 
 
+#: n_jobs=2: joblib's process pool (loky), whose workers each import dpreg and scikit-learn
+#: (~2.5 CPU-s): ``--dist loadgroup`` (make test) runs these cases on one xdist worker, one after
+#: the other, so they share one pool instead of starting one per xdist worker and test
+LOKY_2 = pytest.param(2, marks=pytest.mark.xdist_group("loky"), id="2")
+
+
 def _est(ledger: Ledger, epsilon: float = 1.0) -> NoisyStats:
     return NoisyStats(epsilon=epsilon, bounds_X=(0, 1), bounds_y=(-1, 2), ledger=ledger,
                       random_state=0)
@@ -107,7 +113,7 @@ def test_in_memory_ledger_with_processes_is_a_clear_error(data):
     assert any("in-memory Ledger cannot be pickled" in text for text in chain)
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, LOKY_2])
 def test_cross_val_score_file_ledger(tmp_path, data, n_jobs):
     X, y = data
     path = tmp_path / "cv.db"
@@ -116,7 +122,7 @@ def test_cross_val_score_file_ledger(tmp_path, data, n_jobs):
     assert _n_events(path) == 3 and led.spent() == PureDP(3.0)
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, LOKY_2])
 def test_grid_search_file_ledger(tmp_path, data, n_jobs):
     X, y = data
     path = tmp_path / "gs.db"
@@ -125,7 +131,7 @@ def test_grid_search_file_ledger(tmp_path, data, n_jobs):
     assert _n_events(path) == 7
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, LOKY_2])
 def test_too_small_total_refuses(tmp_path, data, n_jobs):
     X, y = data
     path = tmp_path / "small.db"

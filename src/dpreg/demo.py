@@ -27,9 +27,10 @@ anything runs.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,21 +50,39 @@ Y_BOUNDS = (0.0, 1.0)
 OUTPUT_RANGE = (-0.5, 1.5)  # Alabi et al. Table 1, for data in [0, 1]
 
 
+#: with workers, each method's tracts are cut into this many contiguous chunks per worker: the
+#: pool hands out (method, chunk) jobs as workers free up, so the methods' very different costs
+#: balance without a cost model (the last job to finish is one chunk, not one method)
+_CHUNKS_PER_WORKER = 3
+#: below this many replicates (tracts × trials) ``workers=None`` runs in this process: starting
+#: the workers would cost more than it saves
+_PARALLEL_MIN_REPLICATES = 5_000
+#: the job the forked workers run (set by :func:`run_demo` before they start; inherited by fork)
+_FORK_JOB: Any = None
+
+
 def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: int = 25,
              max_tracts: int | None = None, seed: int = 0, methods: tuple[str, ...] = DEMO_METHODS,
-             progress: bool = True, console: Any = None) -> dict[str, Any]:
-    """Run the demo; returns a JSON-ready summary (also written to ``out``)."""
+             progress: bool = True, console: Any = None, workers: int | None = None
+             ) -> dict[str, Any]:
+    """Run the demo; returns a JSON-ready summary (also written to ``out``).
+
+    ``workers``: processes that run the methods' replicates, one method at a time each (forked,
+    Linux; elsewhere, and with ``workers=1``, everything runs in this process).  ``None``: one
+    per available CPU, at most one per method, and none for a small job.  Every tract and
+    method draws from its own generator (derived from ``seed``, the tract and the method), so
+    the files and the table do not depend on ``workers`` (except the timing columns)."""
     from dpreg._extras import require
-    from dpreg._progress import spinner
 
     require("matplotlib", "the demo (its ecdf.png)")
     if progress or console is not None:
         require("rich", "the demo's table and progress bars")
-    from dpreg.replicates import BATCHED, replicate_predictions, replicate_predictions_many
     from dpreg.simple import ols, ols_prediction_se
 
     eps = check_epsilon(epsilon, allow_inf=False)
     trials = check_int(trials, "trials", minimum=1)
+    if workers is not None:
+        workers = check_int(workers, "workers", minimum=1)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ds = load_oa_simulated()
@@ -77,49 +96,18 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
         tracts, starts, ends = tracts[:keep], starts[:keep], ends[:keep]
     xs = frame["parent_rank"].to_numpy(float)
     ys = frame["child_rank"].to_numpy(float)
-    root = np.random.SeedSequence(seed)
+    job = _Job(xs, ys, starts, ends, tracts, np.random.SeedSequence(seed), eps, trials)
     rows: list[dict[str, Any]] = []
-    timing = dict.fromkeys(methods, 0.0)
-
-    def tract_rng(i: int, m: str) -> np.random.Generator:
-        return np.random.default_rng(group_seed_sequence(root, (str(tracts[i]), m)))
 
     t_start = time.perf_counter()
-    batched: dict[str, list[np.ndarray]] = {}
-    for m in (m for m in methods if m in BATCHED):
-        # the replicates of all tracts at once: the same arrays, bit for bit, as
-        # replicate_predictions per tract with the tract's own generator (much faster)
-        t0 = time.perf_counter()
-        with spinner(f"{m}: DP regressions in {len(tracts)} tracts", enabled=progress):
-            batched[m] = replicate_predictions_many(
-                m, [xs[a:b] for a, b in zip(starts, ends)], [ys[a:b] for a, b in zip(starts, ends)],
-                epsilon=eps, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS, trials=trials,
-                output_range=OUTPUT_RANGE, rngs=[tract_rng(i, m) for i in range(len(tracts))])
-        timing[m] += time.perf_counter() - t0
-
-    iterator: Any = range(len(tracts))
-    if progress:
-        from rich.progress import track
-
-        from dpreg._progress import _console
-
-        # the bar goes to stderr (the table and the statement to ``console``, stdout)
-        iterator = track(iterator, description=f"DP regressions in {len(tracts)} tracts",
-                         transient=True, console=_console())
-    for i in iterator:
+    replicates, timing = _all_replicates(job, methods, _workers(workers, methods, job), progress)
+    for i in range(len(tracts)):
         x, y = xs[starts[i]:ends[i]], ys[starts[i]:ends[i]]
         ref = ols(x, y, x_eval=(0.25, 0.75))
         p25_hat, p75_hat = ref.predictions[0.25], ref.predictions[0.75]
         se = float(ols_prediction_se(x, y, 0.25))
         for m in methods:
-            t0 = time.perf_counter()
-            if m in batched:
-                reps = batched[m][i]
-            else:
-                reps = replicate_predictions(m, x, y, epsilon=eps, x_bounds=X_BOUNDS,
-                                             y_bounds=Y_BOUNDS, trials=trials,
-                                             output_range=OUTPUT_RANGE, rng=tract_rng(i, m))
-            timing[m] += time.perf_counter() - t0
+            reps = replicates[m][i]
             c68 = c_hat(np.abs(reps[:, 0] - p25_hat))
             p25, p75 = reps[0]
             failed = bool(np.isnan(p25))
@@ -152,6 +140,125 @@ def run_demo(out: str | Path = "demo-output", *, epsilon: float = 16.0, trials: 
         _print(console, summary, report)
     return report
 
+
+class _Job(NamedTuple):
+    """The demo's data and settings: tract i is ``xs[starts[i]:ends[i]]`` (and ``ys``)."""
+
+    xs: np.ndarray
+    ys: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    tracts: np.ndarray
+    root: np.random.SeedSequence
+    epsilon: float
+    trials: int
+
+    def rng(self, i: int, method: str) -> np.random.Generator:
+        """Tract i's generator for ``method`` (its own stream: the same in any process)."""
+        return np.random.default_rng(group_seed_sequence(self.root, (str(self.tracts[i]), method)))
+
+
+def _workers(workers: int | None, methods: tuple[str, ...], job: _Job) -> int:
+    """How many processes run the replicates (1: this process)."""
+    if _fork_context() is None or len(methods) < 2:
+        return 1
+    if workers is None:
+        if len(job.tracts) * job.trials < _PARALLEL_MIN_REPLICATES:
+            return 1
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        workers = cpus or 1
+    return max(1, min(workers, len(methods)))
+
+
+def _fork_context() -> Any:
+    """The ``fork`` multiprocessing context where the platform has it (Linux), else None (the
+    workers inherit the data and the imported, compiled library instead of re-importing it)."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform != "linux" or "fork" not in mp.get_all_start_methods():
+        return None
+    if mp.current_process().daemon:  # a daemonic process may not have children
+        return None
+    return mp.get_context("fork")
+
+
+def _method_replicates(method: str, job: _Job | None = None, bar: bool = False,
+                       chunk: tuple[int, int] | None = None) -> tuple[list[np.ndarray], float]:
+    """``method``'s ``(trials, 2)`` replicates in every tract (or the tracts ``chunk`` =
+    ``(first, stop)``), and the seconds they took.  The batched methods run the tracts at once:
+    the same arrays, bit for bit, as replicate_predictions per tract with the tract's own
+    generator (much faster)."""
+    from dpreg.replicates import BATCHED, replicate_predictions, replicate_predictions_many
+
+    if job is None:  # in a forked worker: its progress is the parent's spinner, not this
+        from dpreg._progress import _HOOK  # process's copy of a caller's hook
+
+        _HOOK.set(None)
+        job = _FORK_JOB
+    t0 = time.perf_counter()
+    first, stop = chunk if chunk is not None else (0, len(job.tracts))
+    cuts = {i: (job.starts[i], job.ends[i]) for i in range(first, stop)}
+    common: dict[str, Any] = dict(epsilon=job.epsilon, x_bounds=X_BOUNDS, y_bounds=Y_BOUNDS,
+                                  trials=job.trials, output_range=OUTPUT_RANGE)
+    description = f"{method}: DP regressions in {len(cuts)} tracts"
+    if method in BATCHED:
+        from dpreg._progress import spinner
+
+        with spinner(description, enabled=bar):
+            reps = replicate_predictions_many(
+                method, [job.xs[a:b] for a, b in cuts.values()],
+                [job.ys[a:b] for a, b in cuts.values()],
+                rngs=[job.rng(i, method) for i in cuts], **common)
+    else:
+        index: Any = list(cuts)
+        if bar:
+            from rich.progress import track
+
+            from dpreg._progress import _console
+
+            # the bar goes to stderr (the table and the statement to the console, stdout)
+            index = track(index, description=description, transient=True, console=_console())
+        reps = [replicate_predictions(method, job.xs[cuts[i][0]:cuts[i][1]],
+                                      job.ys[cuts[i][0]:cuts[i][1]], rng=job.rng(i, method),
+                                      **common) for i in index]
+    return reps, time.perf_counter() - t0
+
+
+def _all_replicates(job: _Job, methods: tuple[str, ...], workers: int, progress: bool
+                    ) -> tuple[dict[str, list[np.ndarray]], dict[str, float]]:
+    """Every method's replicates (:func:`_method_replicates`), in this process or, with
+    ``workers`` > 1, as (method, chunk of tracts) jobs in forked worker processes; the seconds
+    of a method are the sum over its chunks."""
+    global _FORK_JOB
+    if workers == 1:
+        done = {m: _method_replicates(m, job, bar=progress) for m in methods}
+        return {m: done[m][0] for m in methods}, {m: done[m][1] for m in methods}
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dpreg._progress import spinner
+
+    n = len(job.tracts)
+    k = min(n, _CHUNKS_PER_WORKER * workers)
+    bounds = np.linspace(0, n, k + 1).round().astype(int)
+    chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    reps: dict[str, list[np.ndarray]] = {m: [] for m in methods}
+    timing = dict.fromkeys(methods, 0.0)
+    _FORK_JOB = job
+    try:
+        # the workers are forked at the first submit, before the spinner's thread starts
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_fork_context()) as pool:
+            futures = [(m, pool.submit(_method_replicates, m, None, False, c))
+                       for m in methods for c in chunks]
+            with spinner(f"DP regressions in {n} tracts ({len(methods)} methods, {workers} "
+                         f"processes)", enabled=progress):
+                for m, f in futures:  # in method and tract order
+                    got, seconds = f.result()
+                    reps[m].extend(got)
+                    timing[m] += seconds
+    finally:
+        _FORK_JOB = None
+    return reps, timing
 
 def _summarise(table: pd.DataFrame, methods: tuple[str, ...], timing: dict[str, float]
                ) -> pd.DataFrame:

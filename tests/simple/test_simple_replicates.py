@@ -1,5 +1,8 @@
 """Vectorised replicates have the distribution of independent single releases."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -212,3 +215,23 @@ def test_demo_releases_are_the_per_tract_replicates(tmp_path):
                 rng=np.random.default_rng(group_seed_sequence(root, (str(tract), m))))
             assert (row["p25"], row["p75"]) == pytest.approx(tuple(reps[0]), rel=1e-12,
                                                              nan_ok=True), (m, tract)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the demo's workers are forked (Linux)")
+def test_demo_workers_do_not_change_the_files(tmp_path):
+    """``run_demo(workers=2)`` runs each method's replicates in a forked worker: the releases
+    and the figure are byte-identical to the in-process run (every tract and method has its
+    own generator), the summary too apart from its timing column."""
+    from dpreg.demo import run_demo
+
+    kw = dict(trials=3, max_tracts=8, seed=5, progress=False)
+    one = run_demo(tmp_path / "one", workers=1, **kw)
+    two = run_demo(tmp_path / "two", workers=2, **kw)
+    for key in ("releases", "figure"):
+        assert Path(one["files"][key]).read_bytes() == Path(two["files"][key]).read_bytes(), key
+    drop = ["seconds"]
+    pd.testing.assert_frame_equal(pd.read_csv(one["files"]["summary"]).drop(columns=drop),
+                                  pd.read_csv(two["files"]["summary"]).drop(columns=drop))
+    assert [m["method"] for m in one["methods"]] == [m["method"] for m in two["methods"]]
+    with pytest.raises(InvalidInputError, match="workers"):
+        run_demo(tmp_path / "bad", workers=0, **kw)

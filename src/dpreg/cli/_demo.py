@@ -38,6 +38,10 @@ def demo(
                                "Theil-Sen variants take minutes each).")] = None,
     data: Annotated[Path | None, typer.Option(
         "--data", help="--scale nation: folder of the cached nation (default OUT/nation-N).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-j", parser=_ascii_int,
+        help="--scale state: processes for the methods' runs (default: one per CPU, at most one "
+             "per method; the output does not depend on it).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     progress: ProgressOption = None,
 ) -> None:
@@ -48,12 +52,15 @@ def demo(
 
     _check_range(trials, "--trials", low=1, integer=True)
     _check_range(tracts, "--tracts", low=1, integer=True)
+    _check_range(workers, "--workers", low=1, integer=True)
     try:
         if scale not in ("state", "nation"):
             raise UnknownNameError(f"--scale must be 'state' or 'nation'; got {scale!r}"
                                    f"{did_you_mean(scale, ['state', 'nation'])}")
         if scale == "state" and (method or data is not None):
             _usage("--method and --data apply to --scale nation only")
+        if scale == "nation" and workers is not None:
+            _usage("--workers applies to --scale state only")
         eps = parse_epsilon(epsilon if epsilon is not None else
                             ("16" if scale == "state" else "1"), has_flag=False)
         if scale == "nation":
@@ -65,7 +72,7 @@ def demo(
         # the bar on stderr only on a terminal or with --progress; the table on stdout
         report = run_demo(out, epsilon=eps, trials=trials, max_tracts=tracts, seed=seed,
                           progress=not as_json and interactive(progress),
-                          console=None if as_json else console)
+                          console=None if as_json else console, workers=workers)
     except DPRegError as exc:
         _fail(exc)
         return
