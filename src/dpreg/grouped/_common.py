@@ -33,7 +33,8 @@ __all__ = ["GroupSpec", "group_seed_sequence", "normalise_key", "make_spec", "pr
            "row_privacy_text", "GROUP_RELATION", "release_options", "check_release_relation",
            "assemble", "Partition", "partition_frame", "group_generator",
            "group_randomness", "interval_methods", "interval_options", "interval_row",
-           "interval_text", "add_interval_columns"]
+           "interval_text", "add_interval_columns", "tie_flagged", "interval_theta",
+           "warn_tied_groups"]
 
 #: the neighbouring relation of every per-group release: neighbouring tables differ in the
 #: values of one record, which stays in its group, so every group's n is public (and released)
@@ -149,6 +150,21 @@ def _bootstrapped(method: str) -> bool:
     return method in interval_methods() and methods.get(method).interval.request == "inference"
 
 
+def tie_flagged(method: str) -> bool:
+    """True when the method's per-group interval is a release of its own with a public
+    widening θ (requested with ``ci_alpha``: the Theil-Sen slope interval): its interval
+    table carries ``ci_point_mass``, the release rule for tied slopes
+    (:func:`dpreg.simple.ci.point_mass_flag`)."""
+    return method in interval_methods() and methods.get(method).interval.request == "ci_alpha"
+
+
+def interval_theta(result: Any) -> float:
+    """The public widening θ of a group's released slope interval, read from the release's
+    privacy statement (``details["ci"]["details"]["theta"]``: a function of the group's public
+    n, ε and the slope search range; 0 for the non-private interval at ε = ∞)."""
+    return float(result.privacy.details["ci"]["details"]["theta"])
+
+
 def _check_interval_request(method: str, options: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Validate ``ci_alpha`` (public) before anything is charged; returns the options and the
     extra minimum group size the interval needs (noisy-stats with inference: n >= 3)."""
@@ -201,6 +217,7 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
     :func:`dpreg.simple._noisy_stats.interval_refusal`) gets NA interval columns and
     ``informative_slope`` False."""
     from dpreg.inference import NoUncertaintyError
+    from dpreg.simple.ci import point_mass_flag
 
     alpha = float(spec.options["ci_alpha"])
     try:
@@ -219,6 +236,11 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
         row["informative_slope"] = (bool(extra.get("dp_ci_reliable", True)) and inside
                                     and float(extra.get("dp_ci_unidentified_mass", 0.0))
                                     < alpha / 2.0)
+    if tie_flagged(spec.method):
+        # the single fit's release rule for tied slopes, applied to this row's released ends
+        # and the group's public θ: post-processing (the same function as extra['ci_point_mass'])
+        row["ci_point_mass"] = point_mass_flag(row["lower_slope"], row["upper_slope"],
+                                               interval_theta(result))
     if _bootstrapped(spec.method):
         xs = [float(v) for v in (extra.get("predictions") or {})]
         if xs:
@@ -231,25 +253,53 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
 
 def add_interval_columns(spec: GroupSpec, table: pd.DataFrame) -> pd.DataFrame:
     """Every interval table has ``lower_slope``, ``upper_slope``, ``informative_slope`` (NA in
-    ⊥ rows; the flag as pandas' nullable boolean) and, for noisy-stats, ``lower_/upper_pred_<x>``
+    ⊥ rows; the flags as pandas' nullable boolean), for the Theil-Sen methods
+    ``ci_point_mass`` (:func:`tie_flagged`) and, for noisy-stats, ``lower_/upper_pred_<x>``
     beside every ``pred_<x>`` column -- in a fixed order before ``privacy``."""
     if "ci_alpha" not in spec.options:
         return table
     out = table.copy()
     want = ["lower_slope", "upper_slope", "informative_slope"]
+    flags = ["informative_slope"]
+    if tie_flagged(spec.method):
+        want.append("ci_point_mass")
+        flags.append("ci_point_mass")
     if _bootstrapped(spec.method):
         for c in [c for c in out.columns if isinstance(c, str) and c.startswith("pred_")]:
             want += [f"lower_{c}", f"upper_{c}"]
     for c in want:
         if c not in out.columns:
             out[c] = np.nan
-    out["informative_slope"] = pd.array(
-        [None if pd.isna(v) else bool(v) for v in out["informative_slope"]], dtype="boolean")
+    for c in flags:
+        out[c] = pd.array([None if pd.isna(v) else bool(v) for v in out[c]], dtype="boolean")
     rest = [c for c in out.columns if c not in want and c != "privacy"]
     tail = ["privacy"] if "privacy" in out.columns else []
     res = out[rest + want + tail]
     res.attrs.update(table.attrs)
     return res
+
+
+def warn_tied_groups(table: pd.DataFrame) -> None:
+    """ONE :class:`~dpreg.exceptions.TiedSlopesWarning` for an interval table in which some
+    groups are flagged ``ci_point_mass``, stating how many (of the released groups).  Both
+    counts are functions of released values (the flags and ``failed``): public
+    post-processing, costs no budget; the message holds no value of the data.  The groups'
+    own fits do not warn (:func:`dpreg.grouped.reference.fit_group`): one table, one warning."""
+    if "ci_point_mass" not in table.columns:
+        return
+    flagged = int(table["ci_point_mass"].fillna(False).astype(bool).sum())
+    if not flagged:
+        return
+    import warnings
+
+    from dpreg.exceptions import TiedSlopesWarning
+    from dpreg.simple.ci import POINT_MASS_TEXT
+    from dpreg.simple.ties import user_stacklevel
+
+    released = int((~table["failed"].astype(bool)).sum())
+    warnings.warn(
+        f"Theil-Sen: {flagged} of {released} released groups are flagged ci_point_mass -- in "
+        f"each, {POINT_MASS_TEXT}", TiedSlopesWarning, stacklevel=user_stacklevel())
 
 
 def interval_text(spec: GroupSpec) -> str:

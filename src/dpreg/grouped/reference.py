@@ -7,12 +7,13 @@ supports every method and option.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpreg.exceptions import InvalidInputError
+from dpreg.exceptions import InvalidInputError, TiedSlopesWarning
 from dpreg.grouped._common import (
     GroupSpec,
     Partition,
@@ -26,6 +27,7 @@ from dpreg.grouped._common import (
     privacy_text,
     release_options,
     row_privacy_text,
+    warn_tied_groups,
 )
 from dpreg.simple.ci import ALL_TIED_CI
 
@@ -54,9 +56,14 @@ def fit_group(spec: GroupSpec, options: dict[str, Any], key: Any, x: np.ndarray,
     # no seed: secure mode per group (CSPRNG, exact discrete noise); a seed: per-key streams
     rng = group_generator(spec, key)
     try:
-        res = fit_arrays(x.reshape(-1, 1), y, method=spec.method, epsilon=spec.epsilon,
-                         x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds, x_names=[spec.x],
-                         y_name=spec.y, delta=spec.delta, random_state=rng, **options)
+        # a group's own TiedSlopesWarning is silenced: the table warns once with the count of
+        # flagged groups (ci_point_mass, read from every row: warn_tied_groups)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TiedSlopesWarning)
+            res = fit_arrays(x.reshape(-1, 1), y, method=spec.method, epsilon=spec.epsilon,
+                             x_bounds=[spec.x_bounds], y_bounds=spec.y_bounds,
+                             x_names=[spec.x], y_name=spec.y, delta=spec.delta,
+                             random_state=rng, **options)
     except InvalidInputError as exc:
         # ε = ∞ only (the non-private reference table; nothing is private there): a group
         # whose every x is tied has no non-private Theil-Sen interval.  That group's row is
@@ -137,13 +144,18 @@ def fit_from_table_plan(df: pd.DataFrame, spec: GroupSpec, plan: Any, *,
 
 
 def table_from_rows(spec: GroupSpec, rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The output table from the rows of :func:`fit_group`, one per key in key order."""
+    """The output table from the rows of :func:`fit_group`, one per key in key order (every
+    backend's interval table is assembled here: the reference loop, the LocalBackend's
+    delegation to it and the SparkBackend's driver); a Theil-Sen interval table with groups
+    flagged ``ci_point_mass`` gives one ``TiedSlopesWarning`` with their count."""
     out = pd.DataFrame(rows, columns=None if rows else ["group", "n", "intercept", "slope",
                                                          "failed", "reason"])
     out["group"] = group_column(spec.keys)
     out["privacy"] = row_privacy_text(spec)
     out.attrs["privacy"] = privacy_text(spec)
-    return add_interval_columns(spec, out)
+    table = add_interval_columns(spec, out)
+    warn_tied_groups(table)  # one warning for the table (a count of released flags: public)
+    return table
 
 
 def fit_reference(df: pd.DataFrame, spec: GroupSpec, *, progress: bool = False,
