@@ -48,6 +48,11 @@ def test_interval_columns_ordered_and_equal_on_local_and_reference(method):
     if method == "noisy-stats":
         cols += [f"{s}_pred_{v}" for v in (0.25, 0.75) for s in ("lower", "upper")]
     assert [c for c in loc.columns if c.startswith(("lower_", "upper_", "informative_"))] == cols
+    # the Theil-Sen tables also carry the tie flag, right after informative_slope
+    if method != "noisy-stats":
+        cols.append("ci_point_mass")
+    assert [c for c in loc.columns
+            if c.startswith(("lower_", "upper_", "informative_", "ci_point_mass"))] == cols
     assert list(loc.columns)[-1] == "privacy"
     assert str(loc["informative_slope"].dtype) == "boolean"
     ok = ~loc["failed"]
@@ -357,3 +362,101 @@ def test_explicit_calibrated_in_a_table_with_a_small_group_is_refused_before_any
                        epsilon=4.0, bounds=BOUNDS, groups=[0, 1], random_state=7,
                        ci_alpha=0.1, ci_method="calibrated")
     assert big["lower_slope"].notna().all()
+
+
+# ------------------------------------------------------------------ tied slopes per group
+TIE_SIZES = [0, 400, 500, 600, 450]  # key 0: no rows (⊥)
+
+
+def tie_table(binary_keys, seed=0):
+    """Keys in ``binary_keys`` get a 0/1 response (most pairs tied: the median pairwise slope
+    piles up at 0); the others a continuous one."""
+    g = np.random.default_rng(seed)
+    parts = []
+    for k, n in enumerate(TIE_SIZES):
+        x = g.uniform(0, 1, n)
+        y = ((g.uniform(0, 1, n) < 0.2 + 0.1 * x).astype(float) if k in binary_keys
+             else 0.2 + 0.5 * x + g.normal(0, 0.1, n))
+        parts.append(pd.DataFrame({"k": k, "x": x, "y": y}))
+    return pd.concat(parts).sample(frac=1, random_state=seed)
+
+
+def tie_fit(binary_keys, backend="local", method="theil-sen-exp"):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fit_by_group(tie_table(binary_keys), "k", "x", "y", method=method, epsilon=4.0,
+                           bounds=BOUNDS, groups=list(range(len(TIE_SIZES))), random_state=5,
+                           backend=backend, ci_alpha=0.1)
+    from dpreg.exceptions import TiedSlopesWarning
+
+    return out, [w for w in seen if issubclass(w.category, TiedSlopesWarning)]
+
+
+@pytest.mark.parametrize("backend", ["local", "reference"])
+def test_binary_response_groups_are_flagged_and_the_table_warns_once(backend):
+    """A 0/1 response in three groups: all three flagged ``ci_point_mass`` (nullable boolean,
+    NA in the ⊥ row, after ``informative_slope``), the continuous group not, and ONE
+    TiedSlopesWarning for the table with the count -- not one per group."""
+    out, tied = tie_fit({1, 3, 4}, backend)
+    assert str(out["ci_point_mass"].dtype) == "boolean"
+    assert pd.isna(out.loc[0, "ci_point_mass"])
+    assert out.loc[1:, "ci_point_mass"].tolist() == [True, False, True, True]
+    cols = list(out.columns)
+    assert cols.index("ci_point_mass") == cols.index("informative_slope") + 1
+    assert cols[-1] == "privacy"
+    assert len(tied) == 1
+    text = str(tied[0].message)
+    assert "3 of 4 released groups are flagged ci_point_mass" in text
+    assert tied[0].filename == __file__  # points at the caller, not inside dpreg
+
+
+def test_continuous_response_flags_no_group_and_does_not_warn():
+    out, tied = tie_fit(set())
+    assert not out["ci_point_mass"].fillna(False).any() and not tied
+    assert out.loc[1:, "ci_point_mass"].notna().all()
+
+
+@pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-smooth"])
+def test_point_mass_column_is_point_mass_flag_of_each_groups_released_interval(method):
+    """Exactly :func:`point_mass_flag` of the row's released ends and the group's public θ
+    (the single fit's widening at the group's n, stated in its release), and equal to the
+    single fit's own ``extra['ci_point_mass']`` with the group's stream."""
+    import warnings
+
+    from dpreg.simple.ci import point_mass_flag
+
+    df = tie_table({1, 3})
+    out, _ = tie_fit({1, 3}, method=method)
+    spec = make_spec(df.columns, lambda: None, "k", "x", "y", method=method, epsilon=4.0,
+                     bounds=BOUNDS, delta=None, groups=list(range(len(TIE_SIZES))),
+                     random_state=5, options={"ci_alpha": 0.1})
+    for k in range(1, len(TIE_SIZES)):
+        part = df[df["k"] == k]
+        with warnings.catch_warnings():  # a flagged single fit warns for itself
+            warnings.simplefilter("ignore")
+            single = fit_arrays(part[["x"]].to_numpy(), part["y"].to_numpy(), method=method,
+                                epsilon=4.0, x_bounds=[BOUNDS["x"]], y_bounds=BOUNDS["y"],
+                                x_names=["x"], y_name="y", random_state=group_generator(spec, k),
+                                ci_alpha=0.1)
+        theta = single.privacy.details["ci"]["details"]["theta"]
+        row = out.loc[k]
+        want = point_mass_flag(row["lower_slope"], row["upper_slope"], theta)
+        assert bool(row["ci_point_mass"]) is want is bool(single.extra["ci_point_mass"]["x"])
+    assert out["ci_point_mass"].fillna(False).sum() == 2
+
+
+@pytest.mark.parametrize("method", ["theil-sen-exp", "theil-sen-wide"])
+def test_point_mass_column_is_the_same_on_local_and_reference(method):
+    loc, loc_w = tie_fit({1, 2, 4}, "local", method)
+    ref, ref_w = tie_fit({1, 2, 4}, "reference", method)
+    pd.testing.assert_series_equal(loc["ci_point_mass"], ref["ci_point_mass"])
+    assert [str(w.message) for w in loc_w] == [str(w.message) for w in ref_w]
+    assert len(loc_w) == 1
+
+
+def test_noisy_stats_interval_table_has_no_tie_column():
+    """The release rule is Theil-Sen's (a public widening θ): noisy-stats' bootstrap interval
+    table does not carry ``ci_point_mass``."""
+    assert "ci_point_mass" not in fit("noisy-stats").columns
