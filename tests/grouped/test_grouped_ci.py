@@ -460,3 +460,24 @@ def test_noisy_stats_interval_table_has_no_tie_column():
     """The release rule is Theil-Sen's (a public widening θ): noisy-stats' bootstrap interval
     table does not carry ``ci_point_mass``."""
     assert "ci_point_mass" not in fit("noisy-stats").columns
+
+
+def test_cli_fit_groups_counts_the_tied_groups(tmp_path):
+    """``dpreg fit-groups -m theil-sen-* --ci``: the written table has ``ci_point_mass``
+    (equal to the library's), ``--json`` counts the flagged groups in
+    ``intervals.point_mass`` and the text output says WARNING TIES with the count."""
+    data = tmp_path / "d.csv"
+    tie_table({1, 3, 4}).to_csv(data, index=False)
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(str(k) for k in range(len(TIE_SIZES))))
+    args = ["fit-groups", str(data), "--by", "k", "--x", "x", "--y", "y", "-m",
+            "theil-sen-exp", "-e", "4", "-b", "x=0:1", "-b", "y=-1:2", "--groups-file",
+            str(keys), "--out", str(tmp_path / "o.csv"), "--seed", "5", "--ci", "0.1"]
+    proc = run_cli(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["intervals"]["point_mass"] == 3
+    got = pd.read_csv(tmp_path / "o.csv")
+    lib, _ = tie_fit({1, 3, 4})
+    assert got["ci_point_mass"].tolist()[1:] == lib["ci_point_mass"].tolist()[1:]
+    text = " ".join(run_cli(*args).stdout.split())  # rich wraps at the terminal width
+    assert "WARNING TIES: 3 groups flagged ci_point_mass" in text

@@ -64,7 +64,8 @@ def fit_groups(
         "--ci", parser=_ascii_float,
         metavar="ALPHA", help="Per-group (1-ALPHA) intervals: lower_/upper_ columns "
         "for the slope (theil-sen-*: ε/2 on the slope interval) and, for noisy-stats, the "
-        "predictions (post-processing of the inference release), plus informative_slope. "
+        "predictions (post-processing of the inference release), plus informative_slope "
+        "and, for theil-sen-*, ci_point_mass (interval within 2θ of 0: tied slopes). "
         "Same as -o ci_alpha=ALPHA.")] = None,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw the per-group estimates (with their intervals, and the ECDF "
@@ -188,6 +189,9 @@ def _groups_summary(table: Any, entry: Any, given: ReleaseOptions, seed: int | N
             # released groups without an interval: noisy-stats' interval rule refused it at
             # the group's public n and ε, or from the group's release
             "refused": int((~table["failed"].astype(bool) & table["lower_slope"].isna()).sum())}
+        if "ci_point_mass" in table.columns:  # Theil-Sen: the release rule for tied slopes
+            summary["intervals"]["point_mass"] = int(
+                table["ci_point_mass"].fillna(False).astype(bool).sum())
         ok = [int(m) for m in table.loc[~table["failed"].astype(bool), "n"] if int(m) >= 2]
         tight = entry.tight_intervals(epsilon=eps, sizes=ok, options=opts) \
             if math.isfinite(eps) else None
@@ -213,7 +217,11 @@ def _print_groups_text(summary: dict[str, Any], opts: dict[str, Any], out: Path)
                           if iv["refused"] else "") + (
                           f"; {iv['tight']} groups have the conservative tight Theil-Sen "
                           "interval (n·ε below about 200: the calibrated one is not "
-                          "offered there)" if iv.get("tight") else ""), highlight=False)
+                          "offered there)" if iv.get("tight") else "") + (
+                          f"; WARNING TIES: {iv['point_mass']} groups flagged ci_point_mass "
+                          "(slope interval within 2θ of 0: the median pairwise slope piles "
+                          "up at exactly 0, as with a response of few values)"
+                          if iv.get("point_mass") else ""), highlight=False)
     console.print(summary["privacy"], highlight=False)
     if "ledger" in summary:
         console.print(summary["ledger"]["text"], highlight=False)
