@@ -292,8 +292,13 @@ def fit_by_group(
     :func:`dpreg.grouped._common.interval_methods` (others refuse it before anything is
     charged): ``lower_slope``, ``upper_slope`` and ``informative_slope`` (False when an end of
     the Theil-Sen interval is the end of the slope search range, or noisy-stats flags its
-    interval unreliable; NA in ⊥ rows).  Theil-Sen spends ε/2 of each group's ε on the
-    Sarathy–Vadhan slope interval (slope only; the line is released from the other ε/2, so
+    interval unreliable; NA in ⊥ rows) and, for Theil-Sen, ``ci_point_mass``
+    (:func:`dpreg.simple.ci.point_mass_flag` of the row's interval and the group's public
+    widening θ: the slopes pile up at exactly 0, as with a response of few values; NA in ⊥
+    rows).  When any group is flagged the table gives ONE
+    :class:`~dpreg.exceptions.TiedSlopesWarning` stating how many (a count of released flags:
+    post-processing; the groups' own fits do not warn).  Theil-Sen spends ε/2 of each
+    group's ε on the Sarathy–Vadhan slope interval (slope only; the line is released from the other ε/2, so
     the interval need not contain the released slope).  noisy-stats releases with
     ``inference=True`` and its DP-aware bootstrap also gives ``lower_pred_<x>`` /
     ``upper_pred_<x>`` (post-processing, no extra budget).  The split is stated in both

@@ -215,7 +215,12 @@ def interval_row(spec: GroupSpec, result: Any) -> dict[str, Any]:
     the interval's ends are then set by that region.  A group whose interval the noisy-stats
     interval rule refuses (from its public n·ε or from its release:
     :func:`dpreg.simple._noisy_stats.interval_refusal`) gets NA interval columns and
-    ``informative_slope`` False."""
+    ``informative_slope`` False.
+
+    ``ci_point_mass`` (Theil-Sen, :func:`tie_flagged`) is
+    :func:`dpreg.simple.ci.point_mass_flag` of the row's ``lower_slope``, ``upper_slope`` and
+    the group's public widening θ (:func:`interval_theta`): the one release rule for tied
+    slopes, for every backend (they all build their interval rows here)."""
     from dpreg.inference import NoUncertaintyError
     from dpreg.simple.ci import point_mass_flag
 
