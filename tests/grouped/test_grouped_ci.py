@@ -481,3 +481,27 @@ def test_cli_fit_groups_counts_the_tied_groups(tmp_path):
     assert got["ci_point_mass"].tolist()[1:] == lib["ci_point_mass"].tolist()[1:]
     text = " ".join(run_cli(*args).stdout.split())  # rich wraps at the terminal width
     assert "WARNING TIES: 3 groups flagged ci_point_mass" in text
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+@pytest.mark.slow  # a Spark job (make test keeps one Spark smoke test)
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support")
+@pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")
+def test_spark_point_mass_column_and_warning_equal_reference(spark):
+    """The SparkBackend's rows come from the same ``fit_group`` on the executors and its table
+    from the same ``table_from_rows`` on the driver: the same ``ci_point_mass`` column and the
+    same one counted warning (on the driver) as the reference loop."""
+    import warnings
+
+    from dpreg.exceptions import TiedSlopesWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        sp = fit_by_group(tie_table({1, 3, 4}), "k", "x", "y", method="theil-sen-exp",
+                          epsilon=4.0, bounds=BOUNDS, groups=list(range(len(TIE_SIZES))),
+                          random_state=5, backend="spark", spark=spark, ci_alpha=0.1)
+    tied = [str(w.message) for w in seen if issubclass(w.category, TiedSlopesWarning)]
+    ref, ref_w = tie_fit({1, 3, 4}, "reference")
+    pd.testing.assert_series_equal(sp["ci_point_mass"], ref["ci_point_mass"])
+    assert tied == [str(w.message) for w in ref_w] and len(tied) == 1
