@@ -164,6 +164,13 @@ def test_a_quick_table_may_not_nest_quick_and_a_table_must_be_a_table():
         parse_spec(dumps(raw))
 
 
+def test_a_kind_that_is_not_a_name_is_refused():
+    raw = _raw("bain-real")
+    raw["kind"] = ["sscp-real"]
+    with pytest.raises(InvalidInputError, match="kind must be one of"):
+        parse_spec(dumps(raw))
+
+
 def test_trials_by_data_names_a_data_set():
     raw = _raw("amin-r2")
     raw["multi"]["trials_by_data"] = {"diamnods": 50}

@@ -106,7 +106,7 @@ def parse_spec(text: str, *, quick: bool = False, source: str = "<string>") -> S
     from dpreg.bench.kinds import KINDS
 
     kind = raw["kind"]
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InvalidInputError(f"{source}: kind must be one of {sorted(KINDS)}; got {kind!r}")
     # every key of every table must be one the kind reads -- in the spec as written and with
     # its quick overrides merged, whichever run this is -- before anything runs (a typo such
