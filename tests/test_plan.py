@@ -460,3 +460,72 @@ def test_interval_refusal_probability_only_where_a_rule_refuses():
     assert ref.interval.startswith("none: refused") and ref.interval_refusal_probability == 1.0
     assert plan("noisy-stats", 0.5, n=200, bounds=B, formula="y ~ x",
                 inference=False).interval_refusal_probability is None
+
+
+# ------------------------------------------------ few public levels of the response (ties)
+_TS_KW = dict(n=300, formula="y ~ x", bounds={"x": (0.0, 10.0), "y": (0.0, 1.0)},
+              output_range=(-1.0, 1.0), n_sim=20)
+
+
+def test_plan_warns_few_y_levels_like_regress_before_anything_is_planned(monkeypatch):
+    """plan gives regress's TiedSlopesWarning (same text after the caller's name) from the
+    public count of levels alone, before any simulation, and its output says the planned
+    error is of the median pairwise slope that the ties pull to 0."""
+    from dpreg.exceptions import TiedSlopesWarning
+    from dpreg.simple.ties import FEW_LEVELS_MAX
+
+    levels = [0.0625, 0.8125, 0.4375]  # public, but the message gives only their count
+    with pytest.warns(TiedSlopesWarning) as got:
+        p = plan("theil-sen-exp", 1.0, y_levels=levels, **_TS_KW)
+    tied = [w for w in got if issubclass(w.category, TiedSlopesWarning)]
+    assert len(tied) == 1
+    msg = str(tied[0].message)
+    assert msg.startswith("plan('theil-sen-exp'): ") and "3 value(s)" in msg
+    assert "0.0625" not in msg and "0.8125" not in msg
+    df = pd.DataFrame({"x": np.linspace(0.0, 10.0, 300), "y": np.tile([0.0625, 0.8125,
+                                                                       0.4375], 100)})
+    with pytest.warns(TiedSlopesWarning) as ref:
+        dpreg.regress(df, "y ~ x", method="theil-sen-exp", epsilon=1.0,
+                      bounds=_TS_KW["bounds"], output_range=(-1.0, 1.0), y_levels=levels,
+                      random_state=2**100 + 1)
+    ref_msg = str([w for w in ref if issubclass(w.category, TiedSlopesWarning)][0].message)
+    assert msg.split(": ", 1)[1] == ref_msg.split(": ", 1)[1]  # the same public rule
+    note = [a for a in p.assumptions if "median pairwise slope" in a]
+    assert len(note) == 1 and "not about the OLS slope" in note[0] and "0.0625" not in note[0]
+    assert note[0] in str(p) and note[0] in p.to_dict()["assumptions"]
+    # before anything is planned: with the warning an error, no simulation runs
+    import dpreg.planner as P
+
+    def boom(*a, **k):
+        raise AssertionError("planned before the warning")
+
+    monkeypatch.setattr(P, "_one", boom)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TiedSlopesWarning)
+        with pytest.raises(TiedSlopesWarning):
+            plan("theil-sen-wide", 1.0, y_levels=2, **_TS_KW)
+    monkeypatch.undo()
+    # many levels or none: no warning, no note (so the checks above can fail)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TiedSlopesWarning)
+        for lv in (FEW_LEVELS_MAX + 1, None):
+            q = plan("theil-sen-exp", 1.0, y_levels=lv, **_TS_KW)
+            assert not any("median pairwise slope" in a for a in q.assumptions)
+
+
+def test_plan_takes_the_codebook_levels_and_refuses_y_levels_where_unused():
+    from dpreg.codebook import Codebook
+    from dpreg.exceptions import TiedSlopesWarning, UnknownNameError
+
+    cb = Codebook.from_dict({"columns": {"x": {"bounds": [0, 10]},
+                                         "y": {"bounds": [0, 1], "levels": [0, 1]}}})
+    kw = {k: v for k, v in _TS_KW.items() if k != "bounds"}
+    with pytest.warns(TiedSlopesWarning, match="2 value"):
+        p = plan("theil-sen-smooth", 1.0, codebook=cb, **kw)
+    assert any("median pairwise slope" in a for a in p.assumptions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TiedSlopesWarning)
+        plan("noisy-stats", 1.0, codebook=cb, n=300, formula="y ~ x")  # not Theil-Sen
+    with pytest.raises(UnknownNameError, match="y_levels"):
+        plan("noisy-stats", 1.0, y_levels=2, n=300, formula="y ~ x",
+             bounds={"x": (0.0, 10.0), "y": (0.0, 1.0)})

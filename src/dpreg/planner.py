@@ -48,7 +48,7 @@ import math
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -479,7 +479,11 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         ``seed=`` is the deprecated spelling of ``random_state`` (one release, with a
         ``DeprecationWarning``).
     options:
-        Method options, as for :func:`dpreg.regress`.
+        Method options, as for :func:`dpreg.regress`.  For the Theil-Sen methods a response
+        declared to take at most 20 levels (``y_levels=``, or the codebook's numeric levels
+        of the response) gives regress's :class:`~dpreg.exceptions.TiedSlopesWarning` before
+        anything is planned, and the plan's ``assumptions`` say that its error is of the
+        median pairwise slope, which the ties pull to 0.
 
     Uses only these public inputs; reads no data and charges nothing.
     """
@@ -505,14 +509,20 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
     from dpreg._dispatch import check_option_keys, prepare_options
 
     check_option_keys(options)
+    from dpreg.api import codebook_y_levels
+
+    # the response's public levels from the codebook, as regress takes them (Theil-Sen only)
+    options = codebook_y_levels(cb, yname, entry, options)
     # the fit's own option rule (unknown names, values, an option these settings would not
     # use): refused here as regress refuses it, never silently dropped from the plan
     checked, ci_alpha = prepare_options(entry, dict(options), n_features=len(xs))
     opts = {**checked, **({} if ci_alpha is None else {"ci_alpha": ci_alpha})}
+    ties = _few_levels_note(entry, opts, n)  # warns as regress would, before any simulation
     des = _resolve_design(design, cb, n, xs, yname, xb, yb, intercept, bounds)
 
     def at(eps: float, detail: bool = True) -> Plan:
-        return _one(entry, eps, dlt, des, opts, seed, n_sim, ledger, detail)
+        p = _one(entry, eps, dlt, des, opts, seed, n_sim, ledger, detail)
+        return p if ties is None else replace(p, assumptions=(*p.assumptions, ties))
 
     def search(eps: float) -> Plan:  # the steps of the ε search need the noise only
         return at(eps, detail=False)
@@ -558,6 +568,27 @@ def plan(method: str, epsilon: float | None = None, delta: float | None = None, 
         else:
             lo = mid
     best = at(hi)
-    from dataclasses import replace
-
     return replace(best, target=target or "max slope", target_sd=goal)
+
+
+def _few_levels_note(spec: Any, options: Mapping[str, Any], n: int) -> str | None:
+    """For a method that takes ``y_levels`` (the Theil-Sen methods) whose response is declared
+    to take few levels: the :class:`~dpreg.exceptions.TiedSlopesWarning` that
+    :func:`dpreg.regress` gives for the same inputs (:func:`dpreg.simple.ties.warn_few_levels`)
+    and the plan's note that its error concerns the median pairwise slope, which the ties
+    pull to 0.  Public inputs only (the number of levels and n; never a level)."""
+    if "y_levels" not in spec.options:
+        return None
+    from dpreg.simple.ties import FEW_LEVELS_MAX, check_y_levels, min_tied_share, warn_few_levels
+
+    levels = check_y_levels(options.get("y_levels"))
+    warn_few_levels(levels, where=f"plan({spec.name!r})")
+    if levels is None or levels > FEW_LEVELS_MAX:
+        return None
+    share = min_tied_share(levels, n)
+    return (f"the planned error is of the DP median pairwise slope about the median pairwise "
+            f"slope of the data, not about the OLS slope: with the response declared to take "
+            f"{levels} value(s), at least about {share:.0%} of the pairs have a "
+            "slope of exactly 0, which pulls that median to 0 whatever the relation between x "
+            "and y (the plan's rows have such ties only when design= is a public reference "
+            "sample that has them)")

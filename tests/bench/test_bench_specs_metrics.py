@@ -76,7 +76,7 @@ def test_quick_overrides_merge_and_change_the_hash():
     # a [[methods]] key the harness does not read is refused, never silently defaulted: the
     # retired spelling of DP-GD's rounds (now n_iter, the library's one spelling) and a typo
     (MINIMAL.replace('method = "ols"', 'method = "dp-gd"\nsteps = 80'),
-     r"method 'OLS' has the key 'steps', which is not a key of a \[\[methods\]\] table"),
+     r"\[\[methods\]\] 'OLS' has the key 'steps', which is not a key of a \[\[methods\]\] table"),
     (MINIMAL.replace('method = "ols"', 'method = "dp-gd"\nn_itre = 80'),
      "did you mean 'n_iter'"),
 ])

@@ -7,7 +7,11 @@ top-level keys
 ``name``, ``title``, ``paper``, ``figure``, ``kind``, ``seed``, ``summary`` (one line) and
 ``notes`` (free text: assumptions, stand-ins, deviations),
 
-plus kind-specific tables (see the spec files and :mod:`dpreg.bench.kinds`).  A ``[quick]``
+plus kind-specific tables (see the spec files and :mod:`dpreg.bench.kinds`).  Keys are
+parsed by whitelist: every key of every table (and of the top level and ``[quick]``) must be
+one the spec's kind reads (:attr:`dpreg.bench.kinds.Kind.tables`), else :func:`parse_spec`
+raises :class:`~dpreg.exceptions.UnknownNameError` naming the table, the key, a did-you-mean
+and the allowed keys before anything runs.  A ``[quick]``
 table holds overrides merged over the rest for ``--quick`` runs (tables merge key by key; lists
 and values are replaced).  The **spec hash** identifies the effective spec (after the quick
 overrides): rows of a results CSV carry it, and a resumed run skips cells whose rows exist for
@@ -99,15 +103,22 @@ def parse_spec(text: str, *, quick: bool = False, source: str = "<string>") -> S
     quick_over = raw.pop("quick", {})
     if not isinstance(quick_over, dict):
         raise InvalidInputError(f"{source}: [quick] must be a table")
+    from dpreg.bench.kinds import KINDS
+
+    kind = raw["kind"]
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise InvalidInputError(f"{source}: kind must be one of {sorted(KINDS)}; got {kind!r}")
+    # every key of every table must be one the kind reads -- in the spec as written and with
+    # its quick overrides merged, whichever run this is -- before anything runs (a typo such
+    # as ``trails`` never silently runs the default)
+    KINDS[kind].check_keys(raw, source)
+    KINDS[kind].check_keys(quick_over, source, within="quick")
     data = _merge(raw, quick_over) if quick else raw
     seed = data["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InvalidInputError(f"{source}: seed must be a non-negative integer; got {seed!r}")
-    from dpreg.bench.kinds import KINDS
-
-    kind = data["kind"]
-    if kind not in KINDS:
-        raise InvalidInputError(f"{source}: kind must be one of {sorted(KINDS)}; got {kind!r}")
+    if data["kind"] != kind:
+        raise InvalidInputError(f"{source}: [quick] may not change the kind")
     spec = Spec(str(data["name"]), str(kind), int(seed), data, quick)
     KINDS[kind].validate(spec)
     return spec

@@ -38,6 +38,14 @@ from dpreg.exceptions import InvalidInputError
 __all__ = ["CICoverage"]
 
 
+#: the keys of each table of a ``ci-coverage`` spec: what ``CICoverage`` and ``_theta`` read
+TABLES: dict[str, tuple[str, ...]] = {
+    "coverage": ("designs", "n", "epsilon", "methods", "datasets", "output_range", "alpha",
+                 "slope", "sigma_e", "delta_x", "theta", "pairs"),
+    "variance": ("designs", "n", "reps", "slope", "sigma_e"),
+}
+
+
 def _theta(cfg: dict[str, Any], n: int, eps: float) -> float:
     th = cfg.get("theta", "guidance")
     if th != "guidance":
@@ -53,6 +61,7 @@ def _theta(cfg: dict[str, Any], n: int, eps: float) -> float:
 @register
 class CICoverage(Kind):
     name = "ci-coverage"
+    tables = TABLES
     columns = ("dataset", "family", "design", "n", "epsilon", "method", "theta", "truth",
                "lower", "upper", "width", "covered", "refused", "seconds", "reps", "mc_var",
                "mc_var_se", "mc_var_untied_norm", "untied_pairs", "exact_var", "bound_var",

@@ -50,7 +50,7 @@ import pandas as pd
 from dpreg import methods
 from dpreg._random import simulation_generator
 from dpreg.bench import generators as G
-from dpreg.bench.kinds._base import Kind, register, require
+from dpreg.bench.kinds._base import Kind, check_keys, register, require
 from dpreg.bench.metrics import mse, r2
 from dpreg.exceptions import InvalidInputError, MechanismFailure
 
@@ -68,6 +68,17 @@ AUTHORS_ADASSP = "adassp-authors"
 NOT_PRIVATE = ("ols", DATA_BOUNDS, AUTHORS_ADASSP)
 #: the data protocols of the harness (module doc)
 PROTOCOLS = ("bounded", "tang")
+
+
+#: the keys of each table of a ``multivariate`` spec: what ``Multivariate`` and the helpers
+#: below read (``params`` are the estimator's own options, checked by the estimator)
+TABLES: dict[str, tuple[str, ...]] = {
+    "multi": ("datasets", "epsilons", "delta", "trials", "protocols", "trials_by_data",
+              "test_fraction", "split_seed"),
+    "synthetic": ("n", "n_features", "noise", "bias", "x_bound"),
+    "plot": ("reference",),
+    "methods": ("name", "estimator", "params", "delta"),
+}
 
 
 def tang_rows(X: np.ndarray) -> np.ndarray:
@@ -179,6 +190,7 @@ def _predict_ols(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, *, intercept
 @register
 class Multivariate(Kind):
     name = "multivariate"
+    tables = TABLES
     columns = ("dataset", "data", "protocol", "n_train", "n_test", "d", "epsilon", "delta", "method",
                "estimator", "private", "trial", "failed", "test_mse", "test_r2", "train_r2",
                "ols_test_mse", "seconds")
@@ -189,6 +201,12 @@ class Multivariate(Kind):
         for key in ("datasets", "epsilons", "delta", "trials"):
             require(spec, multi, key, "[multi]")
         methods = require(spec, spec.data, "methods", "the spec")
+        # per-data-set trial counts name data sets the harness knows (a misspelt one never
+        # silently runs the default count; a quick grid may leave some of them out)
+        from dpreg.bench.datasets import MULTIVARIATE_NAMES
+
+        check_keys(multi.get("trials_by_data", {}), ("synthetic", *MULTIVARIATE_NAMES),
+                   f"spec {spec.name!r}: [multi] trials_by_data", "a data set of the harness")
         for proto in multi.get("protocols", ["bounded"]):
             if proto not in PROTOCOLS:
                 raise InvalidInputError(f"spec {spec.name!r}: unknown protocol {proto!r}; choose "

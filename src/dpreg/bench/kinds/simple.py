@@ -34,7 +34,6 @@ import pandas as pd
 
 from dpreg import methods
 from dpreg._random import simulation_generator
-from dpreg._validation import check_known_keys
 from dpreg.bench import engines as E
 from dpreg.bench import generators as G
 from dpreg.bench.kinds._base import Kind, register, require
@@ -53,11 +52,28 @@ _DP_TS = tuple(m.name for m in methods.specs(harness="simple") if m.harness_engi
 _PARAMS = ("n", "sigma_x2", "sigma_e2", "epsilon", "theta", "enx", "sigma", "tau", "x_mean")
 
 
-#: the keys a [[methods]] table of the simple harness may have (anything else is refused:
-#: a misspelt or retired key -- e.g. ``steps``, now ``n_iter`` -- never silently falls back
-#: to a default)
+#: the keys a [[methods]] table of the simple harness may have: what ``_check_methods``,
+#: ``simple_releases`` and ``_release_rows`` read (anything else is refused when the spec is
+#: parsed: a misspelt or retired key -- e.g. ``steps``, now ``n_iter`` -- never silently falls
+#: back to a default)
 METHOD_KEYS = ("name", "method", "variant", "tau", "n_iter", "delta", "pairs", "output_range",
                "dof", "theta", "y_bounds")
+#: the keys of each table of a ``simple-synthetic`` spec: what ``SimpleSynthetic`` reads
+SYNTHETIC_TABLES: dict[str, tuple[str, ...]] = {
+    "data": ("generator", "alpha", "beta", "x_bounds", "y_bounds", "clip_y", *_PARAMS),
+    "evaluation": ("datasets", "trials", "estimand", "x_new", "q"),
+    "plot": ("y", "ylabel", "hline"),
+    "panels": ("name", "vary", "values", "fixed", "title", "label", "logx", "logy"),
+    "panels.fixed": _PARAMS,
+    "methods": METHOD_KEYS,
+}
+#: the keys of each table of a ``simple-real`` spec: what ``SimpleReal`` reads
+REAL_TABLES: dict[str, tuple[str, ...]] = {
+    "data": ("source",),
+    "evaluation": ("trials", "epsilons", "max_groups", "x_new", "q", "keep_releases"),
+    "plot": ("epsilon",),
+    "methods": METHOD_KEYS,
+}
 
 
 def _check_methods(spec: Any) -> list[dict[str, Any]]:
@@ -67,8 +83,6 @@ def _check_methods(spec: Any) -> list[dict[str, Any]]:
     names = set()
     for m in methods:
         name = require(spec, m, "name", "each [[methods]] table")
-        check_known_keys(m, METHOD_KEYS, f"spec {spec.name!r}: method {name!r}",
-                         "a key of a [[methods]] table")
         kind = require(spec, m, "method", f"method {name!r}")
         if kind not in METHOD_KINDS:
             raise InvalidInputError(
@@ -237,6 +251,7 @@ def _release_rows(methods: list[dict[str, Any]], x: np.ndarray, y: np.ndarray, *
 @register
 class SimpleSynthetic(Kind):
     name = "simple-synthetic"
+    tables = SYNTHETIC_TABLES
     columns = ("dataset", "method", "algorithm", "private", "generator", "estimand", "n",
                "sigma_x2", "sigma_e2", "epsilon", "theta", "enx", "vary", "value", "trials",
                "failures", "truth", "ols", "sd_true", "se_hat", "c_true", "c_hat", "ratio_true",
@@ -401,6 +416,7 @@ def _param_value(row: pd.Series, vary: str) -> float:
 @register
 class SimpleReal(Kind):
     name = "simple-real"
+    tables = REAL_TABLES
     columns = ("dataset", "group", "n", "method", "algorithm", "private", "epsilon", "trials",
                "failures", "ols", "se_hat", "c_hat", "ratio_hat", "seconds", "releases")
 

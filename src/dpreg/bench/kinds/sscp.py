@@ -62,9 +62,20 @@ def _dp_fit(arr: np.ndarray, cols: list[str], bounds: dict[str, tuple[float, flo
     return np.asarray(res.params, dtype=float), rel, res
 
 
+#: the keys of each table of an ``sscp-sim`` spec: what ``SSCPSim`` reads
+SIM_TABLES: dict[str, tuple[str, ...]] = {
+    "sim": ("n", "d", "epsilon", "delta", "coefficients", "datasets", "trials", "noise_sd",
+            "bound_width"),
+    "norms": ("epsilons", "n", "reps"),
+}
+#: the keys of the table of an ``sscp-real`` spec: what ``SSCPReal`` reads
+REAL_TABLES: dict[str, tuple[str, ...]] = {"real": ("dataset", "epsilons", "delta", "trials")}
+
+
 @register
 class SSCPSim(Kind):
     name = "sscp-sim"
+    tables = SIM_TABLES
     columns = ("dataset", "family", "coefficient", "n", "d", "epsilon", "delta", "trials",
                "failures", "beta_dist_mean", "beta_dist_p95", "slope_dist_mean", "slope_dist_p95",
                "coef_dist_mean", "coef_dist_p95", "beta_dists", "frobenius", "spectral",
@@ -235,6 +246,7 @@ class SSCPSim(Kind):
 @register
 class SSCPReal(Kind):
     name = "sscp-real"
+    tables = REAL_TABLES
     columns = ("dataset", "trial", "epsilon", "delta", "n", "term", "ols", "ols_se",
                "estimate", "se", "t", "p", "failed", "seconds")
 
