@@ -218,7 +218,8 @@ def _print_groups_text(summary: dict[str, Any], opts: dict[str, Any], out: Path)
                           f"; {iv['tight']} groups have the conservative tight Theil-Sen "
                           "interval (n·ε below about 200: the calibrated one is not "
                           "offered there)" if iv.get("tight") else "") + (
-                          f"; WARNING TIES: {iv['point_mass']} groups flagged ci_point_mass "
+                          f"; WARNING TIES: {iv['point_mass']} group"
+                          f"{'' if iv['point_mass'] == 1 else 's'} flagged ci_point_mass "
                           "(slope interval within 2θ of 0: the median pairwise slope piles "
                           "up at exactly 0, as with a response of few values)"
                           if iv.get("point_mass") else ""), highlight=False)
