@@ -298,8 +298,8 @@ def warn_tied_groups(table: pd.DataFrame) -> None:
     import warnings
 
     from dpreg.exceptions import TiedSlopesWarning
+    from dpreg.privacy.notices import user_stacklevel
     from dpreg.simple.ci import POINT_MASS_TEXT
-    from dpreg.simple.ties import user_stacklevel
 
     released = int((~table["failed"].astype(bool)).sum())
     warnings.warn(

@@ -61,6 +61,7 @@ __all__ = [
     "SECURE_DESCRIPTION",
     "SEEDED_DESCRIPTION",
     "seed_entropy_bound",
+    "user_stacklevel",
     "weak_seed",
     "weak_seed_message",
     "warn_weak_seed",
@@ -132,6 +133,23 @@ def weak_seed_message(shown: str) -> str:
     return (f"{shown} cannot carry {SEED_ENTROPY_BITS} bits of entropy: anyone who knows or "
             "guesses it can remove the noise from this release. For a real release omit the "
             "seed (secure mode), or use a secret seed from: " + GOOD_SEED_COMMAND)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning issued by the caller of this function at the
+    first frame outside the dpreg package (the user's call), however deep inside dpreg the
+    warning is raised (the tie warnings of :mod:`dpreg.simple.ties`, :mod:`dpreg.simple.ci`
+    and the per-group tables)."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root + os.sep):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def warn_weak_seed(random_state: Any, name: str = "random_state", stacklevel: int = 3) -> None:

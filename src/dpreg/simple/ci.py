@@ -1079,7 +1079,7 @@ def warn_point_mass(flagged: bool) -> None:
     :func:`point_mass_flag` (public text only, no value of the data)."""
     if flagged:
         from dpreg.exceptions import TiedSlopesWarning
-        from dpreg.simple.ties import user_stacklevel
+        from dpreg.privacy.notices import user_stacklevel
 
         warnings.warn("Theil-Sen: " + POINT_MASS_TEXT, TiedSlopesWarning,
                       stacklevel=user_stacklevel())

@@ -30,6 +30,7 @@ from dpreg._validation import check_epsilon, check_rng, fmt, is_seeded
 from dpreg.exceptions import InvalidParameterError, TiedSlopesWarning
 from dpreg.mechanisms import laplace, laplace_scale
 from dpreg.privacy import Ledger, Neighbouring, PrivacyStatement, PureDP, charge
+from dpreg.privacy.notices import user_stacklevel
 from dpreg.simple._common import check_pairs_arg, check_simple_xy, warn_not_private
 from dpreg.simple.pairs import PairDesign, make_design
 
@@ -42,7 +43,6 @@ __all__ = [
     "zero_slope_share",
     "dp_tied_share",
     "TiedShare",
-    "user_stacklevel",
 ]
 
 #: a response declared with at most this many levels gets the public warning: with L levels
@@ -85,22 +85,6 @@ def min_tied_share(levels: int, n: int | None = None) -> float:
     if n < 2:
         raise InvalidParameterError(f"n must be >= 2; got {n!r}")
     return max(0.0, (n / levels - 1.0) / (n - 1.0))
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning issued by the caller of this function at the
-    first frame outside the dpreg package (the user's call), however deep inside dpreg the
-    warning is raised."""
-    import os
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    return level
 
 
 def warn_few_levels(levels: int | None, *, where: str) -> None:
