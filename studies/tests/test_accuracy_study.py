@@ -36,6 +36,23 @@ def test_split_is_public_and_reproducible():
     assert not np.array_equal(split(100, 4)[0], a)
 
 
+def test_common_random_numbers_make_auto_reproduce_the_column_it_runs():
+    """The harness gives every method the same seed per (repetition, ε): where ``auto`` runs
+    DP-GD its fit IS the DP-GD column's fit, so the auto-vs-best comparison measures the choice
+    (it would fail with per-method seeds: the two fits then differ)."""
+    from studies.accuracy.harness import fit_one
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 10, size=(400, 3))
+    y = np.clip(1.0 + X @ [0.5, -0.2, 0.1] + rng.normal(0, 1, 400), -5, 15)
+    bx, by = [(0.0, 10.0)] * 3, (-5.0, 15.0)
+    a = fit_one("auto", X, y, bx, by, 1.0, 10_000)
+    g = fit_one("dp-gd", X, y, bx, by, 1.0, 10_000)
+    assert a["chosen"] == "dp-gd"
+    assert a["coef"] == g["coef"] and a["intercept"] == g["intercept"]
+    assert fit_one("dp-gd", X, y, bx, by, 1.0, 10_001)["coef"] != g["coef"]
+
+
 def test_ols_reference_and_r2():
     from studies.accuracy.harness import ols, r2
 
