@@ -377,6 +377,30 @@ def after_report(S: dict[tuple[str, str, float], dict[str, Any]], fl: dict[str, 
     print("written", OUT / "after.md")
 
 
+def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn") -> None:
+    """docs/accuracy-data/after_crn.md from ``runs_crn``: the current defaults with common
+    random numbers (one seed per repetition and ε for every method, 40 repetitions), so that
+    ``auto`` running a column's algorithm reproduces that column's fits."""
+    if not path.exists():
+        return
+    Sc = summarise(load_runs(path))
+    base = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols", "auto")
+    out = ["# Current defaults, common random numbers (40 repetitions)\n"]
+    summary: dict[str, Any] = {}
+    for role in ("benchmark", "dev", "dev2", "tuning"):
+        sets = [s for s in D.names(role) if any(k[0] == s for k in Sc)]
+        if not sets:
+            continue
+        out.append(f"## {role}: relative coefficient error (original scale)\n")
+        out.append(main_table(Sc, sets, base, "rel_err", fl))
+        t, ts = auto_target(Sc, sets, fl)
+        out.append(f"\n## {role}: targets (auto not a candidate for best)\n\n{t}\n\n{ts}\n")
+        summary[role] = ts
+    (OUT / "after_crn.md").write_text("\n".join(out) + "\n")
+    (OUT / "after_crn_summary.json").write_text(json.dumps(summary, indent=1))
+    print("written", OUT / "after_crn.md")
+
+
 def main() -> None:
     rows = load_runs()
     S = summarise(rows)
@@ -411,6 +435,7 @@ def main() -> None:
         {"|".join(map(str, k)): v for k, v in S.items()}, indent=1))
     print("written", OUT / "tables.md")
     after_report(S, fl)
+    crn_report(fl)
 
 
 if __name__ == "__main__":  # pragma: no cover
