@@ -12,6 +12,9 @@ Roles:
   and not used while developing the fixes of this study; the tables report these.
 * ``dev`` -- the two data sets of issue 30 (Wooldridge wage1, 526 rows, and bwght, 1,388
   rows): the diagnosis and the prototypes were developed on them.
+* ``dev2`` -- a second, larger and more diverse development pool (twelve Wooldridge tables
+  not used by dpreg before, 807 to 31,857 rows, 2 to 8 regressors): ``auto``'s selection rule
+  is derived on these, not on the benchmark.
 * ``tuning`` -- data sets dpreg already used to choose defaults (docs/multivariate.md,
   docs/auto.md): reported separately.
 
@@ -43,7 +46,7 @@ class StudySet:
     x: tuple[str, ...]
     bounds: dict[str, tuple[float, float]]
     why: dict[str, str]  # the justification of every bound
-    role: str  # "benchmark", "dev" or "tuning"
+    role: str  # "benchmark", "dev", "dev2" or "tuning"
     note: str = ""
     loader: Any = field(default=None, repr=False, compare=False)
 

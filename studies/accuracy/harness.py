@@ -3,16 +3,16 @@ real data sets of ordinary size (:mod:`studies.accuracy.data`), at ε ∈ {0.5, 
 
 Protocol: repetition r of a data set draws one 80/20 train/test split (seed 1000 + r) shared by
 all methods and ε; every DP fit of repetition r at the k-th ε gets the seed 10,000·r + 100·k,
-the same for every method (common random numbers).  Where ``auto`` runs the algorithm of a
-column with that column's options it therefore reproduces that column's fits exactly, and a
-comparison of ``auto`` with the best method measures its choice, not the Monte Carlo noise of
-two independent sets of 12 draws (before, each method had its own seed, and ``auto`` running
-DP-GD could differ from the DP-GD column by 1.4× in a 12-repetition median).
-δ = 1e-6 for every (ε, δ) method; every estimator runs with its defaults (what a user
-gets), bounds from the data set's public codebook bounds.  Per fit: relative coefficient
-error of the slopes against OLS on the SAME training rows, ‖β̂ − β_OLS‖/‖β_OLS‖, on the original scale and on the bounds-standardised scale
-(β_j·w_j/w_y with w the half-widths of the public bounds); test R²; ⊥ (failure) and the CPU
-seconds of the fit.  CovarianceOLS also records whether its DP-aware interval was refused and
+the same for every method (common random numbers). Where ``auto`` runs the algorithm of a column
+with that column's options it therefore reproduces that column's fits exactly, and a comparison
+of ``auto`` with the best method measures its choice, not the Monte Carlo noise of two
+independent sets of 12 draws (before, each method had its own seed, and ``auto`` running DP-GD
+could differ from the DP-GD column by 1.4× in a 12-repetition median). δ = 1e-6 for every (ε, δ)
+method; every estimator runs with its defaults (what a user gets), bounds from the data set's
+public codebook bounds. Per fit: relative coefficient error of the slopes against OLS on the
+SAME training rows, ‖β̂ − β_OLS‖/‖β_OLS‖, on the original scale and on the bounds-standardised
+scale (β_j·w_j/w_y with w the half-widths of the public bounds); test R²; ⊥ (failure) and the
+CPU seconds of the fit. CovarianceOLS also records whether its DP-aware interval was refused and
 the median ratio of its interval widths to OLS's.
 
 References (not private, for the tables only): OLS's own sampling error ‖se(β̂_OLS)‖/‖β_OLS‖,
@@ -186,13 +186,13 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sets", default="all", help="comma-separated names, or a role "
-                   "(benchmark, dev, tuning) or 'all'")
+                   "(benchmark, dev, dev2, tuning) or 'all'")
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--out", default=str(OUT / "runs"))
     a = p.parse_args(argv)
     sets = (D.names() if a.sets == "all" else D.names(a.sets) if a.sets in
-            ("benchmark", "dev", "tuning") else a.sets.split(","))
+            ("benchmark", "dev", "dev2", "tuning") else a.sets.split(","))
     methods = tuple(a.methods.split(","))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
