@@ -331,8 +331,9 @@ def auto_target(S: dict[tuple[str, str, float], dict[str, Any]], sets: list[str]
             met += errs[best] <= goal
             ok += r <= 1.25
             chose = ", ".join(f"{k} {v}" for k, v in au.get("chosen", {}).items())
+            verdict = "—" if math.isnan(goal) else "yes" if errs[best] <= goal else "no"
             lines.append(f"| {name} | {eps:g} | {best} | {fmt(errs[best])} | {fmt(goal)} | "
-                         f"{'yes' if errs[best] <= goal else 'no'} | {chose} | "
+                         f"{verdict} | {chose} | "
                          f"{fmt(au['rel_err'])} | {fmt(r)} | {'yes' if r <= 1.25 else 'no'} |")
     summ = {"cells": cells, "best_within_target": met, "auto_within_1.25": ok,
             "auto_geomean_ratio": _gm(ratios)}
@@ -377,14 +378,25 @@ def after_report(S: dict[tuple[str, str, float], dict[str, Any]], fl: dict[str, 
     print("written", OUT / "after.md")
 
 
-def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn") -> None:
+def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn",
+               new_auto: Path = OUT / "runs_auto2") -> None:
     """docs/accuracy-data/after_crn.md from ``runs_crn``: the current defaults with common
     random numbers (one seed per repetition and ε for every method, 40 repetitions), so that
-    ``auto`` running a column's algorithm reproduces that column's fits."""
+    ``auto`` running a column's algorithm reproduces that column's fits.  With ``runs_auto2``
+    (the several-x spread rule of §12, same seeds) its rows are ``auto`` and the earlier rule's
+    rows become ``auto (TukeyEM rule)``."""
     if not path.exists():
         return
-    Sc = summarise(load_runs(path))
-    base = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols", "auto")
+    rows = load_runs(path)
+    base: tuple[str, ...] = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols",
+                             "auto")
+    if new_auto.exists():
+        for r in rows:
+            if r["method"] == "auto":
+                r["method"] = "auto (TukeyEM rule)"
+        rows += load_runs(new_auto)
+        base = (*base, "auto (TukeyEM rule)")
+    Sc = summarise(rows)
     out = ["# Current defaults, common random numbers (40 repetitions)\n"]
     summary: dict[str, Any] = {}
     for role in ("benchmark", "dev", "dev2", "tuning"):
@@ -392,10 +404,15 @@ def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn") -> None:
         if not sets:
             continue
         out.append(f"## {role}: relative coefficient error (original scale)\n")
-        out.append(main_table(Sc, sets, base, "rel_err", fl))
+        out.append(main_table(Sc, sets, base, "rel_err", fl if role != "dev2" else None))
         t, ts = auto_target(Sc, sets, fl)
         out.append(f"\n## {role}: targets (auto not a candidate for best)\n\n{t}\n\n{ts}\n")
         summary[role] = ts
+        if new_auto.exists():
+            old = {k: v for k, v in Sc.items() if k[1] != "auto"}
+            old.update({(k[0], "auto", k[2]): v for k, v in Sc.items()
+                        if k[1] == "auto (TukeyEM rule)"})
+            summary[role + " (TukeyEM rule)"] = auto_target(old, sets, fl)[1]
     (OUT / "after_crn.md").write_text("\n".join(out) + "\n")
     (OUT / "after_crn_summary.json").write_text(json.dumps(summary, indent=1))
     print("written", OUT / "after_crn.md")

@@ -147,3 +147,14 @@ def test_plan_check_moments_and_report(tmp_path):
     text = report(path)
     assert "| s (200×2) | adassp | 1 | 1.00–1.10 | 2/2 |" in text
     assert "2 of 2" in text and not math.isnan(row["plan_total_rmse"])
+
+
+def test_spread_rule_study_scores_auto_as_it_runs():
+    """The τ study prices the branches as ``auto`` runs them: the selection share is auto's,
+    AdaSSP under replace-one (auto's relation), and only development roles are read."""
+    from dpreg.auto.rules import SELECTION_FRACTION
+    from studies.accuracy import spread_rule
+
+    assert spread_rule.SHARE == SELECTION_FRACTION
+    assert "adassp:neighbouring=replace-one" in spread_rule.AS_AUTO
+    assert "benchmark" not in spread_rule.ROLES

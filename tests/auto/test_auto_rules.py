@@ -205,19 +205,103 @@ def test_simple_rule_follows_epsilon_squared_nvar_and_the_boundary_share():
     assert r.extra["auto"]["method"] == "theil-sen-exp"
 
 
-def test_multivariate_rule_uses_the_ptr_prediction():
+def test_multivariate_public_rule_is_dp_gd_and_the_ptr_prediction_stays():
+    # the several-x rule no longer picks TukeyEM (docs/accuracy.md §12), even where its PTR
+    # step is predicted to pass with certainty
     assert choose_multivariate(500, 11, epsilon=1.0, delta=1e-6) == ("dp-gd", 0)
-    method, m = choose_multivariate(100_000, 4, epsilon=1.0, delta=1e-6)
-    assert method == "tukey-em" and m == 1000
+    assert choose_multivariate(100_000, 4, epsilon=1.0, delta=1e-6) == ("dp-gd", 0)
+    assert tukey_pass_probability(1000, 4, epsilon=1.0, delta=1e-6) >= 0.95
+    # ... but with some bounds private it takes TukeyEM there, which needs no bounds
+    assert choose_multivariate(100_000, 4, epsilon=1.0, delta=1e-6,
+                               bounds_public=False) == ("tukey-em", 1000)
+    assert choose_multivariate(500, 11, epsilon=1.0, delta=1e-6,
+                               bounds_public=False) == ("dp-gd", 0)
+    with pytest.raises(InvalidInputError):
+        choose_multivariate(-1, 4, epsilon=1.0, delta=1e-6)
     # more ε or more models can only help PTR
     p = [tukey_pass_probability(400, 5, epsilon=e, delta=1e-6) for e in (0.5, 1, 2, 4, 8)]
     assert all(b >= a - 1e-5 for a, b in zip(p, p[1:]))  # (A = −1 gives ~1e-6 either way)
     assert tukey_pass_probability(4, 3, epsilon=1.0, delta=1e-6) == 0.0
 
 
+def test_mv_spread_noise_and_gate_are_exact_functions_of_public_n_and_epsilon():
+    from dpreg.auto.rules import (
+        MV_SPREAD_SIGNAL,
+        MV_SPREAD_THRESHOLD,
+        mv_selection_possible,
+        mv_spread_noise_sd,
+    )
+
+    # Laplace(b) has sd √2·b; b = (1 − 1/n)·(2h)²/(f·ε) on nvar, divided by n·h²
+    for n, eps, f in ((1000, 1.0, 0.05), (50_000, 0.5, 0.1), (2, 4.0, 0.05)):
+        want = math.sqrt(2) * 4 * (1 - 1 / n) / (f * eps * n)
+        assert mv_spread_noise_sd(n, eps, f) == pytest.approx(want, rel=1e-12)
+    assert mv_spread_noise_sd(1, 1.0) == math.inf and mv_spread_noise_sd(10, math.inf) == 0.0
+    limit = MV_SPREAD_THRESHOLD ** 2 / MV_SPREAD_SIGNAL
+    # the boundary in n at ε = 1 and the default 5%: the gate flips exactly where sd = limit
+    n_star = next(n for n in range(2, 100_000) if mv_spread_noise_sd(n, 1.0) <= limit)
+    assert mv_selection_possible(n_star, 1.0) and not mv_selection_possible(n_star - 1, 1.0)
+    assert 3_500 < n_star < 4_500
+    assert mv_selection_possible(1000, 4.0) and not mv_selection_possible(1000, 1.0)
+    assert mv_selection_possible(10, math.inf)
+
+
+def test_mv_spread_choice_threshold():
+    from dpreg.auto.rules import MV_SPREAD_THRESHOLD, choose_mv_spread
+
+    n = 1000
+    t = MV_SPREAD_THRESHOLD ** 2 * n
+    got = choose_mv_spread([t * 0.999, t * 1.001, math.nan, -5.0], n)
+    assert got.tolist() == [False, True, False, False]
+
+
+def test_several_x_pipeline_selects_adassp_for_a_widely_spread_response():
+    """n·ε large enough for the gate: one Laplace release of nvar(y) at 5% of ε, then AdaSSP
+    (a response spread over its bounds) or DP-GD (a concentrated one) with the remaining 95%;
+    the ledger sees the selection first, then the method, and nothing more."""
+    g = np.random.default_rng(3)
+    n = 5000
+    X = g.uniform(-1, 1, size=(n, 3))
+    wide = np.clip(X @ [0.3, -0.2, 0.1] + g.uniform(-0.9, 0.9, n), -1, 1)  # sd ≈ 0.55
+    narrow = np.clip(0.05 * X[:, 0] + g.normal(0, 0.05, n), -1, 1)  # sd ≈ 0.06
+    chosen = {}
+    for name, y in (("wide", wide), ("narrow", narrow)):
+        L = Ledger(ApproxDP(1.0, 1e-6), neighbouring="replace-one")
+        r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1),
+                     ledger=L, random_state=4)
+        info = r.extra["auto"]
+        chosen[name] = info["method"]
+        assert info["spread_selection"] is True
+        assert info["selection_epsilon"] == pytest.approx(0.05, rel=1e-9)
+        assert info["method_epsilon"] == pytest.approx(0.95, rel=1e-9)
+        true = float(np.var(np.clip(y, -1, 1)))
+        # the released spread is the true one plus Laplace noise of scale 4(1 − 1/n)/(0.05·n)
+        b = 4 * (1 - 1 / n) / (0.05 * n)
+        assert abs(info["y_variance"] - true) <= math.log(1e6) * b
+        labels = [e.label for e in L.events()]
+        assert labels[0] == "auto: selection statistic nvar(y)"
+        assert L.events()[0].budget == PureDP(0.05) or math.isclose(
+            L.events()[0].budget.epsilon, 0.05, rel_tol=1e-9)
+        assert r.method == f"auto:{info['method']}"
+    assert chosen == {"wide": "adassp", "narrow": "dp-gd"}
+
+
+def test_several_x_small_n_epsilon_spends_nothing_on_selection():
+    g = np.random.default_rng(5)
+    X = g.uniform(-1, 1, size=(600, 3))
+    y = np.clip(X @ [0.3, -0.2, 0.1] + g.uniform(-0.9, 0.9, 600), -1, 1)  # wide, but n·ε small
+    L = Ledger(ApproxDP(1.0, 1e-6), neighbouring="replace-one")
+    r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1),
+                 ledger=L, random_state=4)
+    info = r.extra["auto"]
+    assert info["spread_selection"] is False and info["method"] == "dp-gd"
+    assert info["method_epsilon"] == 1.0
+    assert all("selection" not in e.label for e in L.events())
+
+
 def test_multivariate_rule_agrees_with_measured_tukey_failures():
     # docs/multivariate.md: bikeshare (8645×6, m = 617) and fair (6366×6, m = 454) fail PTR
-    # 10/10 at ε = 1 -- the rule must not pick TukeyEM there (it picks DP-GD).
+    # 10/10 at ε = 1 -- the rule must not pick TukeyEM there (it picks DP-GD, as everywhere).
     assert choose_multivariate(8645, 7, epsilon=1.0, delta=1e-5)[0] == "dp-gd"
     assert choose_multivariate(6366, 7, epsilon=1.0, delta=1e-5)[0] == "dp-gd"
 
@@ -337,15 +421,25 @@ def test_huge_epsilon_with_public_bounds_is_ols_via_noisy_stats():
 
 
 def test_infinite_epsilon_multivariate_equals_the_chosen_nonprivate_counterpart():
-    from dpreg.linear_model import TukeyEM
+    from dpreg.linear_model import ClippedDPGradientDescent, TukeyEM
 
     g = np.random.default_rng(1)
     X = g.normal(size=(600, 2))
     y = X @ [1.0, 2.0] + g.normal(0, 0.1, 600)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = fit_auto(X, y, epsilon=math.inf, delta=1e-6, x_bounds=[(-5, 5)] * 2, y_bounds=(-20, 20),
-                     random_state=7)
+        # public bounds: DP-GD (the spread selection runs at ε = ∞ and picks it: y's sd is
+        # 2.2 against a half-width of 20), its noiseless iteration
+        r = fit_auto(X, y, epsilon=math.inf, delta=1e-6, x_bounds=[(-5, 5)] * 2,
+                     y_bounds=(-20, 20), random_state=7)
+        assert r.extra["auto"]["method"] == "dp-gd"
+        ref = ClippedDPGradientDescent(epsilon=math.inf, delta=1e-6, bounds_X=[(-5, 5)] * 2,
+                                       bounds_y=(-20, 20), neighbouring="replace-one",
+                                       random_state=7).fit(X, y)
+        np.testing.assert_allclose(r.params.to_numpy(), [ref.intercept_, *ref.coef_])
+        # private bounds: TukeyEM, which needs none
+        r = fit_auto(X, y, epsilon=math.inf, delta=1e-6, x_bounds="private",
+                     y_bounds="private", random_state=7)
         m = r.extra["auto"]["n_models"]
         ref = TukeyEM(epsilon=math.inf, delta=1e-6, n_models=m, random_state=7).fit(X, y)
     assert r.extra["auto"]["method"] == "tukey-em"

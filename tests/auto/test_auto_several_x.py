@@ -43,13 +43,13 @@ def wage_like(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]
 
 
 def test_the_several_x_choice_is_a_function_of_public_inputs_only():
-    """The rule takes (n, d, ε, δ) and nothing else; two data sets of the same shape but
-    unrelated values get the same choice, the same TukeyEM model count and the same predicted
-    pass probability, and DP-GD's step count and clip come from the same public rule."""
+    """Below the spread selection's gate the rule takes (n, d, ε, δ) and nothing else; two data
+    sets of the same shape but unrelated values get the same choice and the same (absent)
+    selection, and DP-GD's step count and clip come from the same public rule."""
     from dpreg.multivariate.dpgd import dpgd_schedule
 
     assert list(inspect.signature(choose_multivariate).parameters) == ["n", "d", "epsilon",
-                                                                        "delta"]
+                                                                        "delta", "bounds_public"]
     g = np.random.default_rng(0)
     X1, y1 = wage_like(526, g)
     X2 = g.standard_cauchy((526, 3)) * 100.0  # heavy-tailed, mostly clipped: other data
@@ -59,7 +59,7 @@ def test_the_several_x_choice_is_a_function_of_public_inputs_only():
         r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=BOUNDS_X, y_bounds=BOUNDS_Y,
                      random_state=1)
         info = r.extra["auto"]
-        infos.append({k: info[k] for k in ("method", "n_models", "pass_probability",
+        infos.append({k: info[k] for k in ("method", "n_models", "spread_selection",
                                             "rule")})
         inner = r.privacy.details["method"]["details"]
         # replace-one: the rule reads the public n (526 rows, 3 regressors + intercept)
@@ -68,8 +68,11 @@ def test_the_several_x_choice_is_a_function_of_public_inputs_only():
     assert infos[0] == infos[1]
     assert infos[0]["method"] == choose_multivariate(526, 4, epsilon=1.0, delta=1e-6)[0]
     assert infos[0]["method"] == "dp-gd"
-    # TukeyEM where its PTR step is predicted to pass (n large enough for d and ε)
-    assert choose_multivariate(20_000, 3, epsilon=4.0, delta=1e-6)[0] == "tukey-em"
+    # with public bounds no longer TukeyEM where its PTR step is predicted to pass
+    # (docs/accuracy.md §12); with private bounds it still is (it needs none)
+    assert choose_multivariate(20_000, 3, epsilon=4.0, delta=1e-6)[0] == "dp-gd"
+    assert choose_multivariate(20_000, 3, epsilon=4.0, delta=1e-6,
+                               bounds_public=False)[0] == "tukey-em"
 
 
 def _errors(make, X, y, b_ols, Xte, yte, seeds):
