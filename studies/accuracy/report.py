@@ -350,6 +350,17 @@ def reproduced(Sb: dict[tuple[str, str, float], dict[str, Any]],
             f"cells, largest difference of the median errors {max(diffs) if diffs else 0:.3g}.")
 
 
+def _roles_with_runs(S: dict[tuple[str, str, float], dict[str, Any]]
+                     ) -> list[tuple[str, list[str]]]:
+    """(role, its data sets that have runs in ``S``) for every role with any, in table order."""
+    out = []
+    for role in ("benchmark", "dev", "dev2", "tuning"):
+        sets = [s for s in D.names(role) if any(k[0] == s for k in S)]
+        if sets:
+            out.append((role, sets))
+    return out
+
+
 def after_report(S: dict[tuple[str, str, float], dict[str, Any]], fl: dict[str, Any]) -> None:
     """docs/accuracy-data/after.md from ``runs_after`` against the baseline ``S``."""
     path = OUT / "runs_after"
@@ -360,10 +371,7 @@ def after_report(S: dict[tuple[str, str, float], dict[str, Any]], fl: dict[str, 
             "diffprivlib")
     out = ["# After issue 30's changes (current defaults)\n", reproduced(S, Sa), ""]
     summary: dict[str, Any] = {}
-    for role in ("benchmark", "dev", "dev2", "tuning"):
-        sets = [s for s in D.names(role) if any(k[0] == s for k in Sa)]
-        if not sets:
-            continue
+    for role, sets in _roles_with_runs(Sa):
         out.append(f"## {role}: relative coefficient error (original scale)\n")
         out.append(main_table(Sa, sets, base, "rel_err", fl))
         out.append(f"\n## {role}: test R²\n")
@@ -399,10 +407,7 @@ def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn",
     Sc = summarise(rows)
     out = ["# Current defaults, common random numbers (40 repetitions)\n"]
     summary: dict[str, Any] = {}
-    for role in ("benchmark", "dev", "dev2", "tuning"):
-        sets = [s for s in D.names(role) if any(k[0] == s for k in Sc)]
-        if not sets:
-            continue
+    for role, sets in _roles_with_runs(Sc):
         out.append(f"## {role}: relative coefficient error (original scale)\n")
         out.append(main_table(Sc, sets, base, "rel_err", fl if role != "dev2" else None))
         t, ts = auto_target(Sc, sets, fl)
