@@ -87,3 +87,69 @@ def test_bounds_free_pipeline_passes_its_audit():
     _, _, eps = _flip_pair()
     res = _audit(eps, private=True, samples=1500)
     assert res.passed, res.as_dict()
+
+
+# ----------------------------------------------------------------------------- several x
+def _mv_flip_pair(n: int = 4000) -> tuple[dict, dict]:
+    """Several x: the spread of y (bounds (−1, 1), half-width 1) straddles the AdaSSP/DP-GD
+    threshold τ² of ``choose_mv_spread``: one record moved from the bound to the mean lowers
+    σ_y² by about 1/n, so a noiseless selection would reveal the pair through the method."""
+    from dpreg.auto import MV_SPREAD_THRESHOLD
+
+    g = np.random.default_rng(1)
+    X = g.uniform(-1, 1, size=(n, 2))
+    tau2 = MV_SPREAD_THRESHOLD ** 2
+    signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    # y = ±a with y[0] = 1 in d and 0 in d′; a puts the threshold halfway between the two
+    lo, hi = 0.1, 0.9
+    for _ in range(60):
+        a = 0.5 * (lo + hi)
+        y = a * signs
+        y[0] = 1.0
+        y2 = y.copy()
+        y2[0] = 0.0
+        mid = 0.5 * (np.var(y) + np.var(y2))
+        lo, hi = (a, hi) if mid < tau2 else (lo, a)
+    assert np.var(y2) < tau2 < np.var(y)
+    return {"X": X, "y": y}, {"X": X, "y": y2}
+
+
+def _mv_audit(samples: int = 400):
+    eps, delta = 1.0, 1e-6  # n·ε = 4,000: the gate is open
+
+    def release(data, rng):
+        r = fit_auto(data["X"], data["y"], epsilon=eps, delta=delta, x_bounds=[(-1.0, 1.0)] * 2,
+                     y_bounds=(-1.0, 1.0), random_state=rng)
+        p = r._params.to_numpy()
+        return [p[0], p[1], float(r.extra["auto"]["method"] == "adassp")]
+
+    d, dp = _mv_flip_pair()
+    return audit(lambda data, n, rng: loop_sampler(release, data, n, rng), d, dp, claim=eps,
+                 delta=delta, samples=samples, rng=6, method="auto-several-x",
+                 pair="spread-selection-flip", names=["b0", "b1", "chose_adassp"])
+
+
+@pytest.mark.slow  # 800 several-x fits at n = 4,000 per test: about 1.7 CPU minutes each
+def test_several_x_spread_selection_passes_its_audit():
+    from dpreg.auto import mv_selection_possible
+
+    assert mv_selection_possible(4000, 1.0)  # the gate is open: the selection is released
+    res = _mv_audit()
+    assert res.passed, res.as_dict()
+
+
+@pytest.mark.slow
+def test_a_noiseless_spread_selection_is_caught(monkeypatch):
+    import warnings
+
+    real = pre.noisy_nvar
+
+    def leaky(x, *, epsilon, x_bounds, **kw):  # planted bug: exact nvar(y), still "charged" ε
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return real(x, epsilon=float("inf"), x_bounds=x_bounds, **kw)
+
+    monkeypatch.setattr(pre, "noisy_nvar", leaky)
+    res = _mv_audit()
+    assert not res.passed
+    assert res.epsilon_lcb > 1.0
