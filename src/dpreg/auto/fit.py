@@ -212,15 +212,16 @@ def _validate(X: Any, y: Any, *, epsilon: float, delta: float | None, x_bounds: 
 
 def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
     """Phase 2, public inputs only: (method or "" while the private choice is open, TukeyEM's
-    m (0: the rule no longer chooses TukeyEM), whether DP bounds are needed, the budget split).
+    m (0 unless TukeyEM is chosen), whether DP bounds are needed, the budget split).
+
     Several x with some bounds private: TukeyEM where its PTR step is predicted to pass (it
     needs no bounds, so nothing is spent on them).  Otherwise DP-GD, or -- where
     :func:`mv_selection_possible` (public n and ε) says the released spread of y can separate
     the regimes -- the private choice between DP-GD and AdaSSP (:func:`_select_multivariate`),
-    with the selection share.  One x: when no data
-    inside the bounds can reach the NoisyStats branch of :func:`choose_noisy_stats`
-    (:func:`selection_possible`, a bound in n and ε alone) the choice is Theil-Sen whatever
-    the data and no budget is spent on it.  DP-GD and AdaSSP need bounds."""
+    with the selection share; both need bounds.  One x: when no data inside the bounds can
+    reach the NoisyStats branch of :func:`choose_noisy_stats` (:func:`selection_possible`, a
+    bound in n and ε alone) the choice is Theil-Sen whatever the data and no budget is spent on
+    it."""
     eps, info = run.eps, run.info
     fs, fb = info["selection_fraction"], info["bounds_fraction"]
     unknown_bounds = any(b is None for b in run.x_bounds) or run.y_bounds is None
@@ -334,13 +335,13 @@ def _method_options(run: _Run, method: str, m: int, options: dict[str, Any]) -> 
     interval request, and the public choices the rules made (the number of TukeyEM models,
     Theil-Sen's matchings, the replace-one relation of the pipeline's statement)."""
     spec = methods.get(method)
-    if "n_models" in spec.options:
-        return {"n_models": m}
     opts = {k: v for k, v in options.items() if k in spec.options or k == "ci_alpha"}
     if run.simple and "pairs" in spec.options:
         from dpreg.simple import max_matchings
 
         opts.setdefault("pairs", min(TS_MATCHINGS, max_matchings(run.n)))
+    if "n_models" in spec.options:
+        return {"n_models": m}
     if spec.takes_neighbouring and not run.simple:
         opts["neighbouring"] = "replace-one"
     return opts
