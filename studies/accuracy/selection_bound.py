@@ -65,11 +65,11 @@ def bound(full: Path, shares: list[float], reps: int, folder: Path) -> dict[str,
     for share in shares:
         rows = [r for s in sets for r in _runs(s, share, reps, folder)]
         Ss = summarise(rows)
-        cells = []
+        cells: list[dict[str, Any]] = []
         for name in sets:
             for eps in EPSILONS:
                 bm, be = _best(Sf, name, eps, CANDIDATES)
-                cell = {"set": name, "epsilon": eps, "best": bm, "best_err": be}
+                cell: dict[str, Any] = {"set": name, "epsilon": eps, "best": bm, "best_err": be}
                 for tag, cands in (("all", CANDIDATES), ("small", SMALL)):
                     om, oe = _best(Ss, name, eps, cands)
                     cell[tag] = {"method": om, "err": oe, "ratio": oe / be}
