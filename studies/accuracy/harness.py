@@ -181,6 +181,26 @@ def run_set(name: str, methods: tuple[str, ...] = METHODS, reps: int = 30,
     return rows
 
 
+def run_set_at_share(name: str, methods: tuple[str, ...], reps: int, share: float, path: Path,
+                     rename: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """:func:`run_set` at (1 − ``share``)·ε for every ε of :data:`EPSILONS` -- what a method
+    gets after a selection step spent ``share`` of ε -- with each row labelled by the full ε it
+    was taken from (``epsilon_used`` keeps the ε it ran at) and methods renamed by ``rename``;
+    cached as gzipped JSON at ``path`` (read back when it exists)."""
+    import gzip
+
+    if path.exists():
+        return json.loads(gzip.decompress(path.read_bytes()))
+    eps = tuple((1.0 - share) * e for e in EPSILONS)
+    rows = run_set(name, methods, reps, eps)
+    for r in rows:
+        r["epsilon"], r["epsilon_used"] = EPSILONS[eps.index(r["epsilon"])], r["epsilon"]
+        r["method"] = (rename or {}).get(r["method"], r["method"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(json.dumps(rows).encode()))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 

@@ -21,14 +21,13 @@ at (1 − s)·ε are written next to the JSON (``selection_runs/``) and reused w
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 from studies.accuracy import data as D
-from studies.accuracy.harness import EPSILONS, run_set
+from studies.accuracy.harness import EPSILONS, run_set_at_share
 from studies.accuracy.report import _gm, load_runs, summarise
 
 CANDIDATES = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols")
@@ -37,17 +36,7 @@ SMALL = ("dp-gd", "covariance-ols", "tukey-em")
 
 
 def _runs(name: str, share: float, reps: int, folder: Path) -> list[dict[str, Any]]:
-    path = folder / f"{name}-s{share:g}.json.gz"
-    if path.exists():
-        return json.loads(gzip.decompress(path.read_bytes()))
-    eps = tuple((1.0 - share) * e for e in EPSILONS)
-    rows = run_set(name, CANDIDATES, reps, eps)
-    for r in rows:  # label by the full ε the share was taken from
-        k = eps.index(r["epsilon"])
-        r["epsilon"], r["epsilon_used"] = EPSILONS[k], r["epsilon"]
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(json.dumps(rows).encode()))
-    return rows
+    return run_set_at_share(name, CANDIDATES, reps, share, folder / f"{name}-s{share:g}.json.gz")
 
 
 def _best(S: dict[tuple[str, str, float], dict[str, Any]], name: str, eps: float,

@@ -17,8 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from studies.accuracy import data as D
-from studies.accuracy.harness import EPSILONS, run_set
+from studies.accuracy.harness import EPSILONS, run_set_at_share
 from studies.accuracy.report import load_runs, summarise
 
 CANDIDATES = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols")
@@ -37,17 +35,8 @@ AS_AUTO = {"adassp:neighbouring=replace-one": "adassp-r1@0.95", "dp-gd": "dp-gd@
 
 def runs(name: str, reps: int, folder: Path) -> list[dict[str, Any]]:
     """AdaSSP (replace-one) and DP-GD at (1 − SHARE)·ε on one set (cached in ``folder``)."""
-    path = folder / f"{name}.json.gz"
-    if path.exists():
-        return json.loads(gzip.decompress(path.read_bytes()))
-    eps = tuple((1.0 - SHARE) * e for e in EPSILONS)
-    rows = run_set(name, tuple(AS_AUTO), reps, eps)
-    for r in rows:
-        r["epsilon"] = EPSILONS[eps.index(r["epsilon"])]
-        r["method"] = AS_AUTO[r["method"]]
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(json.dumps(rows).encode()))
-    return rows
+    return run_set_at_share(name, tuple(AS_AUTO), reps, SHARE, folder / f"{name}.json.gz",
+                            rename=AS_AUTO)
 
 
 def spread(name: str) -> tuple[int, float]:
