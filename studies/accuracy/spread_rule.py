@@ -1,8 +1,11 @@
 """The threshold τ of ``auto``'s several-x spread selection, chosen on the development pools
-only (docs/accuracy.md §12.4).
+only (docs/accuracy.md §12.4), and its removal (§12.6).
 
-Where the gate :func:`dpreg.auto.rules.mv_selection_possible` opens, ``auto`` releases nvar(y)
-with 5% of ε and runs AdaSSP (replace-one) or DP-GD with the other 95%.  This script scores each
+Between issue 30's two passes, where a gate on public n and ε opened (:func:`gate_open`),
+``auto`` released nvar(y) with 5% of ε and ran AdaSSP (replace-one) or DP-GD with the other
+95%.  Scored with DP-GD's spread-aware clip (``--full runs_crn,runs_clip``), running DP-GD
+alone (the row "always dp-gd") beats every τ, and the selection was removed from ``auto``;
+its gate and noise are kept here, as they were shipped, so the study can be rerun.  This script scores each
 candidate τ with the methods AS ``auto`` RUNS THEM: it runs the harness (same splits and common
 random numbers) for ``adassp:neighbouring=replace-one`` and ``dp-gd`` at 0.95·ε on the dev,
 dev2 and tuning sets, simulates the Laplace noise of the released σ̃_y² around the set's true
@@ -12,7 +15,10 @@ a harness output at the full ε, ``--full``).  The benchmark sets are not read.
 Usage::
 
     python -m studies.accuracy.spread_rule --full docs/accuracy-data/runs_crn \\
-        --runs docs/accuracy-data/runs_spread --reps 40        # ~8 CPU min for the runs
+        --runs docs/accuracy-data/runs_spread --reps 40        # §12.4: ~8 CPU min for the runs
+    python -m studies.accuracy.spread_rule \\
+        --full docs/accuracy-data/runs_crn,docs/accuracy-data/runs_clip \\
+        --runs docs/accuracy-data/runs_spread2 --taus 0.35,0.38,0.42,0.45,0.5,0.55,0.6,0.7  # §12.6
 """
 
 from __future__ import annotations
@@ -48,12 +54,41 @@ def spread(name: str) -> tuple[int, float]:
     return int(round(0.8 * len(y))), float(ys.std())
 
 
-def score(full: Path, folder: Path, reps: int, taus: list[float], draws: int = 400
-          ) -> dict[str, Any]:
-    from dpreg.auto.rules import MV_SPREAD_SIGNAL, mv_spread_noise_sd
+#: the removed selection's constants (as shipped between issue 30's two passes)
+MV_SPREAD_SIGNAL = 5.0
 
+
+def mv_spread_noise_sd(n: int, epsilon: float, fraction: float = SHARE) -> float:
+    """The sd of the noise of σ̃_y² = nvar̃(y)/(n·h²) when nvar(y) of the y clipped to bounds
+    of half-width h is released with ``fraction``·ε by the Laplace mechanism at its replace-one
+    sensitivity (1 − 1/n)·(2h)²: √2·4·(1 − 1/n)/(fraction·ε·n)."""
+    if not n >= 2:
+        return math.inf
+    if math.isinf(epsilon):
+        return 0.0
+    return math.sqrt(2.0) * 4.0 * (1.0 - 1.0 / n) / (fraction * epsilon * n)
+
+
+def gate_open(n: int, epsilon: float, tau: float) -> bool:
+    """Whether the removed selection was spent: noise sd of σ̃_y² at most τ²/MV_SPREAD_SIGNAL."""
+    return mv_spread_noise_sd(n, epsilon) <= tau ** 2 / MV_SPREAD_SIGNAL
+
+
+def full_rows(full: Path | list[Path], sets: list[str]) -> list[dict[str, Any]]:
+    """The full-ε harness rows of ``sets`` from one folder or several: a (data set, method)
+    present in a later folder replaces the earlier folders' rows of it (a re-run column)."""
+    rows: list[dict[str, Any]] = []
+    for folder in [full] if isinstance(full, Path) else full:
+        new = [r for r in load_runs(folder) if r["dataset"] in sets]
+        keys = {(r["dataset"], r["method"]) for r in new}
+        rows = [r for r in rows if (r["dataset"], r["method"]) not in keys] + new
+    return rows
+
+
+def score(full: Path | list[Path], folder: Path, reps: int, taus: list[float],
+          draws: int = 400) -> dict[str, Any]:
     sets = [s for r in ROLES for s in D.names(r)]
-    rows = [r for r in load_runs(full) if r["dataset"] in sets]
+    rows = full_rows(full, sets)
     for s in sets:
         rows += runs(s, reps, folder)
     S = summarise(rows)
@@ -72,7 +107,7 @@ def score(full: Path, folder: Path, reps: int, taus: list[float], draws: int = 4
             for eps in EPSILONS:
                 best = min(err(name, m, eps) for m in CANDIDATES)
                 sd = mv_spread_noise_sd(n, eps, SHARE)
-                if math.isinf(tau) or sd > tau ** 2 / MV_SPREAD_SIGNAL:
+                if math.isinf(tau) or not gate_open(n, eps, tau):
                     rs = [err(name, "dp-gd", eps) / best]
                 else:
                     v = sy ** 2 + rng.laplace(0.0, sd / math.sqrt(2.0), draws)
@@ -90,12 +125,14 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--full", required=True)
+    p.add_argument("--full", required=True, help="harness folder(s) at the full ε, "
+                   "comma-separated; a later folder's (data set, method) replaces earlier ones")
     p.add_argument("--runs", required=True)
     p.add_argument("--reps", type=int, default=40)
     p.add_argument("--taus", default="0.3,0.35,0.38,0.4,0.42,0.45,0.5,0.55")
     a = p.parse_args(argv)
-    res = score(Path(a.full), Path(a.runs), a.reps, [float(t) for t in a.taus.split(",")])
+    res = score([Path(f) for f in a.full.split(",")], Path(a.runs), a.reps,
+                [float(t) for t in a.taus.split(",")])
     for k, v in res.items():
         print(f"tau {k}: {v['within_1.25']} of {v['cells']} within 1.25x, "
               f"geometric-mean ratio {v['geomean_ratio']:.3f}")

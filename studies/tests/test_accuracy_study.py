@@ -158,3 +158,32 @@ def test_spread_rule_study_scores_auto_as_it_runs():
     assert spread_rule.SHARE == SELECTION_FRACTION
     assert "adassp:neighbouring=replace-one" in spread_rule.AS_AUTO
     assert "benchmark" not in spread_rule.ROLES
+    # the removed gate, as shipped: Laplace sd √2·4(1 − 1/n)/(0.05·ε·n) <= 0.38²/5, which
+    # opened at about n·ε = 3,900
+    want = math.sqrt(2) * 4 * (1 - 1 / 1000) / (0.05 * 1.0 * 1000)
+    assert spread_rule.mv_spread_noise_sd(1000, 1.0) == pytest.approx(want, rel=1e-12)
+    n_star = next(n for n in range(2, 100_000) if spread_rule.gate_open(n, 1.0, 0.38))
+    assert 3_500 < n_star < 4_500 and not spread_rule.gate_open(n_star - 1, 1.0, 0.38)
+
+
+def test_clip_spread_study_reads_development_cells_only_and_scores_exactly():
+    """The clip study (§12.6) reads dev, tuning and dev2 sets only; its interpolation returns
+    grid values at grid points and its scores are ratios to the per-cell best."""
+    from dpreg.multivariate.dpgd import DPGD_AUTO_STEPS, DPGD_TRAVEL
+    from studies.accuracy import dpgd_clip_spread as S
+
+    names = {c[0] for c in S.CELLS}
+    assert names.isdisjoint(D.names("benchmark"))
+    assert set(D.names("dev2")) <= names
+    assert S.T == DPGD_AUTO_STEPS
+    errs = {f"{c:g}": 1.0 + abs(math.log2(c) + 3) for c in S.C_GRID}  # best at C = 1/8
+    cell = {"n": 1000, "p": 4, "mu": 0.5, "epsilon": 1.0, "errors": errs, "sigma_y": 0.4}
+    assert S.interp_error(cell, 0.125) == pytest.approx(1.0)
+    assert S.interp_error(cell, 0.25) == pytest.approx(2.0)
+    assert S.interp_error(cell, 1e-9) == pytest.approx(errs[f"{S.C_GRID[0]:g}"])  # clamped
+    assert S.shipped_clip(cell) == pytest.approx(min(1.0, DPGD_TRAVEL * 0.5 * 1000 / (4 * 1600)))
+    got = S.score({"a": cell}, lambda c: 0.125)
+    assert got["geomean"] == pytest.approx(1.0) and got["within_1.25"] == 1
+    assert S.score({"a": cell}, lambda c: 0.5)["geomean"] == pytest.approx(3.0)
+    assert S.spread_multiplier(0.1, 0.2, 3) == 1.0
+    assert S.spread_multiplier(0.4, 0.2, 3) == pytest.approx(8.0)

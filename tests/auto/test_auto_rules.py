@@ -224,79 +224,34 @@ def test_multivariate_public_rule_is_dp_gd_and_the_ptr_prediction_stays():
     assert tukey_pass_probability(4, 3, epsilon=1.0, delta=1e-6) == 0.0
 
 
-def test_mv_spread_noise_and_gate_are_exact_functions_of_public_n_and_epsilon():
-    from dpreg.auto.rules import (
-        MV_SPREAD_SIGNAL,
-        MV_SPREAD_THRESHOLD,
-        mv_selection_possible,
-        mv_spread_noise_sd,
-    )
+def test_several_x_with_public_bounds_runs_dp_gd_and_spends_nothing_on_selection():
+    """Public bounds, several x: DP-GD with the whole (ε, δ) whatever n·ε and the spread of y --
+    no selection release (the spread of y is read by DP-GD's own clip rule, inside its
+    budget).  A widely spread response gets DP-GD's grown clip, a concentrated one its public
+    clip; the ledger sees one event, the method's."""
+    from dpreg.multivariate.dpgd import DPGD_SPREAD_MAX_CLIP
 
-    # Laplace(b) has sd √2·b; b = (1 − 1/n)·(2h)²/(f·ε) on nvar, divided by n·h²
-    for n, eps, f in ((1000, 1.0, 0.05), (50_000, 0.5, 0.1), (2, 4.0, 0.05)):
-        want = math.sqrt(2) * 4 * (1 - 1 / n) / (f * eps * n)
-        assert mv_spread_noise_sd(n, eps, f) == pytest.approx(want, rel=1e-12)
-    assert mv_spread_noise_sd(1, 1.0) == math.inf and mv_spread_noise_sd(10, math.inf) == 0.0
-    limit = MV_SPREAD_THRESHOLD ** 2 / MV_SPREAD_SIGNAL
-    # the boundary in n at ε = 1 and the default 5%: the gate flips exactly where sd = limit
-    n_star = next(n for n in range(2, 100_000) if mv_spread_noise_sd(n, 1.0) <= limit)
-    assert mv_selection_possible(n_star, 1.0) and not mv_selection_possible(n_star - 1, 1.0)
-    assert 3_500 < n_star < 4_500
-    assert mv_selection_possible(1000, 4.0) and not mv_selection_possible(1000, 1.0)
-    assert mv_selection_possible(10, math.inf)
-
-
-def test_mv_spread_choice_threshold():
-    from dpreg.auto.rules import MV_SPREAD_THRESHOLD, choose_mv_spread
-
-    n = 1000
-    t = MV_SPREAD_THRESHOLD ** 2 * n
-    got = choose_mv_spread([t * 0.999, t * 1.001, math.nan, -5.0], n)
-    assert got.tolist() == [False, True, False, False]
-
-
-def test_several_x_pipeline_selects_adassp_for_a_widely_spread_response():
-    """n·ε large enough for the gate: one Laplace release of nvar(y) at 5% of ε, then AdaSSP
-    (a response spread over its bounds) or DP-GD (a concentrated one) with the remaining 95%;
-    the ledger sees the selection first, then the method, and nothing more."""
     g = np.random.default_rng(3)
-    n = 5000
-    X = g.uniform(-1, 1, size=(n, 3))
-    wide = np.clip(X @ [0.3, -0.2, 0.1] + g.uniform(-0.9, 0.9, n), -1, 1)  # sd ≈ 0.55
-    narrow = np.clip(0.05 * X[:, 0] + g.normal(0, 0.05, n), -1, 1)  # sd ≈ 0.06
-    chosen = {}
-    for name, y in (("wide", wide), ("narrow", narrow)):
-        L = Ledger(ApproxDP(1.0, 1e-6), neighbouring="replace-one")
-        r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1),
-                     ledger=L, random_state=4)
-        info = r.extra["auto"]
-        chosen[name] = info["method"]
-        assert info["spread_selection"] is True
-        assert info["selection_epsilon"] == pytest.approx(0.05, rel=1e-9)
-        assert info["method_epsilon"] == pytest.approx(0.95, rel=1e-9)
-        true = float(np.var(np.clip(y, -1, 1)))
-        # the released spread is the true one plus Laplace noise of scale 4(1 − 1/n)/(0.05·n)
-        b = 4 * (1 - 1 / n) / (0.05 * n)
-        assert abs(info["y_variance"] - true) <= math.log(1e6) * b
-        labels = [e.label for e in L.events()]
-        assert labels[0] == "auto: selection statistic nvar(y)"
-        assert L.events()[0].budget == PureDP(0.05) or math.isclose(
-            L.events()[0].budget.epsilon, 0.05, rel_tol=1e-9)
-        assert r.method == f"auto:{info['method']}"
-    assert chosen == {"wide": "adassp", "narrow": "dp-gd"}
-
-
-def test_several_x_small_n_epsilon_spends_nothing_on_selection():
-    g = np.random.default_rng(5)
-    X = g.uniform(-1, 1, size=(600, 3))
-    y = np.clip(X @ [0.3, -0.2, 0.1] + g.uniform(-0.9, 0.9, 600), -1, 1)  # wide, but n·ε small
-    L = Ledger(ApproxDP(1.0, 1e-6), neighbouring="replace-one")
-    r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(-1, 1)] * 3, y_bounds=(-1, 1),
-                 ledger=L, random_state=4)
-    info = r.extra["auto"]
-    assert info["spread_selection"] is False and info["method"] == "dp-gd"
-    assert info["method_epsilon"] == 1.0
-    assert all("selection" not in e.label for e in L.events())
+    for n in (600, 5000):
+        X = g.uniform(-1, 1, size=(n, 3))
+        wide = np.clip(X @ [0.3, -0.2, 0.1] + g.uniform(-0.9, 0.9, n), -1, 1)  # sd ≈ 0.55
+        narrow = np.clip(0.05 * X[:, 0] + g.normal(0, 0.05, n), -1, 1)  # sd ≈ 0.06
+        clips = {}
+        for name, y in (("wide", wide), ("narrow", narrow)):
+            L = Ledger(ApproxDP(1.0, 1e-6), neighbouring="replace-one")
+            r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=[(-1, 1)] * 3,
+                         y_bounds=(-1, 1), ledger=L, random_state=4)
+            info = r.extra["auto"]
+            assert info["method"] == "dp-gd" and info["method_epsilon"] == 1.0
+            assert "spread_selection" not in info and "y_variance" not in info
+            assert len(L.events()) == 1
+            assert all("selection" not in e.label for e in L.events())
+            det = r.privacy.details["method"]["details"]
+            clips[name] = (det["clip_norm"], det["spread"]["base_clip"])
+        assert clips["narrow"][0] == clips["narrow"][1]  # the public clip
+        assert clips["wide"][0] > clips["wide"][1]       # grown for the spread response
+        if n == 5000:
+            assert clips["wide"][0] == DPGD_SPREAD_MAX_CLIP
 
 
 def test_multivariate_rule_agrees_with_measured_tukey_failures():

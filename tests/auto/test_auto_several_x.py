@@ -43,10 +43,16 @@ def wage_like(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]
 
 
 def test_the_several_x_choice_is_a_function_of_public_inputs_only():
-    """Below the spread selection's gate the rule takes (n, d, ε, δ) and nothing else; two data
+    """With public bounds the rule takes (n, d, ε, δ) and nothing else; two data
     sets of the same shape but unrelated values get the same choice and the same (absent)
     selection, and DP-GD's step count and clip come from the same public rule."""
-    from dpreg.multivariate.dpgd import dpgd_schedule
+    from dpreg.multivariate.dpgd import (
+        DPGD_SPREAD_SHARE,
+        dpgd_public_clip,
+        dpgd_schedule,
+        dpgd_spread_clip,
+    )
+    from dpreg.privacy import GDP
 
     assert list(inspect.signature(choose_multivariate).parameters) == ["n", "d", "epsilon",
                                                                         "delta", "bounds_public"]
@@ -59,12 +65,16 @@ def test_the_several_x_choice_is_a_function_of_public_inputs_only():
         r = fit_auto(X, y, epsilon=1.0, delta=1e-6, x_bounds=BOUNDS_X, y_bounds=BOUNDS_Y,
                      random_state=1)
         info = r.extra["auto"]
-        infos.append({k: info[k] for k in ("method", "n_models", "spread_selection",
-                                            "rule")})
+        infos.append({k: info[k] for k in ("method", "n_models", "rule")})
         inner = r.privacy.details["method"]["details"]
-        # replace-one: the rule reads the public n (526 rows, 3 regressors + intercept)
-        assert (inner["n_iter"], inner["clip_norm"]) == dpgd_schedule(526, 4, epsilon=1.0,
-                                                                      delta=1e-6)
+        # replace-one: the rule reads the public n (526 rows, 3 regressors + intercept), at
+        # the rounds' share of μ, grown by the released spread of y (post-processing)
+        sp = inner["spread"]
+        assert sp["base_clip"] == dpgd_public_clip(
+            GDP.from_approx(1.0, 1e-6).mu * math.sqrt(1 - DPGD_SPREAD_SHARE), 526, 4, 1600)
+        assert (inner["n_iter"], inner["clip_norm"]) == (
+            dpgd_schedule(526, 4, epsilon=1.0, delta=1e-6)[0],
+            dpgd_spread_clip(sp["base_clip"], sp["sigma_hat"]))
     assert infos[0] == infos[1]
     assert infos[0]["method"] == choose_multivariate(526, 4, epsilon=1.0, delta=1e-6)[0]
     assert infos[0]["method"] == "dp-gd"

@@ -76,7 +76,12 @@ def gaussian_terms(stmt, relation: str) -> list[tuple[float, float, int]] | None
     if mech == "Analyze Gauss SSCP":  # columns x, y scaled to [0, 1] plus the ones column
         return [((SQ2 if ro else 1.0) * 3.0, d["sigma"], 1)]
     if mech == "DP gradient descent":  # clipped per-example gradients, norm <= clip_norm
-        return [((2.0 if ro else 1.0) * d["clip_norm"], d["noise_sd"], d["n_releases"])]
+        sp = d.get("spread")  # clip_norm="auto": Σ clip(y) and Σ|clip(y) − c|, y in [−1, 1]
+        terms = [((2.0 if ro else 1.0) * d["clip_norm"], d["noise_sd"],
+                  d["n_releases"] - (2 if sp else 0))]
+        if sp:
+            terms += [((2.0 if ro else 1.0), sp["noise_sd"][0], 1), (2.0, sp["noise_sd"][1], 1)]
+        return terms
     if "gaussian_sd" in d:  # one-x DP-GD, zcdp/approx: box-clipped 2-vectors, τ per coordinate
         return [((2.0 if ro else 1.0) * SQ2 * d["tau"], d["gaussian_sd"], d["steps"])]
     return None

@@ -65,7 +65,8 @@ def test_add_remove_releases_a_noisy_count():
     as one of T releases (√2× too little noise) would be caught, and each run is 2 releases."""
     X, y = np.zeros((1000, 2)), np.zeros(1000)
     counts = [dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, n_iter=1,
-                                  neighbouring="add-remove", rng=s).extra["n_noisy"]
+                                  clip_norm="public", neighbouring="add-remove",
+                                  rng=s).extra["n_noisy"]
               for s in range(1500)]
     mu_r = gdp_mu(EPS, DELTA) / math.sqrt(1 + 1)
     z = (np.array(counts) - 1000) * mu_r
@@ -76,14 +77,15 @@ def test_add_remove_releases_a_noisy_count():
 
 @pytest.mark.parametrize("accounting,kind", [("gdp", GDP), ("zcdp", ZCDP)])
 @pytest.mark.parametrize("neighbouring,releases", [("replace-one", T), ("add-remove", T + 1)])
-def test_accounting(accounting, kind, neighbouring, releases):
+@pytest.mark.parametrize("clip,spread", [("public", 0), ("auto", 2)])
+def test_accounting(accounting, kind, neighbouring, releases, clip, spread):
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(50, 2))
     ledger = Ledger(ApproxDP(EPS, DELTA), neighbouring=neighbouring)
     res = dp_gradient_descent(X, X[:, 0], epsilon=EPS, delta=DELTA, n_iter=T,
                               accounting=accounting, neighbouring=neighbouring, ledger=ledger,
-                              rng=0)
+                              clip_norm=clip, rng=0)
     assert isinstance(res.privacy.budget, kind)
-    assert res.privacy.details["n_releases"] == releases
+    assert res.privacy.details["n_releases"] == releases + spread
     assert ledger.spent().epsilon <= EPS * (1 + 1e-9)
     if kind is GDP:
         assert res.privacy.budget.mu == pytest.approx(gdp_mu(EPS, DELTA), rel=1e-12)
@@ -190,10 +192,10 @@ def test_auto_schedule_in_a_fit_uses_public_n_under_replace_one():
     rng = np.random.default_rng(5)
     X = rng.uniform(-0.5, 0.5, size=(300, 3))
     y = X @ [0.3, -0.2, 0.1]
-    res = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, rng=0)
+    res = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, clip_norm="public", rng=0)
     det = res.privacy.details
     assert (det["n_iter"], det["clip_norm"]) == dpgd_schedule(300, 3, epsilon=1.0, delta=DELTA)
-    assert det["schedule_rule"] == {"n_iter": "auto", "clip_norm": "auto"}
+    assert det["schedule_rule"] == {"n_iter": "auto", "clip_norm": "public"}
     assert det["n_releases"] == 1600
     mu_r = GDP.from_approx(1.0, DELTA).split([1.0] * 1600)[0].mu
     assert det["noise_sd"] == pytest.approx(2 * det["clip_norm"] / mu_r, rel=1e-9)
@@ -209,7 +211,7 @@ def test_auto_clip_under_add_remove_reads_the_released_count_not_n():
     seen = set()
     for s in range(3):
         res = dp_gradient_descent(X, y, epsilon=0.5, delta=DELTA, neighbouring="add-remove",
-                                  rng=s)
+                                  clip_norm="public", rng=s)
         n_noisy = res.extra["n_noisy"]
         clip = res.privacy.details["clip_norm"]
         assert clip == dpgd_schedule(n_noisy, 2, epsilon=0.5, delta=DELTA)[1] < 1.0
@@ -234,3 +236,196 @@ def test_charge_does_not_depend_on_the_step_count(neighbouring, accounting):
         assert compose([per_round] * n_rel) <= charged
         charges.add(charged)
     assert len(charges) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# clip_norm="auto": the released spread of the label (issue 30, second pass; docs/accuracy.md
+# §12.6)
+# ---------------------------------------------------------------------------------------------
+
+def _spread_sums(y, c):
+    yc = np.clip(y, -1.0, 1.0)
+    return float(yc.sum()), float(np.abs(yc - c).sum())
+
+
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+def test_spread_sensitivities_match_brute_force_over_neighbours(relation):
+    """The largest change of Σ clip(y) and of Σ|clip(y) − c| (c fixed in [−1, 1]) over
+    neighbouring label vectors -- one label replaced by any value (replace-one) or one added
+    or removed (add/remove), labels and values on a grid that reaches past ±1 -- equals
+    :func:`dpgd_spread_sensitivities` (attained, not only bounded)."""
+    from dpreg.multivariate.dpgd import dpgd_spread_sensitivities
+
+    grid = np.linspace(-1.5, 1.5, 13)
+    rng = np.random.default_rng(0)
+    worst = np.zeros(2)
+    for _ in range(40):
+        y = rng.choice(grid, size=4)
+        for c in np.linspace(-1.0, 1.0, 9):
+            base = np.array(_spread_sums(y, c))
+            if relation == "replace-one":
+                nbrs = [np.concatenate([[v], y[1:]]) for v in grid]
+            else:
+                nbrs = [np.concatenate([y, [v]]) for v in grid] + [y[1:]]
+            for yn in nbrs:
+                worst = np.maximum(worst, np.abs(np.array(_spread_sums(yn, c)) - base))
+    assert tuple(worst) == pytest.approx(dpgd_spread_sensitivities(relation), abs=1e-12)
+
+
+@pytest.mark.parametrize("budget", [GDP.from_approx(1.0, 1e-6), ZCDP(0.3)])
+@pytest.mark.parametrize("rounds", [1, 1600, 1601])
+def test_spread_budget_parts_compose_to_at_most_the_whole(budget, rounds):
+    from dpreg.multivariate.dpgd import DPGD_SPREAD_SHARE, dpgd_spread_budget
+    from dpreg.privacy.budgets import compose
+
+    each, rnd = dpgd_spread_budget(budget, rounds)
+    assert compose([each, each] + [rnd] * rounds) <= budget
+    size = (lambda b: b.mu ** 2) if isinstance(budget, GDP) else (lambda b: b.rho)
+    assert 2 * size(each) == pytest.approx(DPGD_SPREAD_SHARE * size(budget), rel=1e-9)
+    assert rounds * size(rnd) == pytest.approx((1 - DPGD_SPREAD_SHARE) * size(budget),
+                                               rel=1e-9)
+
+
+def test_spread_clip_and_sigma_are_the_documented_formulas():
+    from dpreg.multivariate.dpgd import (
+        DPGD_SPREAD_MAX_CLIP,
+        DPGD_SPREAD_Z,
+        dpgd_spread_clip,
+        dpgd_spread_sigma,
+    )
+
+    assert dpgd_spread_sigma(0.3, 0.01) == pytest.approx(
+        math.sqrt(math.pi / 2) * (0.3 - DPGD_SPREAD_Z * 0.01))
+    assert dpgd_spread_clip(0.05, 0.1) == 0.05          # below σ₀: the public clip
+    assert dpgd_spread_clip(0.05, -3.0) == 0.05         # a negative lower bound: the same
+    assert dpgd_spread_clip(0.05, 0.4) == pytest.approx(0.4)   # (0.4/0.2)³ = 8
+    assert dpgd_spread_clip(0.5, 0.4) == DPGD_SPREAD_MAX_CLIP  # capped
+    assert dpgd_spread_clip(3.0, 0.1) == 1.0            # the public cap still holds at σ ≤ σ₀
+    assert dpgd_spread_clip(0.05, float("nan")) == 0.05
+
+
+@pytest.mark.parametrize("scale,rejects", [(1.0, False), (0.5, True)])
+def test_spread_releases_carry_their_calibrated_noise(scale, rejects):
+    """Labels all 0: the released mean is N(0, sd₁²)/n and, given it, the released mean absolute
+    deviation is |ȳ̃| + N(0, sd₂²)/n with sd = Δ/μ_each, μ_each² = share/2·μ².  The KS test
+    accepts the calibrated sds and rejects half of them (a release with half the noise)."""
+    from dpreg.multivariate.dpgd import DPGD_SPREAD_SHARE
+
+    n = 200
+    X, y = np.zeros((n, 2)), np.zeros(n)
+    mu_each = gdp_mu(EPS, DELTA) * math.sqrt(DPGD_SPREAD_SHARE / 2)
+    z1, z2 = [], []
+    for s in range(600):
+        sp = dp_gradient_descent(X, y, epsilon=EPS, delta=DELTA, n_iter=1,
+                                 rng=s).privacy.details["spread"]
+        z1.append(sp["y_mean"] * n * mu_each / 2.0)
+        z2.append((sp["abs_dev"] - abs(sp["y_mean"])) * n * mu_each / 2.0)
+    for z in (np.array(z1), np.array(z2)):
+        p = ks_pvalue(z / scale, stats.norm.cdf)
+        assert (p < ALPHA) is rejects
+
+
+def test_spread_clip_grows_for_a_spread_label_only():
+    """A label spread over its whole range (±1, σ = 1) gets the largest clip; a concentrated one
+    (σ = 0.05) keeps the public rule at the rounds' share of μ; the clip is the documented
+    function of the released values."""
+    from dpreg.multivariate.dpgd import (
+        DPGD_SPREAD_MAX_CLIP,
+        DPGD_SPREAD_SHARE,
+        dpgd_public_clip,
+        dpgd_spread_clip,
+    )
+
+    g = np.random.default_rng(1)
+    n = 5000
+    X = g.uniform(-0.5, 0.5, size=(n, 3))
+    wide = np.where(g.random(n) < 0.5, -1.0, 1.0)
+    narrow = 0.05 * g.standard_normal(n)
+    base = dpgd_public_clip(gdp_mu(1.0, DELTA) * math.sqrt(1 - DPGD_SPREAD_SHARE), n, 3, 1600)
+    for y, expect in ((wide, DPGD_SPREAD_MAX_CLIP), (narrow, base)):
+        det = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, rng=2).privacy.details
+        sp = det["spread"]
+        assert sp["base_clip"] == pytest.approx(base, rel=1e-12)
+        assert det["clip_norm"] == dpgd_spread_clip(sp["base_clip"], sp["sigma_hat"])
+        assert det["clip_norm"] == pytest.approx(expect, rel=1e-12)
+        assert det["schedule_rule"]["clip_norm"] == "auto"
+
+
+def test_spread_clip_at_infinite_epsilon_is_the_noiseless_rule():
+    """ε = ∞: the spread releases are exact, so the fit is clipped GD at
+    min(2, 1·max(1, σ/σ₀)³) with σ = √(π/2)·mean|y − ȳ| -- its non-private counterpart."""
+    from dpreg.multivariate.dpgd import dpgd_spread_clip
+
+    g = np.random.default_rng(3)
+    X = g.uniform(-0.5, 0.5, size=(300, 2))
+    y = np.clip(0.1 * X[:, 0] + 0.23 * g.standard_normal(300), -1, 1)
+    sigma = math.sqrt(math.pi / 2) * float(np.abs(y - y.mean()).mean())
+    C = dpgd_spread_clip(1.0, sigma)
+    assert 1.0 < C < 2.0
+    with pytest.warns(UserWarning):
+        auto = dp_gradient_descent(X, y, epsilon=math.inf, delta=DELTA, n_iter=50, rng=0)
+    with pytest.warns(UserWarning):
+        given = dp_gradient_descent(X, y, epsilon=math.inf, delta=DELTA, n_iter=50,
+                                    clip_norm=C, rng=0)
+    assert auto.privacy.details["clip_norm"] == pytest.approx(C, rel=1e-12)
+    np.testing.assert_allclose(auto.params.to_numpy(), given.params.to_numpy(), rtol=1e-12)
+
+
+def test_clip_norm_strings_are_checked_before_any_noise():
+    X, y = np.zeros((20, 2)), np.zeros(20)
+    with pytest.raises(InvalidInputError, match="'auto', 'public' or a positive number"):
+        dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, clip_norm="spread", rng=0)
+
+
+def _spread_flip_pair(n: int = 2000):
+    """Labels ±0.22 with one record at the bound (d) or at 0 (d′): the lowered spread σ̂ sits
+    just above σ₀, where the clip grows without reaching its cap (T = 3: the public clip is 1),
+    so an exact spread statistic would give d and d′ different clips -- visible in the
+    released clip and the coefficients."""
+    g = np.random.default_rng(1)
+    X = g.uniform(-1, 1, size=(n, 2))
+    y = 0.22 * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    y[0] = 1.0
+    y2 = y.copy()
+    y2[0] = 0.0
+    return {"X": X, "y": y}, {"X": X, "y": y2}
+
+
+def _spread_audit(samples: int = 1500):
+    from dpreg.audit import audit, loop_sampler
+
+    def release(data, rng):
+        res = dp_gradient_descent(data["X"], data["y"], epsilon=EPS, delta=DELTA, n_iter=3,
+                                  rng=rng)
+        return [*res.params.to_numpy()[:2], res.privacy.details["clip_norm"]]
+
+    d, dp = _spread_flip_pair()
+    return audit(lambda data, n, rng: loop_sampler(release, data, n, rng), d, dp, claim=EPS,
+                 delta=DELTA, samples=samples, rng=6, method="dp-gd-spread-clip",
+                 pair="spread-flip", names=["b0", "b1", "clip"])
+
+
+@pytest.mark.slow
+def test_spread_clip_passes_its_audit():
+    res = _spread_audit()
+    assert res.passed, res.as_dict()
+
+
+@pytest.mark.slow
+def test_a_noiseless_spread_statistic_is_caught(monkeypatch):
+    """Planted bug: the mean absolute deviation released without noise (still "charged")."""
+    import dpreg.multivariate.dpgd as mod
+
+    real = mod.gaussian
+
+    def leaky(value, *, sensitivity, budget, rng=None, **kw):
+        if sensitivity == 2.0 and budget == leaky.spread_part:
+            return value
+        return real(value, sensitivity=sensitivity, budget=budget, rng=rng, **kw)
+
+    leaky.spread_part = mod.plan_dp_gradient_descent(
+        n=2000, d=2, epsilon=EPS, delta=DELTA, n_iter=3).parts["spread"]
+    monkeypatch.setattr(mod, "gaussian", leaky)
+    res = _spread_audit()
+    assert not res.passed
+    assert res.epsilon_lcb > EPS

@@ -123,13 +123,13 @@ def test_auto_clip_sits_in_the_plan_with_public_n_and_in_the_release_otherwise()
     from dpreg.multivariate.dpgd import DPGD_AUTO_STEPS, dpgd_schedule
 
     X, y = _data(600, 3, 5)
-    ro = plan_dp_gradient_descent(n=600, d=3, epsilon=1.0, delta=1e-6)
+    ro = plan_dp_gradient_descent(n=600, d=3, epsilon=1.0, delta=1e-6, clip_norm="public")
     T, cg = dpgd_schedule(600, 3, epsilon=1.0, delta=1e-6)
     assert ro.options["n_iter"] == T == DPGD_AUTO_STEPS and ro.options["clip_norm"] == cg < 1.0
     assert ro.sensitivities["gradient_sum"] == l2_clipped_sum_sensitivity(cg, "replace-one")
     ar = plan_dp_gradient_descent(n=None, d=3, epsilon=1.0, delta=1e-6,
-                                  neighbouring="add-remove")
-    assert ar.options["clip_norm"] == "auto" and "gradient_sum" not in ar.sensitivities
+                                  clip_norm="public", neighbouring="add-remove")
+    assert ar.options["clip_norm"] == "public" and "gradient_sum" not in ar.sensitivities
     assert ar.budget == dpgd_budget(1.0, 1e-6, T, "gdp", Neighbouring.ADD_REMOVE)[2]
     rel = release_dp_gradient_descent(dpgd_statistics(X, y, ar), ar, np.random.default_rng(3),
                                       seeded=True)
@@ -138,4 +138,4 @@ def test_auto_clip_sits_in_the_plan_with_public_n_and_in_the_release_otherwise()
     assert d["clip_norm"] == cg_ar and d["sensitivity"] == l2_clipped_sum_sensitivity(
         cg_ar, "add-remove")
     assert d["noise_sd"] == gaussian_sigma(d["sensitivity"], ar.parts["round"])
-    assert d["schedule_rule"] == {"n_iter": "auto", "clip_norm": "auto"}
+    assert d["schedule_rule"] == {"n_iter": "auto", "clip_norm": "public"}

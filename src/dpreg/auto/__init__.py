@@ -29,15 +29,13 @@ dpreg's own harness runs (``studies/auto.py`` in the source repository, docs/aut
 * some bounds ``"private"``: TukeyEM when the propose-test-release step is predicted to pass
   with probability >= ``TUKEY_PASS_PROBABILITY`` (:func:`tukey_pass_probability`, a computation
   on simulated Gaussian models -- public); it needs no bounds, so the bounds budget is saved;
-* otherwise DP-GD (clipped full-batch DP gradient descent under replace-one, with its public
-  step-count and clip rule), except where n·ε is large enough (:func:`mv_selection_possible`)
-  for a 5% Laplace release of nvar(y) to tell a response spread over much of its bounds from a
-  concentrated one: there ``auto`` releases it and runs AdaSSP when the noisy sd of y exceeds
-  ``MV_SPREAD_THRESHOLD`` = 0.38 half-widths (:func:`choose_mv_spread`), DP-GD otherwise.
-  A widely spread response makes most of DP-GD's per-example gradients exceed its clip, and the
-  clipped descent is then biased; AdaSSP's closed form is not.  Derived on development data
-  only (docs/accuracy.md §12); with public bounds TukeyEM is no longer chosen (within 1.25× of
-  the best method in 3 of the 13 development cells where the old rule picked it).
+* otherwise DP-GD (clipped full-batch DP gradient descent under replace-one, with its default
+  step-count and clip rule; the clip grows for a response spread over much of its bounds, from
+  DP-GD's own 5% release of the response's spread, so nothing is spent on a selection).
+  Derived on development data only (docs/accuracy.md §12); with public bounds TukeyEM is no
+  longer chosen (within 1.25× of the best method in 3 of the 13 development cells where the old
+  rule picked it), nor AdaSSP (§12.6: once DP-GD's clip read the spread, DP-GD alone beat every
+  threshold of the earlier spread selection).
 
 **Bounds-free mode.**  ``x_bounds="private"`` / ``y_bounds="private"`` spends ``bounds_fraction``
 (default 20%) of ε on DP bounds for every such column (:func:`dpreg.preprocess.propose_bounds`,
@@ -52,8 +50,6 @@ from dpreg.auto.estimator import AutoDPRegression
 from dpreg.auto.fit import charged_budget, check_options, fit_auto
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
-    MV_SPREAD_SIGNAL,
-    MV_SPREAD_THRESHOLD,
     NS_BOUNDARY_LIMIT,
     NS_K,
     NS_S0,
@@ -64,12 +60,9 @@ from dpreg.auto.rules import (
     TUKEY_PASS_PROBABILITY,
     boundary_statistic,
     choose_multivariate,
-    choose_mv_spread,
     choose_noisy_stats,
     choose_simple,
     choose_simple_array,
-    mv_selection_possible,
-    mv_spread_noise_sd,
     selection_possible,
     selection_statistic,
     split_budget,
@@ -87,8 +80,6 @@ __all__ = [
     "NS_SPREAD_REFERENCE",
     "TS_MATCHINGS",
     "TUKEY_PASS_PROBABILITY",
-    "MV_SPREAD_THRESHOLD",
-    "MV_SPREAD_SIGNAL",
     "split_selection",
     "split_budget",
     "selection_statistic",
@@ -99,9 +90,6 @@ __all__ = [
     "selection_possible",
     "tukey_pass_probability",
     "choose_multivariate",
-    "choose_mv_spread",
-    "mv_selection_possible",
-    "mv_spread_noise_sd",
     "fit_auto",
     "check_options",
     "charged_budget",

@@ -14,8 +14,6 @@ from dpreg import methods
 from dpreg._validation import check_bounds, check_delta, check_epsilon, check_rng, is_seeded
 from dpreg.auto.rules import (
     BOUNDS_FRACTION,
-    MV_SPREAD_SIGNAL,
-    MV_SPREAD_THRESHOLD,
     NS_BOUNDARY_LIMIT,
     NS_K,
     NS_S0,
@@ -26,9 +24,7 @@ from dpreg.auto.rules import (
     _fraction,
     boundary_statistic,
     choose_multivariate,
-    choose_mv_spread,
     choose_noisy_stats,
-    mv_selection_possible,
     selection_possible,
     selection_statistic,
     split_budget,
@@ -215,13 +211,11 @@ def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
     m (0 unless TukeyEM is chosen), whether DP bounds are needed, the budget split).
 
     Several x with some bounds private: TukeyEM where its PTR step is predicted to pass (it
-    needs no bounds, so nothing is spent on them).  Otherwise DP-GD, or -- where
-    :func:`mv_selection_possible` (public n and ε) says the released spread of y can separate
-    the regimes -- the private choice between DP-GD and AdaSSP (:func:`_select_multivariate`),
-    with the selection share; both need bounds.  One x: when no data inside the bounds can
-    reach the NoisyStats branch of :func:`choose_noisy_stats` (:func:`selection_possible`, a
-    bound in n and ε alone) the choice is Theil-Sen whatever the data and no budget is spent on
-    it."""
+    needs no bounds, so nothing is spent on them).  Otherwise DP-GD, with no selection share
+    (it needs bounds; its default clip reads the spread of y itself).  One x: when no data
+    inside the bounds can reach the NoisyStats branch of :func:`choose_noisy_stats`
+    (:func:`selection_possible`, a bound in n and ε alone) the choice is Theil-Sen whatever the
+    data and no budget is spent on it."""
     eps, info = run.eps, run.info
     fs, fb = info["selection_fraction"], info["bounds_fraction"]
     unknown_bounds = any(b is None for b in run.x_bounds) or run.y_bounds is None
@@ -230,16 +224,15 @@ def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
         method, m = choose_multivariate(run.n, d_cols, epsilon=eps, delta=run.delta,  # type: ignore[arg-type]
                                         bounds_public=not unknown_bounds)
         if not methods.get(method).needs_bounds:  # TukeyEM (bounds-free): nothing is selected
-            info.update({"rule": _MV_RULE, "n_models": m, "spread_selection": False,
+            info.update({"rule": _MV_RULE, "n_models": m,
                          "pass_probability": tukey_pass_probability(m, d_cols, epsilon=eps,
                                                                     delta=run.delta)})  # type: ignore[arg-type]
             return method, m, False, split_budget(eps, selection_fraction=None,
                                                   bounds_fraction=None)
-        select = mv_selection_possible(run.n, eps, fs)
-        info.update({"rule": _MV_RULE, "n_models": m, "spread_selection": select})
-        parts = split_budget(eps, selection_fraction=fs if select else None,
+        info.update({"rule": _MV_RULE, "n_models": m})
+        parts = split_budget(eps, selection_fraction=None,
                              bounds_fraction=fb if unknown_bounds else None)
-        return ("" if select else method), m, unknown_bounds, parts
+        return method, m, unknown_bounds, parts
     skip = not selection_possible(run.n, eps)
     parts = split_budget(eps, selection_fraction=None if skip else fs,
                          bounds_fraction=fb if unknown_bounds else None)
@@ -248,25 +241,7 @@ def _plan(run: _Run) -> tuple[str, int, bool, dict[str, PureDP | None]]:
 
 _MV_RULE = (f"several x: with some bounds private, tukey-em iff its PTR step is predicted to "
             f"pass with probability >= {TUKEY_PASS_PROBABILITY:g} (it needs no bounds); else "
-            f"adassp iff the noisy sd of y in units of its bounds' half-width exceeds "
-            f"{MV_SPREAD_THRESHOLD:g} (released only when its noise sd is at most "
-            f"threshold^2/{MV_SPREAD_SIGNAL:g}: public n and eps), else dp-gd")
-
-
-def _select_multivariate(run: _Run, sel: PureDP, yb: tuple[float, float]) -> str:
-    """Phase 4 (several x): the private choice between DP-GD and AdaSSP from one release, the
-    noisy nvar(y) of the y clipped to its bounds (:func:`dpreg.preprocess.noisy_nvar`, Laplace,
-    replace-one sensitivity (1 − 1/n)·w_y², the whole selection part), through
-    :func:`choose_mv_spread` (post-processing).  Records ``y_variance`` (the released σ̃_y², in
-    squared half-widths of the y bounds) and ``selection_epsilon`` in ``extra["auto"]``."""
-    from dpreg.preprocess import noisy_nvar
-
-    nv = noisy_nvar(run.y, epsilon=sel.epsilon, x_bounds=yb, rng=run.gen, ledger=run.ledger,
-                    label="auto: selection statistic nvar(y)")
-    half = (yb[1] - yb[0]) / 2.0
-    scaled = nv.value / half ** 2
-    run.info.update({"y_variance": scaled / run.n, "selection_epsilon": sel.epsilon})
-    return "adassp" if bool(choose_mv_spread(scaled, run.n)) else "dp-gd"
+            f"dp-gd (its default clip grows for a widely spread y, from its own release)")
 
 
 def _propose_bounds(run: _Run, bpart: PureDP) -> None:
@@ -404,9 +379,6 @@ def fit_auto(
     method_eps = parts["method"].epsilon  # type: ignore[union-attr]
     if run.simple:
         method = _select_simple(run, parts["selection"], xbs[0], ybs)
-    elif not method:
-        assert parts["selection"] is not None
-        method = _select_multivariate(run, parts["selection"], ybs)
     opts = _method_options(run, method, m, options)
     run.info["method"] = method
     run.info["method_epsilon"] = method_eps

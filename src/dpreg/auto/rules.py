@@ -42,11 +42,6 @@ __all__ = [
     "tukey_pass_probability",
     "tukey_auto_n_models",
     "choose_multivariate",
-    "MV_SPREAD_THRESHOLD",
-    "MV_SPREAD_SIGNAL",
-    "mv_spread_noise_sd",
-    "mv_selection_possible",
-    "choose_mv_spread",
 ]
 
 #: share of ε spent on the selection statistic (simple regression)
@@ -77,17 +72,6 @@ TS_MATCHINGS = 10
 #: TukeyEM (several x, some bounds private) only when PTR is predicted to pass with at least
 #: this probability
 TUKEY_PASS_PROBABILITY = 0.95
-#: the several-x rule (:func:`choose_mv_spread`): AdaSSP iff the noisy sd of the response, in
-#: units of the half-width of its bounds, exceeds this; DP-GD otherwise.  Derived on the dev,
-#: dev2 and tuning data sets of docs/accuracy.md §12 only (τ from 0.35 to 0.55 gives 36-37 of
-#: 48 cells within 1.25× of the best; 0.38 the smallest geometric-mean ratio): a widely spread
-#: response makes DP-GD's per-example gradients large next to its clip, so the clipped descent
-#: is biased where AdaSSP's closed form is not.
-MV_SPREAD_THRESHOLD = 0.38
-#: the selection is spent only when the noise sd of the released spread σ̃_y² is at most
-#: τ²/MV_SPREAD_SIGNAL (:func:`mv_selection_possible`, public n and ε): below that the
-#: statistic cannot tell the two regimes apart and DP-GD gets the whole budget
-MV_SPREAD_SIGNAL = 5.0
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -237,9 +221,15 @@ def choose_multivariate(n: float, d: int, *, epsilon: float, delta: float,
     * Some bounds private (``bounds_public=False``): TukeyEM with m =
       :func:`dpreg.preprocess.tukey_n_models` when :func:`tukey_pass_probability` >=
       TUKEY_PASS_PROBABILITY -- it needs no bounds, so the DP bounds' share is saved.
-    * Otherwise ``("dp-gd", 0)``: clipped full-batch DP gradient descent with its public
-      defaults, unless :func:`mv_selection_possible` says that the private spread selection
-      (:func:`choose_mv_spread`, DP-GD or AdaSSP) is worth its share, which ``auto`` then runs.
+    * Otherwise ``("dp-gd", 0)``: clipped full-batch DP gradient descent with its defaults
+      (its clip grows for a widely spread response from its own release of the response's
+      spread: :mod:`dpreg.multivariate.dpgd`).
+
+    Between issue 30's two passes ``auto`` spent 5% of ε on nvar(y) where n·ε >= ~3,900 and ran
+    AdaSSP for a response spread over more than 0.38 half-widths of its bounds.  Once DP-GD's
+    default clip took the spread into account, DP-GD alone was within 1.25× of the best dpreg
+    method in 38 of 48 development cells against at most 35 for any threshold of that
+    selection (docs/accuracy.md §12.6), so the selection was removed.
 
     With public bounds the rule took TukeyEM wherever its PTR step was predicted to pass until
     issue 30's second development pool: there that choice was within 1.25× of the best dpreg
@@ -255,42 +245,3 @@ def choose_multivariate(n: float, d: int, *, epsilon: float, delta: float,
             >= TUKEY_PASS_PROBABILITY):
         return "tukey-em", m
     return "dp-gd", 0
-
-
-def mv_spread_noise_sd(n: int, epsilon: float, fraction: float = SELECTION_FRACTION) -> float:
-    """The sd of the noise of σ̃_y² = nvar̃(y)/(n·h²) (h the half-width of the y bounds) when
-    nvar(y) is released with ``fraction``·ε by the Laplace mechanism at its replace-one
-    sensitivity (1 − 1/n)·(2h)²: √2·4·(1 − 1/n)/(fraction·ε·n).  Public n and ε only."""
-    nn = float(n)
-    eps = float(epsilon)
-    if not nn >= 2:
-        return math.inf
-    if math.isinf(eps):
-        return 0.0
-    return math.sqrt(2.0) * 4.0 * (1.0 - 1.0 / nn) / (float(fraction) * eps * nn)
-
-
-def mv_selection_possible(n: int, epsilon: float, fraction: float = SELECTION_FRACTION) -> bool:
-    """Whether ``auto`` with several x spends ``fraction``·ε on the spread selection: iff the
-    noise sd of σ̃_y² (:func:`mv_spread_noise_sd`) is at most τ²/MV_SPREAD_SIGNAL, τ =
-    :data:`MV_SPREAD_THRESHOLD` (about n·ε >= 3,900 at the default 5%).  Below it the released
-    spread is mostly noise, so DP-GD is run with the whole budget.  Public n and ε only."""
-    return mv_spread_noise_sd(n, epsilon, fraction) <= MV_SPREAD_THRESHOLD ** 2 / MV_SPREAD_SIGNAL
-
-
-def choose_mv_spread(nvar_scaled: Any, n: int) -> np.ndarray:
-    """The several-x private choice (vectorised; True: AdaSSP, False: DP-GD) from the released
-    ``nvar_scaled`` = nvar̃(y)/h² (the Laplace release of Σ(y − ȳ)² of the clipped y, in units
-    of the half-width h of the y bounds) and the public n: AdaSSP iff
-    σ̃_y² = nvar_scaled/n > :data:`MV_SPREAD_THRESHOLD`².  NaN chooses DP-GD.
-
-    Post-processing of one DP release and public n: no privacy cost of its own.  Why the spread
-    decides: DP-GD clips per-example gradients 2(θᵀx − y)·x at a clip set by its public rule for
-    residuals of typical size; with a response spread over much of its bounds most gradients are
-    clipped, and the clipped descent converges away from OLS (a bias that does not shrink with
-    ε), while AdaSSP solves the noisy normal equations in closed form.  On the development data
-    the several-x rule is within 1.25× of the best dpreg method in 36 of 48 cells against 30 of
-    48 for the earlier TukeyEM/DP-GD rule (docs/accuracy.md §12)."""
-    nv = np.asarray(nvar_scaled, dtype=float)
-    with np.errstate(invalid="ignore"):
-        return nv / float(n) > MV_SPREAD_THRESHOLD ** 2

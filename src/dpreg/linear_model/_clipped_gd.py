@@ -26,10 +26,12 @@ class ClippedDPGradientDescent(_MultivariateBase):
     fit_intercept:
         Add a public ones column (default True).
     n_iter, clip_norm, learning_rate, schedule:
-        T rounds and gradient clip C_g -- ``"auto"`` (default): T = 1600 and
-        C_g = min(1, 1.5·μ·n/((d+1)·T)) from the public n (replace-one) or the released noisy
-        count (add/remove), μ the GDP parameter of (ε, δ)
-        (:func:`dpreg.multivariate.dpgd.dpgd_schedule`; docs/accuracy.md), or numbers --
+        T rounds and gradient clip C_g -- ``"auto"`` (default): T = 1600 and C_g from the
+        public rule min(1, 1.5·μ·n/((d+1)·T)) (public n under replace-one, the released noisy
+        count under add/remove; μ the GDP parameter of (ε, δ)), grown up to 2 where a release
+        of the label's spread (5% of the budget) shows it spread over more than 0.2 of its
+        half-width (:mod:`dpreg.multivariate.dpgd`; docs/accuracy.md §11.2, §12.6);
+        ``clip_norm="public"``: the public rule alone; or numbers --
         η (0.5) and its schedule (``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``).
     accounting:
         ``"gdp"`` (default, μ_round = μ/√T) or ``"zcdp"``.

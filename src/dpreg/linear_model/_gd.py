@@ -61,7 +61,9 @@ class DPGradientDescent(DPRegressorBase):
     variant, tau:
         One-feature algorithm: budget variant and per-coordinate clip τ (1).
     clip_norm, learning_rate, schedule, accounting, output, neighbouring:
-        Several-feature algorithm: gradient clip (``"auto"``: the public rule above), step
+        Several-feature algorithm: gradient clip (``"auto"``: the public rule above, grown
+        for a widely spread label from a 5% release of its spread; ``"public"``: the public
+        rule alone), step
         size (0.5) and its
         schedule, ``"gdp"``/``"zcdp"`` accounting, ``"average"``/``"last"`` output,
         neighbouring relation.

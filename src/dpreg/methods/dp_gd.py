@@ -116,9 +116,12 @@ class DPGradientDescentSpec(MethodSpec):
         "n_iter": Option(AnyOf(Choice("auto"), Integer(1, 1_000_000)), "auto",
                          "rounds T ('auto': 80 with one x, Alabi et al.; 1600 with several, "
                          "with the public clip rule)"),
-        "clip_norm": Option(AnyOf(Choice("auto"), Real(0.0, 1e300, closed="right")), "auto",
-                            "several x: per-example gradient clip ('auto': min(1, "
-                            "1.5·μ·n/((d+1)·T)) from public n or a noisy count)",
+        "clip_norm": Option(AnyOf(Choice("auto", "public"), Real(0.0, 1e300, closed="right")),
+                            "auto",
+                            "several x: per-example gradient clip ('public': min(1, "
+                            "1.5·μ·n/((d+1)·T)) from public n or a noisy count; 'auto': that "
+                            "rule grown for a widely spread label, from a release of its "
+                            "spread with 5% of the budget)",
                             used_if=_used_by("clipped"), when=_several),
         "learning_rate": Option(Real(0.0, None, closed="neither"), 0.5,
                                 "several x: step size", used_if=_used_by("clipped"),
@@ -158,8 +161,8 @@ class DPGradientDescentSpec(MethodSpec):
                       "(μ-GDP)", gdp, "gd-mv-core", pairs="design-replace-one",
                       output_names=coef3),
             AuditCase("dp-gd-mv-auto-clip", "DP gradient descent (d features, add/remove), "
-                      "T = 5, clip_norm='auto' from the released noisy count (adaptive "
-                      "composition), ε = 1, δ = 1e-06 (μ-GDP)", gdp, "gd-mv-core",
+                      "T = 5, clip_norm='auto' from the released noisy count and label spread "
+                      "(adaptive composition), ε = 1, δ = 1e-06 (μ-GDP)", gdp, "gd-mv-core",
                       {"clip_norm": "auto", "neighbouring": "add-remove"},
                       pairs="design-add-remove", output_names=coef3),
             AuditCase("DPGradientDescent", "DPGradientDescent.fit (one x), ε = 2, n = 20",

@@ -24,7 +24,19 @@ under replace-one and the released noisy count under add/remove (released first,
 is a function of a release and public inputs: adaptive composition, nothing else spent).
 Derived on dpreg's dev and tuning data only (``studies/accuracy/dpgd_rule.py``; held-out
 evaluation in docs/accuracy.md); the earlier fixed T = 100, C_g = 1 are
-:data:`DPGD_FIXED_SCHEDULE`.
+:data:`DPGD_FIXED_SCHEDULE`.  ``clip_norm="public"`` is that rule alone.
+
+The spread of the label (``clip_norm="auto"``, the default since issue 30's second pass;
+docs/accuracy.md §12.6): the public rule assumes residuals of a tenth to a third of the label
+range; a response spread over much of its bounds has per-example gradients far above that clip,
+and the clipped descent converges to a biased (Huber-type) fit whatever ε.  So
+:data:`DPGD_SPREAD_SHARE` of the budget (of μ², or of ρ) first releases the spread of the label:
+two Gaussian releases of equal budget, Σ clip(y) and then Σ|clip(y) − ȳ̃| about the released
+mean ȳ̃ (labels clipped to [−1, 1], the estimators' scaled range; sensitivities
+:func:`dpgd_spread_sensitivities`), and the clip becomes :func:`dpgd_spread_clip` of the
+public rule at the rest of the budget and the lower confidence bound σ̂ of the label's sd
+(:func:`dpgd_spread_sigma`).  Everything after the two releases is post-processing; the rounds
+compose with them (:func:`dpgd_spread_budget`), and the charge is unchanged.
 """
 
 from __future__ import annotations
@@ -64,7 +76,10 @@ from dpreg.privacy.neighbours import Neighbouring, PrivacyStatement, check_neigh
 __all__ = ["dp_gradient_descent", "dpgd_budget", "plan_dp_gradient_descent", "DPGDStatistics",
            "dpgd_statistics", "release_dp_gradient_descent", "dp_gradient_descent_result",
            "dpgd_schedule", "DPGD_AUTO_STEPS", "DPGD_TRAVEL", "DPGD_MAX_CLIP",
-           "DPGD_FIXED_SCHEDULE"]
+           "DPGD_FIXED_SCHEDULE", "dpgd_public_clip", "dpgd_spread_sensitivities",
+           "dpgd_spread_budget", "dpgd_spread_sigma", "dpgd_spread_clip",
+           "DPGD_SPREAD_SHARE", "DPGD_SPREAD_Z", "DPGD_SPREAD_SIGMA0", "DPGD_SPREAD_POWER",
+           "DPGD_SPREAD_MAX_CLIP"]
 
 #: T of ``n_iter="auto"``: enough rounds that the clip, not T, limits the travel (the error
 #: on the dev data was flat along T·C_g = const for T >= 400; 1600 was the best fixed T)
@@ -75,6 +90,18 @@ DPGD_TRAVEL = 1.5
 DPGD_MAX_CLIP = 1.0
 #: (T, C_g) before issue 30 (Tang et al.'s baseline values; ``paper_options`` of the method)
 DPGD_FIXED_SCHEDULE = (100, 1.0)
+#: the share of the budget (of μ² under GDP accounting, of ρ under zCDP) that
+#: ``clip_norm="auto"`` spends on the spread of the label (two releases, half each)
+DPGD_SPREAD_SHARE = 0.05
+#: σ̂ is the released spread lowered by this many noise sds (the clip grows only for a spread
+#: the release clearly shows)
+DPGD_SPREAD_Z = 2.0
+#: labels spread up to this sd (in half-widths of the label bounds) keep the public clip ...
+DPGD_SPREAD_SIGMA0 = 0.2
+#: ... above it the clip grows as (σ̂/σ₀)^k ...
+DPGD_SPREAD_POWER = 3
+#: ... up to this clip (per-example gradients on rows in the unit ball are at most ~4)
+DPGD_SPREAD_MAX_CLIP = 2.0
 
 SOURCE = ("noisy full-batch gradient descent (Tang et al. 2023 §4 baseline; Abadi et al. 2016 "
           "per-example clipping)")
@@ -99,6 +126,17 @@ def dpgd_budget(epsilon: float, delta: float, n_iter: int, accounting: str,
     z_round = z.split([1.0] * n_releases)[0] if n_releases > 1 else z
     assert compose([z_round] * n_releases) <= z
     return n_releases, z_round, z
+
+
+def _clip_mode(value: Any) -> str | None:
+    """``"auto"`` (the spread-aware rule) or ``"public"`` (the public rule alone) for those
+    strings, None for a number (checked by the caller); any other string is refused."""
+    if isinstance(value, str):
+        if value in ("auto", "public"):
+            return value
+        raise InvalidInputError("clip_norm must be 'auto', 'public' or a positive number; "
+                                f"got {value!r}")
+    return None
 
 
 def _auto_or(value: Any, name: str) -> bool:
@@ -133,9 +171,57 @@ def dpgd_schedule(n: float, p: int, *, epsilon: float, delta: float,
         raise InvalidInputError(f"n must be a positive number of rows; got {n!r}")
     if int(p) < 1:
         raise InvalidInputError(f"p must be a positive number of columns; got {p!r}")
-    clip = DPGD_MAX_CLIP if math.isinf(mu) else min(
-        DPGD_MAX_CLIP, DPGD_TRAVEL * mu * float(n) / (int(p) * T))
-    return T, float(clip)
+    return T, dpgd_public_clip(mu, n, p, T)
+
+
+def dpgd_public_clip(mu: float, n: float, p: int, n_iter: int) -> float:
+    """The public clip rule at a GDP parameter μ: min(:data:`DPGD_MAX_CLIP`,
+    :data:`DPGD_TRAVEL`·μ·n/(p·T)) (:data:`DPGD_MAX_CLIP` at μ = ∞).  A pure function of its
+    (public or released) inputs."""
+    if math.isinf(mu):
+        return DPGD_MAX_CLIP
+    return float(min(DPGD_MAX_CLIP, DPGD_TRAVEL * mu * float(n) / (int(p) * int(n_iter))))
+
+
+def dpgd_spread_sensitivities(neighbouring: str | Neighbouring) -> tuple[float, float]:
+    """(Δ₁, Δ₂): the sensitivities of the two spread releases of ``clip_norm="auto"`` on labels
+    clipped to [−1, 1] -- Δ₁ of Σᵢ clip(yᵢ), Δ₂ of Σᵢ |clip(yᵢ) − c| for a centre c ∈ [−1, 1]
+    fixed before the release (it is the released mean, clipped to [−1, 1]).  Replace-one: one
+    term of each sum changes within [−1, 1], resp. [0, 2], so (2, 2); add/remove: one term is
+    added or removed, so (1, 2).  Scalars: L1 = L2."""
+    rel = check_neighbouring(neighbouring)
+    return (2.0, 2.0) if rel is Neighbouring.REPLACE_ONE else (1.0, 2.0)
+
+
+def dpgd_spread_budget(budget: GDP | ZCDP, n_rounds: int) -> tuple[GDP | ZCDP, GDP | ZCDP]:
+    """(budget of each spread release, budget of each of the ``n_rounds`` other releases) of
+    ``clip_norm="auto"``: :data:`DPGD_SPREAD_SHARE` of ``budget`` (of μ² or ρ) split evenly over
+    the two spread releases, the rest evenly over the rounds (and the noisy count under
+    add/remove).  ``Budget.split`` rounds every part down, so the 2 + ``n_rounds`` releases
+    compose to at most ``budget`` (asserted).  A pure function of public inputs."""
+    spread_total, rest = budget.split([DPGD_SPREAD_SHARE, 1.0 - DPGD_SPREAD_SHARE])
+    each = spread_total.split([1.0, 1.0])[0]
+    rnd = rest.split([1.0] * n_rounds)[0] if n_rounds > 1 else rest
+    assert compose([each, each] + [rnd] * n_rounds) <= budget  # type: ignore[list-item, operator]
+    return each, rnd
+
+
+def dpgd_spread_sigma(abs_dev: float, noise_sd: float) -> float:
+    """σ̂: the label sd implied by a released mean absolute deviation m̃ (sd √(2/π)·σ for a
+    normal label), lowered by :data:`DPGD_SPREAD_Z` noise sds of m̃:
+    √(π/2)·(m̃ − z·sd).  Post-processing of the release and its public noise sd."""
+    return float(math.sqrt(math.pi / 2.0) * (float(abs_dev) - DPGD_SPREAD_Z * float(noise_sd)))
+
+
+def dpgd_spread_clip(base_clip: float, sigma_hat: float) -> float:
+    """C_g of ``clip_norm="auto"``: the public clip ``base_clip`` (:func:`dpgd_public_clip` at
+    the rounds' budget) times max(1, σ̂/σ₀)^k, at most :data:`DPGD_SPREAD_MAX_CLIP`
+    (σ₀ = :data:`DPGD_SPREAD_SIGMA0`, k = :data:`DPGD_SPREAD_POWER`).  Labels spread less than
+    σ₀ half-widths keep the public clip.  Derived on the development data only
+    (``studies/accuracy/dpgd_clip_spread.py``; docs/accuracy.md §12.6)."""
+    ratio = max(1.0, float(sigma_hat) / DPGD_SPREAD_SIGMA0) if math.isfinite(sigma_hat) else 1.0
+    return float(min(DPGD_SPREAD_MAX_CLIP,
+                     min(DPGD_MAX_CLIP, float(base_clip)) * ratio ** DPGD_SPREAD_POWER))
 
 
 def dp_gradient_descent(
@@ -167,8 +253,11 @@ def dp_gradient_descent(
         Target (ε, δ), δ > 0.
     clip_norm:
         C_g, the L2 clipping norm of per-example gradients; ``"auto"`` (default): the public
-        rule of :func:`dpgd_schedule`, min(1, 1.5·μ·n/(p·T)) (n: public under replace-one,
-        the released noisy count under add/remove).
+        rule grown for a widely spread label, from a release of the label's spread that
+        costs :data:`DPGD_SPREAD_SHARE` of the budget (module doc; labels are taken as
+        scaled to [−1, 1], as the estimators scale them); ``"public"``: the public rule
+        of :func:`dpgd_schedule` alone, min(1, 1.5·μ·n/(p·T)) (n: public under replace-one,
+        the released noisy count under add/remove); or a number.
     n_iter, learning_rate, schedule:
         T rounds (``"auto"``, default: 1600); η_t = ``learning_rate`` × {1, 1/t, 1/√t} for
         ``schedule`` in ``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``.
@@ -219,17 +308,22 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
     regressors to the design (the estimator's rows in the unit ball); ``None`` takes the
     design as given.
 
-    ``n_iter="auto"`` / ``clip_norm="auto"`` (defaults, issue 30): T = :data:`DPGD_AUTO_STEPS`
-    (never reads n) and C_g by :func:`dpgd_schedule` from public inputs -- under replace-one
+    ``clip_norm="auto"`` (default): the spread-aware clip (module doc), fixed in the release
+    after the two spread releases; the plan holds their budget ``parts["spread"]``
+    (:func:`dpgd_spread_budget`), sensitivities and sds, and the rounds' smaller
+    ``parts["round"]``.  ``n_iter="auto"`` / ``clip_norm="public"``: T =
+    :data:`DPGD_AUTO_STEPS` (never reads n) and C_g by :func:`dpgd_schedule` from public
+    inputs -- under replace-one
     from the public n, here in the plan; under add/remove n is private, so the plan keeps
-    ``clip_norm="auto"`` with no gradient sensitivity or sd yet, and the release computes C_g
+    ``clip_norm="public"`` with no gradient sensitivity or sd yet, and the release computes C_g
     from the noisy count it releases first (adaptive composition: each later round is a
     Gaussian mechanism at the sensitivity of that C_g and the round's fixed budget, so the
     total is ``budget`` as for a given C_g)."""
     d_ = check_int(d, "d", minimum=1)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
-    auto_clip = _auto_or(clip_norm, "clip_norm")
+    clip_mode = _clip_mode(clip_norm)
+    auto_clip = clip_mode is not None
     cg = 0.0 if auto_clip else check_positive(clip_norm, "clip_norm")
     auto_steps = _auto_or(n_iter, "n_iter")
     T = DPGD_AUTO_STEPS if auto_steps else check_int(n_iter, "n_iter", minimum=1,
@@ -248,13 +342,24 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
                                     "of rows, public there); got None")
         public_n = check_int(n, "n", minimum=1)
     n_releases, per_round, budget = dpgd_budget(eps, dlt, T, acct, rel)
-    clip: float | str = cg
-    if auto_clip and public_n is not None:  # the public n: the clip is fixed here
-        clip = dpgd_schedule(public_n, d_, epsilon=eps, delta=dlt, n_iter=T)[1]
-    elif auto_clip:  # add/remove: from the noisy count, in the release
-        clip = "auto"
+    parts: dict[str, Any] = {"round": per_round}
     sensitivities: dict[str, float] = {}
     noise: dict[str, float] = {}
+    clip: float | str = cg
+    if clip_mode == "auto":  # the spread of the label first: C_g is fixed in the release
+        parts["spread"], parts["round"] = dpgd_spread_budget(budget, n_releases)
+        per_round = parts["round"]
+        n_releases += 2
+        sensitivities["spread_sum"], sensitivities["spread_abs_dev"] = \
+            dpgd_spread_sensitivities(rel)
+        noise["spread_sum_sd"] = gaussian_sigma(sensitivities["spread_sum"], parts["spread"])
+        noise["spread_abs_dev_sd"] = gaussian_sigma(sensitivities["spread_abs_dev"],
+                                                     parts["spread"])
+        clip = "auto"
+    elif auto_clip and public_n is not None:  # the public n: the clip is fixed here
+        clip = dpgd_schedule(public_n, d_, epsilon=eps, delta=dlt, n_iter=T)[1]
+    elif auto_clip:  # add/remove: from the noisy count, in the release
+        clip = "public"
     if not isinstance(clip, str):
         sensitivities["gradient_sum"] = l2_clipped_sum_sensitivity(clip, rel)
         noise["gradient_sd"] = gaussian_sigma(sensitivities["gradient_sum"], per_round)
@@ -266,8 +371,8 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
                  "n_iter": T, "learning_rate": eta, "schedule": sched, "accounting": acct,
                  "output": out_kind, "n_releases": n_releases, "scaling": scaling,
                  "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
-                                   "clip_norm": "auto" if auto_clip else "given"}},
-        budget=budget, relation=rel, parts={"round": per_round}, n=public_n, d=d_,
+                                   "clip_norm": clip_mode if auto_clip else "given"}},
+        budget=budget, relation=rel, parts=parts, n=public_n, d=d_,
         sensitivities=sensitivities, noise=noise)
 
 
@@ -308,10 +413,15 @@ def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: A
     """THE release of clipped DP-GD (Tang et al. 2023 §4 baseline; Abadi et al. 2016
     per-example clipping): the only code that draws its noise -- :func:`dp_gradient_descent`,
     the estimators and the spec call it.  Under add/remove first the noisy count
-    (:func:`dpreg.mechanisms.gaussian`, sensitivity 1, one round's budget), then per round
+    (:func:`dpreg.mechanisms.gaussian`, sensitivity 1, one round's budget); with
+    ``clip_norm="auto"`` then the two spread releases (module doc: Σ clip(y) and
+    Σ|clip(y) − ȳ̃|, each a Gaussian mechanism at ``plan.parts["spread"]`` and the
+    sensitivities of :func:`dpgd_spread_sensitivities`) and C_g = :func:`dpgd_spread_clip`
+    (post-processing; kept in ``details["spread"]``); then per round
     t = 1..T the sum of the per-example gradients 2(θᵀx_i − y_i)·x_i clipped to L2 norm
-    C_g (the plan's, or with ``clip_norm="auto"`` under add/remove :func:`dpgd_schedule` of
-    the released count: adaptive composition), released at the sensitivity of that C_g and
+    C_g (the plan's, the spread-aware one, or with ``clip_norm="public"`` under add/remove
+    :func:`dpgd_schedule` of the released count: adaptive composition), released at the
+    sensitivity of that C_g and
     the round budget (the T rounds' noise drawn by one batched ``gaussian_calls`` sampler
     call of :mod:`dpreg.mechanisms.gaussian`, the same releases as T ``gaussian`` calls),
     and the step θ ← θ − η_t·(noisy sum)/n (n the public n, or the noisy count).
@@ -333,7 +443,28 @@ def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: A
         n_hat = max(1.0, float(gaussian(float(n), sensitivity=1.0, budget=per_round, rng=rng)))
     else:
         n_hat = float(n)
-    if o["clip_norm"] == "auto":  # add/remove: C_g from the released count (adaptive)
+    spread: dict[str, Any] = {}
+    if o["clip_norm"] == "auto":  # the spread of the label, then C_g from it (adaptive)
+        part = plan.parts["spread"]
+        yc = np.clip(ya, -1.0, 1.0)
+        ybar = float(np.clip(float(gaussian(float(yc.sum()), budget=part, rng=rng,
+                                            sensitivity=plan.sensitivities["spread_sum"]))
+                             / n_hat, -1.0, 1.0))
+        abs_dev = float(gaussian(float(np.abs(yc - ybar).sum()), budget=part, rng=rng,
+                                 sensitivity=plan.sensitivities["spread_abs_dev"])) / n_hat
+        sigma_hat = dpgd_spread_sigma(abs_dev, plan.noise["spread_abs_dev_sd"] / n_hat)
+        mu_rounds = GDP.from_approx(o["epsilon"], o["delta"]).mu * math.sqrt(
+            1.0 - DPGD_SPREAD_SHARE)
+        base = dpgd_public_clip(mu_rounds, n_hat, d, T)
+        cg = dpgd_spread_clip(base, sigma_hat)
+        spread = {"y_mean": ybar, "abs_dev": abs_dev, "sigma_hat": sigma_hat,
+                  "base_clip": base,
+                  "sensitivity": [plan.sensitivities["spread_sum"],
+                                  plan.sensitivities["spread_abs_dev"]],
+                  "noise_sd": [plan.noise["spread_sum_sd"], plan.noise["spread_abs_dev_sd"]]}
+        sens = l2_clipped_sum_sensitivity(cg, rel)
+        sd = gaussian_sigma(sens, per_round)
+    elif o["clip_norm"] == "public":  # add/remove: C_g from the released count (adaptive)
         cg = dpgd_schedule(n_hat, d, epsilon=o["epsilon"], delta=o["delta"], n_iter=T)[1]
         sens = l2_clipped_sum_sensitivity(cg, rel)
         sd = gaussian_sigma(sens, per_round)
@@ -376,6 +507,7 @@ def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: A
             "schedule_rule": dict(o["schedule_rule"]),
             "learning_rate": o["learning_rate"], "schedule": o["schedule"],
             "output": o["output"], "noisy_count": rel is Neighbouring.ADD_REMOVE,
+            **({"spread": spread} if spread else {}),
         },
     )
     values: dict[str, Any] = {"theta": result}
