@@ -205,6 +205,7 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
         DPGD_SPREAD_SHARE,
         dpgd_public_clip,
         dpgd_spread_clip,
+        dpgd_spread_sensitivities,
         dpgd_spread_sigma,
     )
 
@@ -212,9 +213,10 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
         return dpgd_public_clip(mu, n, p, T), mu
     y = np.clip(labels, -1.0, 1.0)
     mu_each = math.sqrt(DPGD_SPREAD_SHARE / 2.0) * mu
-    ybar = float(np.clip((y.sum() + rng.normal(0.0, 2.0 / mu_each)) / n, -1.0, 1.0))
-    m = (np.abs(y - ybar).sum() + rng.normal(0.0, 2.0 / mu_each)) / n
-    sig = dpgd_spread_sigma(m, 2.0 / mu_each / n)
+    s_sum, s_abs = dpgd_spread_sensitivities("replace-one")
+    ybar = float(np.clip((y.sum() + rng.normal(0.0, s_sum / mu_each)) / n, -1.0, 1.0))
+    m = (np.abs(y - ybar).sum() + rng.normal(0.0, s_abs / mu_each)) / n
+    sig = dpgd_spread_sigma(m, s_abs / mu_each / n)
     mu_rest = math.sqrt(1.0 - DPGD_SPREAD_SHARE) * mu
     return dpgd_spread_clip(dpgd_public_clip(mu_rest, n, p, T), sig), mu_rest
 
