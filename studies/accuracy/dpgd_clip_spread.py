@@ -204,6 +204,7 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
     from dpreg.multivariate.dpgd import (
         DPGD_SPREAD_SHARE,
         dpgd_public_clip,
+        dpgd_spread_base_clip,
         dpgd_spread_clip,
         dpgd_spread_sensitivities,
         dpgd_spread_sigma,
@@ -218,7 +219,7 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
     m = (np.abs(y - ybar).sum() + rng.normal(0.0, s_abs / mu_each)) / n
     sig = dpgd_spread_sigma(m, s_abs / mu_each / n)
     mu_rest = math.sqrt(1.0 - DPGD_SPREAD_SHARE) * mu
-    return dpgd_spread_clip(dpgd_public_clip(mu_rest, n, p, T), sig), mu_rest
+    return dpgd_spread_clip(dpgd_spread_base_clip(mu, n, p, T), sig), mu_rest
 
 
 def cell_priced(cell: tuple[str, int | None], stat_draws: int = 6,

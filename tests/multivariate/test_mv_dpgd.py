@@ -302,6 +302,12 @@ def test_spread_clip_and_sigma_are_the_documented_formulas():
     assert dpgd_spread_clip(0.5, 0.4) == DPGD_SPREAD_MAX_CLIP  # capped
     assert dpgd_spread_clip(3.0, 0.1) == 1.0            # the public cap still holds at σ ≤ σ₀
     assert dpgd_spread_clip(0.05, float("nan")) == 0.05
+    from dpreg.multivariate.dpgd import DPGD_SPREAD_SHARE, dpgd_spread_base_clip
+
+    # the public rule at the rounds' μ: 1.5·√(1 − share)·μ·n/(p·T), capped at 1
+    assert dpgd_spread_base_clip(0.5, 1000, 4, 1600) == pytest.approx(
+        DPGD_TRAVEL * math.sqrt(1 - DPGD_SPREAD_SHARE) * 0.5 * 1000 / (4 * 1600), rel=1e-12)
+    assert dpgd_spread_base_clip(math.inf, 10, 4, 1600) == 1.0
 
 
 @pytest.mark.parametrize("scale,rejects", [(1.0, False), (0.5, True)])

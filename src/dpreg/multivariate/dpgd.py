@@ -78,6 +78,7 @@ __all__ = ["dp_gradient_descent", "dpgd_budget", "plan_dp_gradient_descent", "DP
            "dpgd_schedule", "DPGD_AUTO_STEPS", "DPGD_TRAVEL", "DPGD_MAX_CLIP",
            "DPGD_FIXED_SCHEDULE", "dpgd_public_clip", "dpgd_spread_sensitivities",
            "dpgd_spread_budget", "dpgd_spread_sigma", "dpgd_spread_clip",
+           "dpgd_spread_base_clip",
            "DPGD_SPREAD_SHARE", "DPGD_SPREAD_Z", "DPGD_SPREAD_SIGMA0", "DPGD_SPREAD_POWER",
            "DPGD_SPREAD_MAX_CLIP"]
 
@@ -181,6 +182,13 @@ def dpgd_public_clip(mu: float, n: float, p: int, n_iter: int) -> float:
     if math.isinf(mu):
         return DPGD_MAX_CLIP
     return float(min(DPGD_MAX_CLIP, DPGD_TRAVEL * mu * float(n) / (int(p) * int(n_iter))))
+
+
+def dpgd_spread_base_clip(mu: float, n: float, p: int, n_iter: int) -> float:
+    """The public clip that :func:`dpgd_spread_clip` grows: :func:`dpgd_public_clip` at the μ
+    the rounds keep after :data:`DPGD_SPREAD_SHARE` of μ² went to the spread releases,
+    √(1 − share)·μ.  A pure function of its (public or released) inputs."""
+    return dpgd_public_clip(float(mu) * math.sqrt(1.0 - DPGD_SPREAD_SHARE), n, p, n_iter)
 
 
 def dpgd_spread_sensitivities(neighbouring: str | Neighbouring) -> tuple[float, float]:
@@ -453,9 +461,7 @@ def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: A
         abs_dev = float(gaussian(float(np.abs(yc - ybar).sum()), budget=part, rng=rng,
                                  sensitivity=plan.sensitivities["spread_abs_dev"])) / n_hat
         sigma_hat = dpgd_spread_sigma(abs_dev, plan.noise["spread_abs_dev_sd"] / n_hat)
-        mu_rounds = GDP.from_approx(o["epsilon"], o["delta"]).mu * math.sqrt(
-            1.0 - DPGD_SPREAD_SHARE)
-        base = dpgd_public_clip(mu_rounds, n_hat, d, T)
+        base = dpgd_spread_base_clip(GDP.from_approx(o["epsilon"], o["delta"]).mu, n_hat, d, T)
         cg = dpgd_spread_clip(base, sigma_hat)
         spread = {"y_mean": ybar, "abs_dev": abs_dev, "sigma_hat": sigma_hat,
                   "base_clip": base,
