@@ -201,17 +201,25 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
     μ; ``"auto"`` -- :func:`dpreg.multivariate.dpgd.dpgd_spread_budget`'s share of μ² to the
     two spread releases (sensitivities 2 and 2, replace-one), σ̂ by ``dpgd_spread_sigma`` and
     the clip by ``dpgd_spread_clip`` of the public rule at the rounds' μ."""
+    from dpreg.multivariate.dpgd import dpgd_public_clip
+
+    if rule == "public":
+        return dpgd_public_clip(mu, n, p, T), mu
+    return library_spread(labels, mu=mu, n=n, p=p, rng=rng)[:2]
+
+
+def library_spread(labels: np.ndarray, *, mu: float, n: int, p: int,
+                   rng: np.random.Generator) -> tuple[float, float, float]:
+    """(C_g, μ of the rounds, ȳ̃) of the library's ``clip_norm="auto"`` (:func:`library_clip`),
+    with the released mean ȳ̃ that the warm start reads."""
     from dpreg.multivariate.dpgd import (
         DPGD_SPREAD_SHARE,
-        dpgd_public_clip,
         dpgd_spread_base_clip,
         dpgd_spread_clip,
         dpgd_spread_sensitivities,
         dpgd_spread_sigma,
     )
 
-    if rule == "public":
-        return dpgd_public_clip(mu, n, p, T), mu
     y = np.clip(labels, -1.0, 1.0)
     mu_each = math.sqrt(DPGD_SPREAD_SHARE / 2.0) * mu
     s_sum, s_abs = dpgd_spread_sensitivities("replace-one")
@@ -219,7 +227,7 @@ def library_clip(labels: np.ndarray, *, mu: float, n: int, p: int, rule: str,
     m = (np.abs(y - ybar).sum() + rng.normal(0.0, s_abs / mu_each)) / n
     sig = dpgd_spread_sigma(m, s_abs / mu_each / n)
     mu_rest = math.sqrt(1.0 - DPGD_SPREAD_SHARE) * mu
-    return dpgd_spread_clip(dpgd_spread_base_clip(mu, n, p, T), sig), mu_rest
+    return dpgd_spread_clip(dpgd_spread_base_clip(mu, n, p, T), sig), mu_rest, ybar
 
 
 def cell_priced(cell: tuple[str, int | None], stat_draws: int = 6,

@@ -55,18 +55,20 @@ def mu_of(epsilon: float, delta: float = DELTA) -> float:
 
 
 def dpgd_batch(Z: np.ndarray, yl: np.ndarray, *, mu: float, n_iter: int, clip: float,
-               draws: int, rng: np.random.Generator, eta: float = ETA) -> np.ndarray:
+               draws: int, rng: np.random.Generator, eta: float = ETA,
+               theta0: np.ndarray | None = None) -> np.ndarray:
     """``draws`` runs of dpreg's clipped DP-GD on the scaled design ``Z`` (rows in the unit
     ball) and label ``yl``: replace-one (sensitivity 2·C_g, n public), μ/√T per round,
-    θ ← θ − η·(noisy clipped gradient sum)/n from 0, the mean of the last ⌈T/2⌉ iterates.
-    ``Z`` (n×p) and ``yl`` (n) or a stack of S splits of equal size, ``Z`` (S×n×p) and ``yl``
-    (S×n); the result is (draws×p) or (S×draws×p)."""
+    θ ← θ − η·(noisy clipped gradient sum)/n from ``theta0`` (default 0; the library's warm
+    start is :func:`dpreg.multivariate.dpgd.dpgd_warm_start`), the mean of the last ⌈T/2⌉
+    iterates.  ``Z`` (n×p) and ``yl`` (n) or a stack of S splits of equal size, ``Z``
+    (S×n×p) and ``yl`` (S×n); the result is (draws×p) or (S×draws×p)."""
     single = Z.ndim == 2
     Zs = Z[None] if single else Z
     ys = yl[None] if single else yl
     S, n, p = Zs.shape
     sd = 2.0 * clip * math.sqrt(n_iter) / mu
-    theta = np.zeros((S, draws, p))
+    theta = np.zeros((S, draws, p)) + (0.0 if theta0 is None else np.asarray(theta0, float))
     tail = np.zeros((S, draws, p))
     start = n_iter // 2
     norms = np.linalg.norm(Zs, axis=2)[:, None, :]     # S × 1 × n

@@ -423,24 +423,24 @@ def crn_report(fl: dict[str, Any], path: Path = OUT / "runs_crn",
     print("written", OUT / "after_crn.md")
 
 
-def clip_report(fl: dict[str, Any], crn: Path = OUT / "runs_crn",
-                auto2: Path = OUT / "runs_auto2", dpgd: Path = OUT / "runs_clip",
-                auto3: Path = OUT / "runs_auto3") -> dict[str, Any] | None:
-    """docs/accuracy-data/after_clip.md (§12.6): DP-GD's spread-aware clip, the default since
-    then (``runs_clip``), and ``auto`` with it (``runs_auto3``), on the same splits and seeds
-    as ``runs_crn``.  The best dpreg method is taken over the current defaults (the new DP-GD
-    column); the earlier DP-GD (public clip) and ``auto`` (§12.5) are shown beside them, and
-    the §12.5 scoring (earlier DP-GD, earlier ``auto``) is repeated for comparison."""
-    if not (dpgd.exists() and auto3.exists()):
+def change_report(fl: dict[str, Any], *, title: str, stem: str, base: list[tuple[Path, dict[str, str]]],
+                  dpgd: Path, auto: Path, old_dpgd: str, old_auto: str, change: str,
+                  before_key: str) -> dict[str, Any] | None:
+    """A report of one change to DP-GD's defaults (and so to ``auto``, which runs it with
+    public bounds), on the same splits and seeds as the ``base`` runs: the new DP-GD
+    (``dpgd``) and ``auto`` (``auto``) columns; the earlier ones (``base`` rows renamed to
+    ``old_dpgd`` / ``old_auto``) beside them; issue 30's targets scored both ways; the new
+    DP-GD over the old per cell.  Writes docs/accuracy-data/``stem``.md and
+    ``stem``_summary.json."""
+    if not (dpgd.exists() and auto.exists()):
         return None
-    rename = {"dp-gd": "dp-gd (public clip)", "auto": "auto (TukeyEM rule)"}
-    rows = [{**r, "method": rename.get(r["method"], r["method"])} for r in load_runs(crn)]
-    rows += [{**r, "method": "auto (§12.5)"} for r in load_runs(auto2)]
-    rows += load_runs(dpgd) + load_runs(auto3)
+    rows = [{**r, "method": ren.get(r["method"], r["method"])}
+            for path, ren in base for r in load_runs(path)]
+    rows += load_runs(dpgd) + load_runs(auto)
     Sc = summarise(rows)
     cols = ("adassp", "boosted-adassp", "tukey-em", "dp-gd", "covariance-ols", "auto",
-            "dp-gd (public clip)", "auto (§12.5)")
-    out = ["# DP-GD's spread-aware clip (40 repetitions, common random numbers)\n"]
+            old_dpgd, old_auto)
+    out = [f"# {title} (40 repetitions, common random numbers)\n"]
     summary: dict[str, Any] = {}
     for role, sets in _roles_with_runs(Sc):
         out.append(f"## {role}: relative coefficient error (original scale)\n")
@@ -450,23 +450,47 @@ def clip_report(fl: dict[str, Any], crn: Path = OUT / "runs_crn",
         t, ts = auto_target(Sc, sets, fl)
         out.append(f"\n## {role}: targets (auto not a candidate for best)\n\n{t}\n\n{ts}\n")
         before = {k: v for k, v in Sc.items() if k[1] not in ("dp-gd", "auto")}
-        before.update({(k[0], "dp-gd", k[2]): v for k, v in Sc.items()
-                       if k[1] == "dp-gd (public clip)"})
-        before.update({(k[0], "auto", k[2]): v for k, v in Sc.items()
-                       if k[1] == "auto (§12.5)"})
+        before.update({(k[0], "dp-gd", k[2]): v for k, v in Sc.items() if k[1] == old_dpgd})
+        before.update({(k[0], "auto", k[2]): v for k, v in Sc.items() if k[1] == old_auto})
         ratio = [Sc[(k[0], "dp-gd", k[2])]["rel_err"] / v["rel_err"] for k, v in Sc.items()
-                 if k[1] == "dp-gd (public clip)" and k[0] in sets
-                 and (k[0], "dp-gd", k[2]) in Sc]
-        summary[role] = {"now": ts, "before (§12.5)": auto_target(before, sets, fl)[1],
+                 if k[1] == old_dpgd and k[0] in sets and (k[0], "dp-gd", k[2]) in Sc]
+        summary[role] = {"now": ts, before_key: auto_target(before, sets, fl)[1],
                          "dpgd_new_over_old_geomean": _gm(ratio),
                          "dpgd_new_over_old_worst": float(max(ratio)) if ratio else math.nan,
                          "dpgd_better_cells": int(sum(r < 1 for r in ratio)),
                          "cells": len(ratio)}
-        out.append(f"DP-GD, spread-aware over public clip: {summary[role]}\n")
-    (OUT / "after_clip.md").write_text("\n".join(out) + "\n")
-    (OUT / "after_clip_summary.json").write_text(json.dumps(summary, indent=1))
-    print("written", OUT / "after_clip.md")
+        out.append(f"DP-GD, {change}: {summary[role]}\n")
+    (OUT / f"{stem}.md").write_text("\n".join(out) + "\n")
+    (OUT / f"{stem}_summary.json").write_text(json.dumps(summary, indent=1))
+    print("written", OUT / f"{stem}.md")
     return summary
+
+
+def clip_report(fl: dict[str, Any]) -> dict[str, Any] | None:
+    """docs/accuracy-data/after_clip.md (§12.6): DP-GD's spread-aware clip (``runs_clip``) and
+    ``auto`` with it (``runs_auto3``) against the public clip and §12.5's ``auto``, on the
+    splits and seeds of ``runs_crn``."""
+    return change_report(
+        fl, title="DP-GD's spread-aware clip", stem="after_clip",
+        base=[(OUT / "runs_crn", {"dp-gd": "dp-gd (public clip)", "auto": "auto (TukeyEM rule)"}),
+              (OUT / "runs_auto2", {"auto": "auto (§12.5)"})],
+        dpgd=OUT / "runs_clip", auto=OUT / "runs_auto3", old_dpgd="dp-gd (public clip)",
+        old_auto="auto (§12.5)", change="spread-aware over public clip",
+        before_key="before (§12.5)")
+
+
+def warm_report(fl: dict[str, Any]) -> dict[str, Any] | None:
+    """docs/accuracy-data/after_warm.md (§12.7): DP-GD started at the released mean of y
+    (``runs_warm``) and ``auto`` with it (``runs_auto4``) against §12.6's cold start
+    (``runs_clip``, ``runs_auto3``), on the splits and seeds of ``runs_crn``."""
+    return change_report(
+        fl, title="DP-GD's warm start at the released mean of y", stem="after_warm",
+        base=[(OUT / "runs_crn", {"dp-gd": "dp-gd (public clip)", "auto": "auto (TukeyEM rule)"}),
+              (OUT / "runs_clip", {"dp-gd": "dp-gd (cold start)"}),
+              (OUT / "runs_auto3", {"auto": "auto (§12.6)"})],
+        dpgd=OUT / "runs_warm", auto=OUT / "runs_auto4", old_dpgd="dp-gd (cold start)",
+        old_auto="auto (§12.6)", change="warm over cold start",
+        before_key="before (§12.6)")
 
 
 def main() -> None:
@@ -509,6 +533,7 @@ def main() -> None:
     after_report(S, fl)
     crn_report(fl)
     clip_report(fl)
+    warm_report(fl)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -187,3 +187,37 @@ def test_clip_spread_study_reads_development_cells_only_and_scores_exactly():
     assert S.score({"a": cell}, lambda c: 0.5)["geomean"] == pytest.approx(3.0)
     assert S.spread_multiplier(0.1, 0.2, 3) == 1.0
     assert S.spread_multiplier(0.4, 0.2, 3) == pytest.approx(8.0)
+
+
+def test_warm_start_study_simulates_the_library_start():
+    """The warm-start study (§12.7) reads development cells only, and its simulator started at
+    :func:`dpgd_warm_start` of the exact mean is the library's fit at ε = ∞ with a declared
+    intercept column (no noise on either side: equal up to float rounding)."""
+    import warnings
+
+    from dpreg.multivariate import PublicScaling, dp_gradient_descent
+    from dpreg.multivariate.dpgd import dpgd_spread_clip, dpgd_warm_start
+    from studies.accuracy import dpgd_warm_start as W
+    from studies.accuracy.dpgd_rule import dpgd_batch
+
+    assert {c[0] for c in W.CELLS}.isdisjoint(D.names("benchmark"))
+    g = np.random.default_rng(0)
+    X = g.uniform(0, 10, (300, 2))
+    y = 80 + 2 * X[:, 0] + g.normal(0, 3, 300)
+    sc = PublicScaling.from_bounds([(0, 10)] * 2, (0, 100), fit_intercept=True, unit_ball=True)
+    Z, yl = sc.design(X), sc.label(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib = dp_gradient_descent(Z, yl, epsilon=math.inf, delta=1e-6, n_iter=40,
+                                  intercept=sc.column_factor, rng=0)
+    sigma = math.sqrt(math.pi / 2) * float(np.abs(yl - yl.mean()).mean())
+    start = dpgd_warm_start(float(yl.mean()), 3, sc.column_factor)
+    sim = dpgd_batch(Z, yl, mu=math.inf, n_iter=40, clip=dpgd_spread_clip(1.0, sigma),
+                     draws=1, rng=np.random.default_rng(0), theta0=start)[0]
+    np.testing.assert_allclose(sim, lib.params.to_numpy(), rtol=1e-9, atol=1e-12)
+    cold = dpgd_batch(Z, yl, mu=math.inf, n_iter=40, clip=dpgd_spread_clip(1.0, sigma),
+                      draws=1, rng=np.random.default_rng(0))[0]
+    assert np.abs(cold - sim).max() > 1e-3  # the start matters here: the check can fail
+    s = W.summary({"a|1": {"cold": 1.0, "warm": 0.5, "centred_oracle": 0.25}})
+    assert s["1"]["warm_over_cold"]["geomean"] == pytest.approx(0.5)
+    assert s["all"]["centred_oracle_over_cold"]["better"] == 1

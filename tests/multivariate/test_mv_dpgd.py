@@ -377,6 +377,73 @@ def test_spread_clip_at_infinite_epsilon_is_the_noiseless_rule():
     np.testing.assert_allclose(auto.params.to_numpy(), given.params.to_numpy(), rtol=1e-12)
 
 
+def _clipped_gd_from(X, y, theta0, clip, T, eta=0.5):
+    """Noiseless clipped GD written out independently of the library: per-example gradients
+    2·r_i·x_i clipped to norm ``clip``, θ ← θ − η·(sum)/n from ``theta0``, the mean of the last
+    ⌈T/2⌉ iterates."""
+    n = len(y)
+    theta, tail = np.array(theta0, dtype=float), []
+    for t in range(T):
+        grads = 2.0 * (X @ theta - y)[:, None] * X
+        norms = np.linalg.norm(grads, axis=1)
+        grads *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+        theta = theta - eta * grads.sum(axis=0) / n
+        if t >= T // 2:
+            tail.append(theta)
+    return np.mean(tail, axis=0)
+
+
+def test_warm_start_is_the_released_mean_intercept():
+    """With a declared intercept column (constant c) and ``clip_norm="auto"`` the descent starts
+    at zero slopes and θ₀ = ȳ̃/c, ȳ̃ the first spread release (post-processing); without a
+    declared column, or with another clip mode (no ȳ̃ released), it starts at zero."""
+    from dpreg.multivariate.dpgd import dpgd_warm_start, plan_dp_gradient_descent
+
+    np.testing.assert_array_equal(dpgd_warm_start(0.3, 4, 0.5), [0.6, 0.0, 0.0, 0.0])
+    g = np.random.default_rng(5)
+    c = 0.5
+    X = np.column_stack([np.full(400, c), g.uniform(-0.5, 0.5, (400, 2))])
+    y = np.clip(0.8 + 0.1 * X[:, 1] + 0.05 * g.standard_normal(400), -1, 1)
+    sp = dp_gradient_descent(X, y, epsilon=1.0, delta=DELTA, intercept=c, rng=3
+                             ).privacy.details["spread"]
+    assert sp["warm_start_intercept"] == sp["y_mean"] / c
+    assert "warm_start_intercept" not in dp_gradient_descent(
+        X, y, epsilon=1.0, delta=DELTA, rng=3).privacy.details["spread"]
+    for clip in ("public", 0.5):
+        plan = plan_dp_gradient_descent(n=400, d=3, epsilon=1.0, delta=DELTA, clip_norm=clip,
+                                        intercept=c)
+        assert plan.options["warm_start"] is None
+    assert plan_dp_gradient_descent(n=400, d=3, epsilon=1.0, delta=DELTA,
+                                    intercept=c).options["warm_start"] == c
+    with pytest.raises(InvalidInputError, match="intercept"):
+        plan_dp_gradient_descent(n=400, d=3, epsilon=1.0, delta=DELTA, intercept=-1.0)
+
+
+def test_warm_start_at_infinite_epsilon_is_clipped_gd_from_the_mean():
+    """ε = ∞: ȳ̃ is the exact mean, so the fit is noiseless clipped GD started at (ȳ/c, 0, …),
+    its non-private counterpart -- checked against an independent loop, as is the zero start
+    without a declared intercept (the two differ: the check can fail)."""
+    from dpreg.multivariate.dpgd import dpgd_spread_clip
+
+    g = np.random.default_rng(8)
+    n, c, T = 500, 1 / math.sqrt(3), 60
+    X = np.column_stack([np.full(n, c), g.uniform(-0.5, 0.5, (n, 2)) * c])
+    y = -0.85 + 0.3 * X[:, 1] + 0.02 * g.standard_normal(n)
+    sigma = math.sqrt(math.pi / 2) * float(np.abs(y - y.mean()).mean())
+    C = dpgd_spread_clip(1.0, sigma)
+    with pytest.warns(UserWarning):
+        warm = dp_gradient_descent(X, y, epsilon=math.inf, delta=DELTA, n_iter=T,
+                                   intercept=c, rng=0).params.to_numpy()
+    with pytest.warns(UserWarning):
+        cold = dp_gradient_descent(X, y, epsilon=math.inf, delta=DELTA, n_iter=T,
+                                   rng=0).params.to_numpy()
+    np.testing.assert_allclose(warm, _clipped_gd_from(X, y, [y.mean() / c, 0, 0], C, T),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cold, _clipped_gd_from(X, y, [0, 0, 0], C, T),
+                               rtol=1e-10, atol=1e-12)
+    assert np.abs(warm - cold).max() > 1e-3
+
+
 def test_clip_norm_strings_are_checked_before_any_noise():
     X, y = np.zeros((20, 2)), np.zeros(20)
     with pytest.raises(InvalidInputError, match="'auto', 'public' or a positive number"):

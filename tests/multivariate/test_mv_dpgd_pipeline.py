@@ -3,6 +3,7 @@ item 2): the plan is public and holds what the named budget function gives, the 
 function is its pipeline bit for bit, and the spec's plan covers any number of regressors."""
 
 import inspect
+import math
 
 import numpy as np
 import pandas as pd
@@ -90,7 +91,7 @@ def test_spec_plan_covers_any_d_and_equals_the_fit(d):
                        seeded=True)
     sc = PublicScaling.from_bounds(bx, by, fit_intercept=True, unit_ball=True)
     core = dp_gradient_descent(sc.design(X), sc.label(y), epsilon=1.0, delta=1e-6, n_iter=30,
-                               rng=7)
+                               intercept=1 / math.sqrt(d + 1), rng=7)
     assert rel.values["theta"].tolist() == core.params.tolist()
     if d > 1:  # "auto" picks the clipped algorithm for several regressors
         auto = spec.plan(epsilon=1.0, delta=1e-6, n=400, x_bounds=bx, y_bounds=by,
@@ -139,3 +140,18 @@ def test_auto_clip_sits_in_the_plan_with_public_n_and_in_the_release_otherwise()
         cg_ar, "add-remove")
     assert d["noise_sd"] == gaussian_sigma(d["sensitivity"], ar.parts["round"])
     assert d["schedule_rule"] == {"n_iter": "auto", "clip_norm": "public"}
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_estimator_warm_starts_exactly_when_it_adds_the_ones_column(fit_intercept):
+    """The estimator declares its ones column (1/√p after the unit-ball scaling) to the core,
+    so the default fit starts at the released label mean's intercept; without an intercept
+    there is no such column and the descent starts at zero."""
+    X, y = _data(300, 2, 4)
+    est = dpreg.DPGradientDescent(epsilon=1.0, delta=1e-6, bounds_X=(-1, 1), bounds_y=(-3, 3),
+                                  fit_intercept=fit_intercept, n_iter=20, random_state=1)
+    sp = est.fit(X, y).results_.privacy.details["spread"]
+    if fit_intercept:
+        assert sp["warm_start_intercept"] == pytest.approx(sp["y_mean"] * math.sqrt(3), rel=1e-12)
+    else:
+        assert "warm_start_intercept" not in sp

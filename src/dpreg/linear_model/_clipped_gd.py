@@ -30,7 +30,9 @@ class ClippedDPGradientDescent(_MultivariateBase):
         public rule min(1, 1.5·μ·n/((d+1)·T)) (public n under replace-one, the released noisy
         count under add/remove; μ the GDP parameter of (ε, δ)), grown up to 2 where a release
         of the label's spread (5% of the budget) shows it spread over more than 0.2 of its
-        half-width (:mod:`dpreg.multivariate.dpgd`; docs/accuracy.md §11.2, §12.6);
+        half-width (:mod:`dpreg.multivariate.dpgd`; docs/accuracy.md §11.2, §12.6); with
+        ``fit_intercept`` the descent then starts from the intercept of the released label
+        mean (a warm start, no extra budget; docs/accuracy.md §12.7);
         ``clip_norm="public"``: the public rule alone; or numbers --
         η (0.5) and its schedule (``"constant"``, ``"1/t"``, ``"1/sqrt(t)"``).
     accounting:
@@ -83,6 +85,8 @@ class ClippedDPGradientDescent(_MultivariateBase):
             delta=self._required_delta(),
             clip_norm=self.clip_norm, n_iter=self.n_iter, learning_rate=self.learning_rate,
             schedule=self.schedule, accounting=self.accounting, output=self.output,
-            neighbouring=self.neighbouring, rng=self.random_state, ledger=self.ledger)
+            neighbouring=self.neighbouring,
+            intercept=scaling.column_factor if scaling.fit_intercept else None,
+            rng=self.random_state, ledger=self.ledger)
         self._finish(core, scaling, names, scaling.fit_intercept)
         return self

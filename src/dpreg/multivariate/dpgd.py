@@ -37,6 +37,15 @@ mean ȳ̃ (labels clipped to [−1, 1], the estimators' scaled range; sensitivit
 public rule at the rest of the budget and the lower confidence bound σ̂ of the label's sd
 (:func:`dpgd_spread_sigma`).  Everything after the two releases is post-processing; the rounds
 compose with them (:func:`dpgd_spread_budget`), and the charge is unchanged.
+
+The warm start (``clip_norm="auto"`` on the estimators' scaled design -- a ones column first and
+a bounded label -- since issue 30's third pass; docs/accuracy.md §12.7): the descent starts from
+zero slopes and the intercept that fits the released label mean ȳ̃ (:func:`dpgd_warm_start`)
+instead of from zero.  With clipped gradients the iterates travel at most η·T·C_g, and a label
+whose values sit far from the middle of its public bounds (wealth, gifts, hours worked with many
+zeros) needs an intercept far from zero: started at zero, the descent spends its travel on the
+intercept and ends biased.  The start is a function of a release already made
+(post-processing): nothing more is spent, and the guarantee is unchanged.
 """
 
 from __future__ import annotations
@@ -78,7 +87,7 @@ __all__ = ["dp_gradient_descent", "dpgd_budget", "plan_dp_gradient_descent", "DP
            "dpgd_schedule", "DPGD_AUTO_STEPS", "DPGD_TRAVEL", "DPGD_MAX_CLIP",
            "DPGD_FIXED_SCHEDULE", "dpgd_public_clip", "dpgd_spread_sensitivities",
            "dpgd_spread_budget", "dpgd_spread_sigma", "dpgd_spread_clip",
-           "dpgd_spread_base_clip",
+           "dpgd_spread_base_clip", "dpgd_warm_start",
            "DPGD_SPREAD_SHARE", "DPGD_SPREAD_Z", "DPGD_SPREAD_SIGMA0", "DPGD_SPREAD_POWER",
            "DPGD_SPREAD_MAX_CLIP"]
 
@@ -191,6 +200,16 @@ def dpgd_spread_base_clip(mu: float, n: float, p: int, n_iter: int) -> float:
     return dpgd_public_clip(float(mu) * math.sqrt(1.0 - DPGD_SPREAD_SHARE), n, p, n_iter)
 
 
+def dpgd_warm_start(y_mean: float, d: int, intercept: float) -> np.ndarray:
+    """The first iterate of ``clip_norm="auto"`` on a design whose first column is the public
+    constant ``intercept`` (the estimators' ones column times 1/√p): zero slopes and
+    θ₀ = ȳ̃/``intercept``, whose prediction is the released label mean ȳ̃.  A pure function of
+    a release and public inputs (post-processing: it spends nothing)."""
+    theta = np.zeros(int(d))
+    theta[0] = float(y_mean) / float(intercept)
+    return theta
+
+
 def dpgd_spread_sensitivities(neighbouring: str | Neighbouring) -> tuple[float, float]:
     """(Δ₁, Δ₂): the sensitivities of the two spread releases of ``clip_norm="auto"`` on labels
     clipped to [−1, 1] -- Δ₁ of Σᵢ clip(yᵢ), Δ₂ of Σᵢ |clip(yᵢ) − c| for a centre c ∈ [−1, 1]
@@ -245,6 +264,7 @@ def dp_gradient_descent(
     accounting: str = "gdp",
     output: str = "average",
     neighbouring: str | Neighbouring = "replace-one",
+    intercept: float | None = None,
     rng: Any = None,
     ledger: Any = None,
     names: Any = None,
@@ -275,6 +295,12 @@ def dp_gradient_descent(
         ``"average"`` (mean of the last ⌈T/2⌉ iterates; default) or ``"last"``.
     neighbouring:
         ``"replace-one"`` (default; n public) or ``"add-remove"`` (a noisy count replaces n).
+    intercept:
+        The constant value of ``X``'s first column when it is an intercept column (e.g. 1.0
+        for a column of ones; a public fact the caller declares, never read from ``X``).  With
+        ``clip_norm="auto"`` the descent then starts from the intercept that fits the released
+        label mean instead of from zero (:func:`dpgd_warm_start`; post-processing).  ``None``
+        (default): start from zero.
     rng, ledger, names:
         Randomness; optional ledger charged (μ-GDP or ρ-zCDP) after validation and before any
         noise; coefficient names.
@@ -284,7 +310,7 @@ def dp_gradient_descent(
     plan = plan_dp_gradient_descent(
         n=n, d=d, epsilon=epsilon, delta=delta, clip_norm=clip_norm, n_iter=n_iter,
         learning_rate=learning_rate, schedule=schedule, accounting=accounting, output=output,
-        neighbouring=neighbouring)
+        neighbouring=neighbouring, intercept=intercept)
     labels = column_names(X, d, names)
     gen = check_rng(rng)
     stats = dpgd_statistics(Xa, ya, plan)
@@ -299,7 +325,8 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
                              learning_rate: float = 0.5, schedule: str = "constant",
                              accounting: str = "gdp", output: str = "average",
                              neighbouring: str | Neighbouring = "replace-one",
-                             scaling: Any = None) -> ReleasePlan:
+                             scaling: Any = None, intercept: float | None = None
+                             ) -> ReleasePlan:
     """The public plan of clipped DP-GD on a d-column design: reads no data, draws nothing.
 
     Every parameter of :func:`dp_gradient_descent` is checked here, in the order it always
@@ -315,6 +342,11 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
     :class:`~dpreg.multivariate.PublicScaling`) says how :func:`dpgd_statistics` maps raw
     regressors to the design (the estimator's rows in the unit ball); ``None`` takes the
     design as given.
+
+    ``intercept``: the public constant of the design's first column when it is an intercept
+    column (``None``: not known; with an intercept ``scaling`` it is the scaling's 1/√p).  With
+    ``clip_norm="auto"`` the descent then starts at the released label mean
+    (``options["warm_start"]``: that constant, or ``None``; :func:`dpgd_warm_start`).
 
     ``clip_norm="auto"`` (default): the spread-aware clip (module doc), fixed in the release
     after the two spread releases; the plan holds their budget ``parts["spread"]``
@@ -368,6 +400,13 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
         clip = dpgd_schedule(public_n, d_, epsilon=eps, delta=dlt, n_iter=T)[1]
     elif auto_clip:  # add/remove: from the noisy count, in the release
         clip = "public"
+    # the warm start needs the released label mean (clip_norm="auto") and a first column that
+    # is publicly a constant: the estimators' ones column times 1/sqrt(p), or the caller's
+    if intercept is not None:
+        intercept = check_positive(intercept, "intercept")
+    elif scaling is not None and bool(scaling.fit_intercept):
+        intercept = float(scaling.column_factor)
+    warm = intercept if clip_mode == "auto" else None
     if not isinstance(clip, str):
         sensitivities["gradient_sum"] = l2_clipped_sum_sensitivity(clip, rel)
         noise["gradient_sd"] = gaussian_sigma(sensitivities["gradient_sum"], per_round)
@@ -378,6 +417,7 @@ def plan_dp_gradient_descent(*, n: int | None, d: int, epsilon: float, delta: fl
         options={"algorithm": "clipped", "epsilon": eps, "delta": dlt, "clip_norm": clip,
                  "n_iter": T, "learning_rate": eta, "schedule": sched, "accounting": acct,
                  "output": out_kind, "n_releases": n_releases, "scaling": scaling,
+                 "warm_start": warm,  # the first column's constant value, or None
                  "schedule_rule": {"n_iter": "auto" if auto_steps else "given",
                                    "clip_norm": clip_mode if auto_clip else "given"}},
         budget=budget, relation=rel, parts=parts, n=public_n, d=d_,
@@ -478,6 +518,9 @@ def release_dp_gradient_descent(stats: DPGDStatistics, plan: ReleasePlan, rng: A
         cg, sens, sd = o["clip_norm"], plan.sensitivities["gradient_sum"], plan.noise["gradient_sd"]
     etas = learning_rates(o["schedule"], o["learning_rate"], T)
     theta = np.zeros(d)
+    if o.get("warm_start") and spread:  # start at the released mean's intercept (module doc)
+        theta = dpgd_warm_start(spread["y_mean"], d, o["warm_start"])
+        spread["warm_start_intercept"] = float(theta[0])
     tail_start = T // 2
     tail_sum = np.zeros(d)
     # ∇_i = 2·r_i·x_i has norm 2|r_i|·‖x_i‖, so the clipped sum is Xᵀ(2·r·f) with the per-example
