@@ -434,6 +434,19 @@ def test_heavy_tailed_releases_are_said_so_with_their_typical_error():
                                        formula="y ~ x").coef_robust_sd.values())
 
 
+def test_moment_plan_of_dp_gd_says_its_clip_reads_the_response_spread():
+    """DP-GD's default clip grows with the released spread of y, which declared moments fix only
+    for a given shape: a plan from moments says so; one from reference rows does not."""
+    X, y = concentrated(n=400)
+    p = plan("dp-gd", 1.0, 1e-6, n=400, bounds=XB, formula="y ~ x1 + x2",
+             design=declared(X, y), n_sim=10)
+    assert any("mean absolute deviation" in a and "reference sample" in a
+               for a in p.assumptions)
+    ref = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y})
+    q = plan("dp-gd", 1.0, 1e-6, n=400, bounds=XB, formula="y ~ x1 + x2", design=ref, n_sim=10)
+    assert not any("mean absolute deviation" in a for a in q.assumptions)
+
+
 def test_moment_plans_of_theil_sen_and_tukey_say_what_moments_miss():
     """Theil-Sen's and TukeyEM's noise depends on more than the moments (ties, residual
     shape): a plan from declared moments says so and points to a reference sample."""

@@ -137,6 +137,13 @@ class DPGradientDescentSpec(MethodSpec):
                                "several x: neighbouring relation",
                                used_if=_used_by("clipped"), when=_several),
     })
+    moment_plan_caveat = (
+        "with several regressors DP-GD's default clip (clip_norm='auto') grows with the "
+        "released spread (mean absolute deviation) of the response, which its declared mean "
+        "and sd fix only for a given shape: for a response piled at a bound (a participation "
+        "rate at 100%) the planned sd was up to 2.1x too optimistic on a real design "
+        "(docs/accuracy.md §9); a public reference sample (design=DataFrame) gives a better "
+        "plan, and clip_norm='public' a clip the moments determine")
     interval = IntervalSupport(
         missing=gd.GD_NO_INTERVAL, fit_statistics=gd.GD_NO_FIT_STATISTICS)
 
