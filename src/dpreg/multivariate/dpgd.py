@@ -38,8 +38,9 @@ public rule at the rest of the budget and the lower confidence bound σ̂ of the
 (:func:`dpgd_spread_sigma`).  Everything after the two releases is post-processing; the rounds
 compose with them (:func:`dpgd_spread_budget`), and the charge is unchanged.
 
-The warm start (``clip_norm="auto"`` on the estimators' scaled design -- a ones column first and
-a bounded label -- since issue 30's third pass; docs/accuracy.md §12.7): the descent starts from
+The warm start (``clip_norm="auto"`` on a design whose first column is a declared intercept
+column -- the estimators' ones column, or the core function's ``intercept=`` -- since issue 30's
+third pass; docs/accuracy.md §12.7): the descent starts from
 zero slopes and the intercept that fits the released label mean ȳ̃ (:func:`dpgd_warm_start`)
 instead of from zero.  With clipped gradients the iterates travel at most η·T·C_g, and a label
 whose values sit far from the middle of its public bounds (wealth, gifts, hours worked with many
